@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Command models-schema prints the OpenAPI v2 definitions of the API types as
 // one swagger document. hack/update-codegen.sh feeds it to
 // applyconfiguration-gen so that the generated apply configurations know the

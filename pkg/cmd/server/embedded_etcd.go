@@ -1,0 +1,156 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/klog/v2"
+)
+
+// embeddedEtcdStartTimeout bounds how long the server waits for its embedded
+// etcd to become ready, which includes replaying its write-ahead log.
+const embeddedEtcdStartTimeout = 2 * time.Minute
+
+// EmbeddedEtcdOptions configure the etcd the server starts in its own process
+// when it is given no --etcd-servers: the default for a single machine.
+type EmbeddedEtcdOptions struct {
+	// DataDir holds the etcd data; the objects survive restarts through it.
+	DataDir string
+	// ClientPort and PeerPort are the loopback ports of etcd; 0 picks a free one.
+	ClientPort int
+	PeerPort   int
+
+	// enabled is decided by Complete: no external etcd was configured.
+	enabled bool
+}
+
+// NewEmbeddedEtcdOptions returns the defaults of the embedded etcd.
+func NewEmbeddedEtcdOptions() *EmbeddedEtcdOptions {
+	return &EmbeddedEtcdOptions{DataDir: "/var/lib/evictionrequest-apiserver/etcd"}
+}
+
+// AddFlags adds the flags of the embedded etcd to fs.
+func (o *EmbeddedEtcdOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.DataDir, "embedded-etcd-data-dir", o.DataDir,
+		"Data directory of the etcd the server embeds when --etcd-servers is not set. Objects survive restarts on the same directory.")
+	fs.IntVar(&o.ClientPort, "embedded-etcd-client-port", o.ClientPort,
+		"Loopback port on which the embedded etcd serves clients; 0 picks a free port.")
+	fs.IntVar(&o.PeerPort, "embedded-etcd-peer-port", o.PeerPort,
+		"Loopback port on which the embedded etcd listens for peers; 0 picks a free port.")
+}
+
+// Complete enables the embedded etcd when no external etcd is configured, and
+// returns the URL the storage layer must use to reach it.
+func (o *EmbeddedEtcdOptions) Complete(etcdServers []string) (clientURL string, err error) {
+	if len(etcdServers) > 0 {
+		return "", nil
+	}
+	o.enabled = true
+	for _, port := range []*int{&o.ClientPort, &o.PeerPort} {
+		if *port == 0 {
+			if *port, err = freeLoopbackPort(); err != nil {
+				return "", fmt.Errorf("choosing a port for the embedded etcd: %w", err)
+			}
+		}
+	}
+	return o.clientURL().String(), nil
+}
+
+// Validate checks the embedded etcd options.
+func (o *EmbeddedEtcdOptions) Validate() []error {
+	if !o.enabled {
+		return nil
+	}
+	var errs []error
+	if o.DataDir == "" {
+		errs = append(errs, fmt.Errorf("--embedded-etcd-data-dir must be set when --etcd-servers is not"))
+	}
+	if o.ClientPort == o.PeerPort {
+		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
+	}
+	return errs
+}
+
+func (o *EmbeddedEtcdOptions) clientURL() *url.URL {
+	return &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(o.ClientPort))}
+}
+
+// Start starts the embedded etcd, if enabled, and waits until it serves.
+// The returned stop function closes it; it is a no-op when etcd is external.
+func (o *EmbeddedEtcdOptions) Start(ctx context.Context) (stop func(), err error) {
+	if !o.enabled {
+		return func() {}, nil
+	}
+	logger := klog.FromContext(ctx)
+	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the embedded etcd data directory: %w", err)
+	}
+	cfg := embed.NewConfig()
+	cfg.Name = "evictionrequest-apiserver"
+	cfg.Dir = o.DataDir
+	peerURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(o.PeerPort))}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*o.clientURL()}, []url.URL{*o.clientURL()}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	// etcd logs through zap; keep it to warnings so that our klog output stays readable.
+	cfg.LogLevel = "warn"
+	cfg.LogOutputs = []string{"stderr"}
+	// Keep the history kube-apiserver's own etcd keeps, so watches can resume.
+	cfg.AutoCompactionMode = "periodic"
+	cfg.AutoCompactionRetention = "5m"
+
+	etcd, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting the embedded etcd: %w", err)
+	}
+	select {
+	case <-etcd.Server.ReadyNotify():
+	case err := <-etcd.Err():
+		etcd.Close()
+		return nil, fmt.Errorf("embedded etcd failed: %w", err)
+	case <-time.After(embeddedEtcdStartTimeout):
+		etcd.Close()
+		return nil, fmt.Errorf("embedded etcd not ready after %s", embeddedEtcdStartTimeout)
+	case <-ctx.Done():
+		etcd.Close()
+		return nil, ctx.Err()
+	}
+	logger.Info("Embedded etcd is serving", "dataDir", o.DataDir, "clientURL", o.clientURL().String())
+	return func() {
+		etcd.Close()
+		logger.Info("Embedded etcd stopped", "dataDir", o.DataDir)
+	}, nil
+}
+
+// freeLoopbackPort returns a port that was free on 127.0.0.1 a moment ago.
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

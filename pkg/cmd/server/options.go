@@ -1,0 +1,183 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package server holds the options and the command of
+// evictionrequest-apiserver, in the Complete, Validate, Config, Run flow of
+// Kubernetes API servers.
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	basecompatibility "k8s.io/component-base/compatibility"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+	netutils "k8s.io/utils/net"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/apiserver"
+	generatedopenapi "github.com/evictionrequest/apiserver/pkg/generated/openapi"
+)
+
+const (
+	// defaultEtcdPathPrefix is where the server keeps its objects in etcd.
+	defaultEtcdPathPrefix = "/registry/coordination.k8s.io"
+	// defaultSecurePort is a port a non-root process may bind.
+	defaultSecurePort = 8443
+)
+
+// defaultServiceDNSNames are the names the aggregator verifies our serving
+// certificate against when the APIService points at the Service of
+// artifacts/deploy; self-signed certificates include them.
+var defaultServiceDNSNames = []string{
+	"evictionrequest-apiserver.evictionrequest-system.svc",
+	"evictionrequest-apiserver.evictionrequest-system.svc.cluster.local",
+}
+
+func init() {
+	utilruntime.Must(logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
+}
+
+// Options are the command-line options of evictionrequest-apiserver.
+type Options struct {
+	RecommendedOptions *genericoptions.RecommendedOptions
+	EmbeddedEtcd       *EmbeddedEtcdOptions
+	Logs               *logsapi.LoggingConfiguration
+	// ComponentGlobalsRegistry holds the effective version and the feature gates.
+	ComponentGlobalsRegistry basecompatibility.ComponentGlobalsRegistry
+
+	// SelfSignedCertHosts are the extra DNS names of the self-signed serving
+	// certificate generated when no --tls-cert-file is given.
+	SelfSignedCertHosts []string
+
+	StdOut io.Writer
+	StdErr io.Writer
+}
+
+// NewOptions returns the default options.
+func NewOptions(out, errOut io.Writer) *Options {
+	o := &Options{
+		RecommendedOptions: genericoptions.NewRecommendedOptions(
+			defaultEtcdPathPrefix,
+			apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion),
+		),
+		EmbeddedEtcd:             NewEmbeddedEtcdOptions(),
+		Logs:                     logsapi.NewLoggingConfiguration(),
+		ComponentGlobalsRegistry: compatibility.DefaultComponentGlobalsRegistry,
+		SelfSignedCertHosts:      defaultServiceDNSNames,
+		StdOut:                   out,
+		StdErr:                   errOut,
+	}
+	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
+		v1alpha1.SchemeGroupVersion, schema.GroupKind{Group: v1alpha1.GroupName})
+	o.RecommendedOptions.SecureServing.BindPort = defaultSecurePort
+	return o
+}
+
+// AddFlags adds every option to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.RecommendedOptions.AddFlags(fs)
+	o.EmbeddedEtcd.AddFlags(fs)
+	logsapi.AddFlags(o.Logs, fs)
+	o.ComponentGlobalsRegistry.AddFlags(fs)
+	fs.StringSliceVar(&o.SelfSignedCertHosts, "self-signed-cert-hosts", o.SelfSignedCertHosts,
+		"DNS names, besides localhost, of the self-signed serving certificate generated when --tls-cert-file is not set. "+
+			"Include <service>.<namespace>.svc of the Service the APIService points to.")
+}
+
+// Complete fills in what the flags leave open: the embedded etcd when no
+// --etcd-servers is given.
+func (o *Options) Complete() error {
+	transport := &o.RecommendedOptions.Etcd.StorageConfig.Transport
+	clientURL, err := o.EmbeddedEtcd.Complete(transport.ServerList)
+	if err != nil {
+		return err
+	}
+	if clientURL != "" {
+		transport.ServerList = []string{clientURL}
+	}
+	return nil
+}
+
+// Validate checks the options after Complete.
+func (o *Options) Validate() error {
+	var errs []error
+	errs = append(errs, o.RecommendedOptions.Validate()...)
+	errs = append(errs, o.EmbeddedEtcd.Validate()...)
+	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
+	return utilerrors.NewAggregate(errs)
+}
+
+// Config builds the server configuration from the options.
+func (o *Options) Config() (*apiserver.Config, error) {
+	if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts(
+		"localhost", o.SelfSignedCertHosts, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("creating self-signed certificates: %w", err)
+	}
+
+	serverConfig := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	namer := openapi.NewDefinitionNamer(apiserver.Scheme)
+	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	serverConfig.OpenAPIConfig.Info.Title = "EvictionRequest"
+	serverConfig.OpenAPIConfig.Info.Version = v1alpha1.SchemeGroupVersion.Version
+	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	serverConfig.OpenAPIV3Config.Info.Title = "EvictionRequest"
+	serverConfig.OpenAPIV3Config.Info.Version = v1alpha1.SchemeGroupVersion.Version
+	serverConfig.FeatureGate = o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
+	serverConfig.EffectiveVersion = o.ComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent)
+
+	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
+		return nil, err
+	}
+	return &apiserver.Config{GenericConfig: serverConfig}, nil
+}
+
+// Run starts the embedded etcd when configured, then serves until ctx is
+// canceled; it stops the server before the etcd it stores in.
+func (o *Options) Run(ctx context.Context) error {
+	if err := logsapi.ValidateAndApply(o.Logs, o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)); err != nil {
+		return err
+	}
+	stopEtcd, err := o.EmbeddedEtcd.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopEtcd()
+
+	config, err := o.Config()
+	if err != nil {
+		return err
+	}
+	server, err := config.Complete().New()
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Starting evictionrequest-apiserver")
+	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
