@@ -27,7 +27,10 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 	"k8s.io/klog/v2"
+
+	"github.com/evictionrequest/apiserver/pkg/util/loopback"
 )
 
 // embeddedEtcdStartTimeout bounds how long the server waits for its embedded
@@ -71,7 +74,7 @@ func (o *EmbeddedEtcdOptions) Complete(etcdServers []string) (clientURL string, 
 	o.enabled = true
 	for _, port := range []*int{&o.ClientPort, &o.PeerPort} {
 		if *port == 0 {
-			if *port, err = freeLoopbackPort(); err != nil {
+			if *port, err = loopback.FreePort(); err != nil {
 				return "", fmt.Errorf("choosing a port for the embedded etcd: %w", err)
 			}
 		}
@@ -115,9 +118,17 @@ func (o *EmbeddedEtcdOptions) Start(ctx context.Context) (stop func(), err error
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*o.clientURL()}, []url.URL{*o.clientURL()}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	// etcd logs through zap; keep it to warnings so that our klog output stays readable.
-	cfg.LogLevel = "warn"
-	cfg.LogOutputs = []string{"stderr"}
+	// etcd logs through zap, at warnings and above so that our klog output
+	// stays readable. Closing etcd logs its listeners' "use of closed
+	// network connection" as errors, so the level rises before Close.
+	logLevel := zap.NewAtomicLevelAt(zap.WarnLevel)
+	zapConfig := zap.NewProductionConfig()
+	zapConfig.Level = logLevel
+	zapLogger, err := zapConfig.Build()
+	if err != nil {
+		return nil, err
+	}
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger.Named("embedded-etcd"))
 	// Keep the history kube-apiserver's own etcd keeps, so watches can resume.
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "5m"
@@ -140,17 +151,8 @@ func (o *EmbeddedEtcdOptions) Start(ctx context.Context) (stop func(), err error
 	}
 	logger.Info("Embedded etcd is serving", "dataDir", o.DataDir, "clientURL", o.clientURL().String())
 	return func() {
+		logLevel.SetLevel(zap.FatalLevel)
 		etcd.Close()
 		logger.Info("Embedded etcd stopped", "dataDir", o.DataDir)
 	}, nil
-}
-
-// freeLoopbackPort returns a port that was free on 127.0.0.1 a moment ago.
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -1,0 +1,81 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command local-up runs the local control plane of `make run` in the
+// foreground: etcd, kube-apiserver, kube-controller-manager, kwok and
+// evictionrequest-apiserver registered with the aggregator. Ctrl-C or
+// SIGTERM stops every process it started.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/klog/v2"
+
+	"github.com/evictionrequest/apiserver/test/localcluster"
+)
+
+func main() {
+	dir := flag.String("dir", "_output/local", "Directory of the cluster: certificates, kubeconfig, data and logs/. Wiped at start.")
+	binDir := flag.String("bin-dir", "_output/bin", "Directory of the etcd, kube-apiserver, kube-controller-manager, kwok, kubectl and evictionrequest-apiserver binaries.")
+	nodes := flag.Int("nodes", 2, "Number of kwok nodes.")
+	klog.InitFlags(nil)
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// make does not pass its own SIGTERM on; ask for one when the parent
+	// dies, so that stopping `make run` stops the cluster too.
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
+		klog.ErrorS(err, "Cannot follow the parent process; stop this process directly")
+	}
+	if err := run(ctx, *dir, *binDir, *nodes); err != nil {
+		klog.ErrorS(err, "Local control plane failed")
+		klog.Flush()
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, dir, binDir string, nodes int) error {
+	logger := klog.FromContext(ctx)
+	cluster, err := localcluster.Start(ctx, localcluster.Config{
+		Dir: dir, BinDir: binDir, Nodes: nodes,
+		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
+	})
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+
+	kubectl, _ := filepath.Abs(filepath.Join(binDir, "kubectl"))
+	fmt.Printf("Local control plane ready: export KUBECONFIG=%s; %s api-resources --api-group=coordination.k8s.io; %s get evictionrequests -A (logs in %s; Ctrl-C stops it)\n",
+		cluster.KubeconfigPath, kubectl, kubectl, cluster.LogDir())
+
+	select {
+	case <-ctx.Done():
+		logger.Info("Stopping the local control plane")
+		return nil
+	case p := <-cluster.Exited():
+		return fmt.Errorf("%s exited unexpectedly (%v), see %s", p.Name, p.Err(), p.LogFile)
+	}
+}

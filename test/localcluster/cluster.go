@@ -1,0 +1,248 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package localcluster runs a real Kubernetes control plane on loopback with
+// evictionrequest-apiserver registered behind the aggregator: etcd,
+// kube-apiserver, kube-controller-manager, kwok and our server, each a child
+// process on free ports. `make run` and the e2e suite both use it.
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/evictionrequest/apiserver/pkg/util/loopback"
+)
+
+const (
+	serverName           = "evictionrequest-apiserver"
+	serverNamespace      = "evictionrequest-system"
+	frontProxyClientName = "front-proxy-client"
+
+	// startTimeout bounds how long one component may take to become ready.
+	startTimeout = 2 * time.Minute
+)
+
+// Config says where the cluster lives and what it runs.
+type Config struct {
+	// Dir holds everything of the cluster: certificates, kubeconfigs, etcd
+	// data and, under logs/, the output of every component. Start wipes it.
+	Dir string
+	// BinDir holds etcd, kube-apiserver, kube-controller-manager, kwok and
+	// evictionrequest-apiserver.
+	BinDir string
+	// Nodes is the number of kwok nodes, named kwok-node-0, kwok-node-1, ...
+	Nodes int
+	// ServerArgs are extra flags of evictionrequest-apiserver.
+	ServerArgs []string
+	// Logf reports progress; nil is silent.
+	Logf func(format string, args ...any)
+}
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	// KubeconfigPath is an admin kubeconfig of kube-apiserver.
+	KubeconfigPath string
+	// AdminConfig is the client configuration of KubeconfigPath.
+	AdminConfig *rest.Config
+	// Client is a clientset on AdminConfig.
+	Client kubernetes.Interface
+	// Dynamic is a dynamic client on AdminConfig.
+	Dynamic dynamic.Interface
+	// NodeNames are the kwok nodes.
+	NodeNames []string
+	// AuditLogPath is kube-apiserver's audit log of pod evictions.
+	AuditLogPath string
+
+	cfg     Config
+	pki     *pki
+	pids    *pidLog
+	logDir  string
+	apiPort int
+	etcdURL string
+
+	mu        sync.Mutex
+	processes []*Process
+	server    *Server
+	exited    chan *Process
+}
+
+// Start brings up the control plane and returns once our APIService is
+// Available and the nodes are Ready. On failure it stops what it started.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if cfg.Nodes == 0 {
+		cfg.Nodes = 2
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dir = dir
+	if cfg.BinDir, err = filepath.Abs(cfg.BinDir); err != nil {
+		return nil, err
+	}
+	pidFile := filepath.Join(dir, "pids")
+	if err := killLeftovers(pidFile, dir); err != nil {
+		return nil, fmt.Errorf("stopping the processes of an earlier run in %s: %w", dir, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg, logDir: filepath.Join(dir, "logs"), pids: newPIDLog(pidFile), exited: make(chan *Process, 16)}
+	if err := os.MkdirAll(c.logDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := c.start(ctx); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("%w (component logs in %s)", err, c.logDir)
+	}
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context) error {
+	var err error
+	c.cfg.Logf("Generating certificates in %s", c.path("pki"))
+	if c.pki, err = newPKI(c.path("pki")); err != nil {
+		return err
+	}
+	steps := []struct {
+		what string
+		run  func(context.Context) error
+	}{
+		{"etcd", c.startEtcd},
+		{"kube-apiserver", c.startKubeAPIServer},
+		{"kube-controller-manager", c.startControllerManager},
+		{"kwok and its nodes", c.startKwok},
+		{"evictionrequest-apiserver", c.startEvictionServer},
+	}
+	for _, step := range steps {
+		c.cfg.Logf("Starting %s", step.what)
+		if err := step.run(ctx); err != nil {
+			return fmt.Errorf("starting %s: %w", step.what, err)
+		}
+	}
+	return nil
+}
+
+// Stop stops every process of the cluster, newest first.
+func (c *Cluster) Stop() {
+	c.mu.Lock()
+	processes := c.processes
+	c.processes = nil
+	c.mu.Unlock()
+	for i := len(processes) - 1; i >= 0; i-- {
+		processes[i].Stop()
+	}
+}
+
+// LogDir is where the components write their output.
+func (c *Cluster) LogDir() string {
+	return c.logDir
+}
+
+// Exited delivers every component that exits while the cluster runs,
+// whether it crashed or was stopped.
+func (c *Cluster) Exited() <-chan *Process {
+	return c.exited
+}
+
+func (c *Cluster) path(elem ...string) string {
+	return filepath.Join(append([]string{c.cfg.Dir}, elem...)...)
+}
+
+func (c *Cluster) bin(name string) string {
+	return filepath.Join(c.cfg.BinDir, name)
+}
+
+// run starts a component and tracks it for Stop and Exited.
+func (c *Cluster) run(name string, env []string, bin string, args ...string) (*Process, error) {
+	p, err := startProcess(name, c.logDir, c.pids, env, c.bin(bin), args...)
+	if err != nil {
+		return nil, err
+	}
+	c.track(p)
+	return p, nil
+}
+
+func (c *Cluster) track(p *Process) {
+	c.mu.Lock()
+	c.processes = append(c.processes, p)
+	c.mu.Unlock()
+	go func() {
+		<-p.Done()
+		select {
+		case c.exited <- p:
+		default:
+		}
+	}()
+}
+
+// untrack forgets a process that was stopped on purpose.
+func (c *Cluster) untrack(p *Process) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.processes {
+		if c.processes[i] == p {
+			c.processes = append(c.processes[:i], c.processes[i+1:]...)
+			return
+		}
+	}
+}
+
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for len(ports) < n {
+		port, err := loopback.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		if !containsPort(ports, port) {
+			ports = append(ports, port)
+		}
+	}
+	return ports, nil
+}
+
+func containsPort(ports []int, port int) bool {
+	for _, p := range ports {
+		if p == port {
+			return true
+		}
+	}
+	return false
+}
+
+func loopbackURL(scheme string, port int) string {
+	return scheme + "://127.0.0.1:" + strconv.Itoa(port)
+}
+
+// errExited reports a component that died while the harness waited for it.
+func errExited(p *Process) error {
+	return errors.Join(fmt.Errorf("%s exited, see %s", p.Name, p.LogFile), p.Err())
+}

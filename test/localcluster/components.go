@@ -1,0 +1,308 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+)
+
+//go:embed kwok-stages.yaml
+var kwokStages []byte
+
+// auditPolicy records every pod eviction kube-apiserver receives, so that
+// tests can count the evictions our controller made.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  verbs: ["create"]
+  resources:
+  - group: ""
+    resources: ["pods/eviction"]
+- level: None
+`
+
+// kwokNodeLabel marks the nodes kwok manages; removing it hands a node back
+// to nobody, as if its kubelet died.
+const kwokNodeLabel = "kwok.x-k8s.io/node"
+
+// controllers of kube-controller-manager the product relies on: PDB status
+// (disruption), cross-server garbage collection, default service accounts
+// for pods, namespace deletion, and the node lifecycle, taint eviction and
+// pod GC that handle unreachable and out-of-service nodes (taint eviction
+// finds pods through an index the node lifecycle controller installs).
+var controllers = []string{"disruption", "garbagecollector", "serviceaccount", "namespace", "nodelifecycle", "taint-eviction-controller", "podgc"}
+
+// waitFor polls check until it succeeds, the process p exits, or
+// startTimeout passes.
+func waitFor(ctx context.Context, p *Process, what string, check func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	for {
+		err := check(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-p.Done():
+			return errExited(p)
+		case <-ctx.Done():
+			return fmt.Errorf("%s: not ready after %s: %w", what, startTimeout, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) startEtcd(ctx context.Context) error {
+	var err error
+	c.etcdURL, _, err = c.StartEtcd(ctx, "etcd")
+	return err
+}
+
+// StartEtcd starts an etcd named name on free loopback ports, with its data
+// under the cluster directory, and returns its client URL once it is healthy.
+func (c *Cluster) StartEtcd(ctx context.Context, name string) (string, *Process, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return "", nil, err
+	}
+	clientURL, peerURL := loopbackURL("http", ports[0]), loopbackURL("http", ports[1])
+	p, err := c.run(name, nil, "etcd",
+		"--name=default",
+		"--data-dir="+c.path(name),
+		"--listen-client-urls="+clientURL, "--advertise-client-urls="+clientURL,
+		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=default="+peerURL,
+		"--listen-metrics-urls=",
+		"--log-level=warn",
+		// The cluster is thrown away after the run; fsync would only slow tests.
+		"--unsafe-no-fsync",
+	)
+	if err != nil {
+		return "", nil, err
+	}
+	err = waitFor(ctx, p, name, func(ctx context.Context) error {
+		return httpGetOK(ctx, http.DefaultClient, clientURL+"/health", `"health":"true"`)
+	})
+	return clientURL, p, err
+}
+
+func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	c.apiPort = ports[0]
+	auditPolicyFile := c.path("audit-policy.yaml")
+	if err := os.WriteFile(auditPolicyFile, []byte(auditPolicy), 0o644); err != nil {
+		return err
+	}
+	c.AuditLogPath = c.path("logs", "kube-apiserver-audit.log")
+	p, err := c.run("kube-apiserver", nil, "kube-apiserver",
+		"--etcd-servers="+c.etcdURL,
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", c.apiPort),
+		"--advertise-address=127.0.0.1",
+		// The endpoint reconciler refuses loopback advertise addresses.
+		"--endpoint-reconciler-type=none",
+		"--cert-dir="+c.path("kube-apiserver"),
+		"--tls-cert-file="+c.pki.apiserverServing.CertFile,
+		"--tls-private-key-file="+c.pki.apiserverServing.KeyFile,
+		"--client-ca-file="+c.pki.clusterCA.certFile,
+		"--anonymous-auth=false",
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file="+c.pki.serviceAccountKeyFile,
+		"--service-account-signing-key-file="+c.pki.serviceAccountKeyFile,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		// The aggregation layer: the front proxy certificate the aggregator
+		// presents to our server, and the headers that carry the user.
+		"--requestheader-client-ca-file="+c.pki.frontProxyCA.certFile,
+		"--requestheader-allowed-names="+frontProxyClientName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--requestheader-uid-headers=X-Remote-Uid",
+		"--proxy-client-cert-file="+c.pki.frontProxyClient.CertFile,
+		"--proxy-client-key-file="+c.pki.frontProxyClient.KeyFile,
+		"--enable-aggregator-routing=false",
+		"--audit-policy-file="+auditPolicyFile,
+		"--audit-log-path="+c.AuditLogPath,
+		"--audit-log-maxbackup=1",
+	)
+	if err != nil {
+		return err
+	}
+	apiURL := loopbackURL("https", c.apiPort)
+	if c.KubeconfigPath, err = c.writeKubeconfig("admin", apiURL, c.pki.admin); err != nil {
+		return err
+	}
+	if c.AdminConfig, err = loadKubeconfig(c.KubeconfigPath); err != nil {
+		return err
+	}
+	if c.Client, err = kubernetes.NewForConfig(c.AdminConfig); err != nil {
+		return err
+	}
+	if c.Dynamic, err = dynamic.NewForConfig(c.AdminConfig); err != nil {
+		return err
+	}
+	return waitFor(ctx, p, "kube-apiserver", func(ctx context.Context) error {
+		body, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, body)
+		}
+		return nil
+	})
+}
+
+func (c *Cluster) startControllerManager(ctx context.Context) error {
+	kubeconfig, err := c.writeKubeconfig("kube-controller-manager", loopbackURL("https", c.apiPort), c.pki.controllerManager)
+	if err != nil {
+		return err
+	}
+	p, err := c.run("kube-controller-manager", nil, "kube-controller-manager",
+		"--kubeconfig="+kubeconfig,
+		"--controllers="+strings.Join(controllers, ","),
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--use-service-account-credentials=false",
+	)
+	if err != nil {
+		return err
+	}
+	// Pods need the default service account its controller creates.
+	return waitFor(ctx, p, "kube-controller-manager", func(ctx context.Context) error {
+		_, err := c.Client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+}
+
+func (c *Cluster) startKwok(ctx context.Context) error {
+	kubeconfig, err := c.writeKubeconfig("kwok", loopbackURL("https", c.apiPort), c.pki.kwok)
+	if err != nil {
+		return err
+	}
+	stagesFile := c.path("kwok-stages.yaml")
+	if err := os.WriteFile(stagesFile, kwokStages, 0o644); err != nil {
+		return err
+	}
+	workDir := c.path("kwok")
+	if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return err
+	}
+	for i := 0; i < c.cfg.Nodes; i++ {
+		node, err := c.Client.CoreV1().Nodes().Create(ctx, kwokNode(i), metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		c.NodeNames = append(c.NodeNames, node.Name)
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	p, err := c.run("kwok",
+		// kwok reads $KWOK_WORKDIR/kwok.yaml if it exists; an empty work
+		// directory keeps a user's own kwok configuration out.
+		[]string{"KWOK_WORKDIR=" + workDir},
+		"kwok",
+		"--kubeconfig="+kubeconfig,
+		"--config="+stagesFile,
+		"--manage-nodes-with-label-selector="+kwokNodeLabel+"=fake",
+		fmt.Sprintf("--server-address=127.0.0.1:%d", ports[0]),
+		"--cidr=10.244.0.0/16",
+	)
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, p, "kwok nodes", func(ctx context.Context) error {
+		for _, name := range c.NodeNames {
+			node, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if !nodeReady(node) {
+				return fmt.Errorf("node %s is not Ready", name)
+			}
+		}
+		return nil
+	})
+}
+
+// kwokNode is the i-th fake node: kwok manages it through its label, and its
+// status already carries the capacity and address a kubelet would report.
+func kwokNode(i int) *corev1.Node {
+	name := fmt.Sprintf("kwok-node-%d", i)
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   name,
+			Labels: map[string]string{kwokNodeLabel: "fake", corev1.LabelHostname: name, corev1.LabelOSStable: "linux"},
+		},
+		Spec: corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i), PodCIDRs: []string{fmt.Sprintf("10.244.%d.0/24", i)}},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: capacity,
+			Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.10.0.%d", i+1)}},
+		},
+	}
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// httpGetOK fails unless url answers 200 with a body containing want.
+func httpGetOK(ctx context.Context, client *http.Client, url, want string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+		return fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	return nil
+}
