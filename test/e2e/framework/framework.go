@@ -1,0 +1,251 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package framework gives the e2e tests a running local control plane and
+// the helpers every test needs: namespaces, pods on kwok nodes, kubectl, and
+// waiting for a condition.
+package framework
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	evrclient "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/typed/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/test/localcluster"
+)
+
+var (
+	binDir     = flag.String("bin-dir", "../../_output/bin", "Directory of the cluster binaries and evictionrequest-apiserver.")
+	clusterDir = flag.String("cluster-dir", "../../_output/e2e", "Directory of the e2e cluster; its logs/ stay for the failure report.")
+)
+
+// Framework is the cluster every e2e test shares, reached through
+// kube-apiserver as users reach it.
+type Framework struct {
+	*localcluster.Cluster
+	// Kube is an admin clientset of kube-apiserver.
+	Kube kubernetes.Interface
+	// Clientset is the generated EvictionRequest clientset, through the aggregator.
+	Clientset versioned.Interface
+}
+
+// Run starts the cluster, runs the tests and stops every process it
+// started, whatever the tests did. It is the body of TestMain.
+func Run(m *testing.M, f **Framework) int {
+	flag.Parse()
+	ctx := context.Background()
+	cluster, err := localcluster.Start(ctx, localcluster.Config{
+		Dir:    *clusterDir,
+		BinDir: *binDir,
+		Logf:   func(format string, args ...any) { fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...) },
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: starting the local control plane: %v\n", err)
+		return 1
+	}
+	defer cluster.Stop()
+	clientset, err := versioned.NewForConfig(cluster.AdminConfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*f = &Framework{Cluster: cluster, Kube: cluster.Client, Clientset: clientset}
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "e2e: component logs are in %s\n", cluster.LogDir())
+	}
+	return code
+}
+
+// EvictionRequests is the EvictionRequest client of namespace ns.
+func (f *Framework) EvictionRequests(ns string) evrclient.EvictionRequestInterface {
+	return f.Clientset.CoordinationV1alpha1().EvictionRequests(ns)
+}
+
+// Context returns a context canceled when the test ends.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// NewNamespace creates a namespace for the test, named after it, deleted
+// when the test ends; it waits for the default service account pods need.
+func (f *Framework) NewNamespace(t testing.TB) string {
+	t.Helper()
+	ctx := Context(t)
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	ns, err := f.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: strings.Trim(name, "-") + "-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating a namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = f.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	})
+	Eventually(t, time.Minute, "default service account in "+ns.Name, func(ctx context.Context) error {
+		_, err := f.Kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+	return ns.Name
+}
+
+// PodOptions shape the pods of CreatePod.
+type PodOptions struct {
+	// Node binds the pod; empty picks the first kwok node.
+	Node string
+	// Interceptors are written to the pod's interceptor annotation, index 0 first.
+	Interceptors []string
+	Labels       map[string]string
+	// Mutate changes the pod before it is created.
+	Mutate func(*corev1.Pod)
+}
+
+// CreatePod creates a pod bound to a kwok node and waits until kwok runs it.
+func (f *Framework) CreatePod(t testing.TB, ns, name string, opts PodOptions) *corev1.Pod {
+	t.Helper()
+	ctx := Context(t)
+	if opts.Node == "" {
+		opts.Node = f.NodeNames[0]
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: opts.Labels},
+		Spec: corev1.PodSpec{
+			NodeName:   opts.Node,
+			Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+	if len(opts.Interceptors) > 0 {
+		pod.Annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: strings.Join(opts.Interceptors, ",")}
+	}
+	if opts.Mutate != nil {
+		opts.Mutate(pod)
+	}
+	pod, err := f.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s/%s: %v", ns, name, err)
+	}
+	Eventually(t, time.Minute, "pod "+name+" running", func(ctx context.Context) error {
+		current, err := f.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if current.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s", current.Status.Phase)
+		}
+		pod = current
+		return nil
+	})
+	return pod
+}
+
+// NewEvictionRequest returns an EvictionRequest for pod, named after its UID,
+// from the given requesters.
+func NewEvictionRequest(pod *corev1.Pod, requesters ...string) *v1alpha1.EvictionRequest {
+	er := &v1alpha1.EvictionRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: string(pod.UID), Namespace: pod.Namespace},
+		Spec: v1alpha1.EvictionRequestSpec{
+			Target: v1alpha1.EvictionTarget{PodRef: &v1alpha1.LocalPodReference{Name: pod.Name, UID: string(pod.UID)}},
+		},
+	}
+	for _, name := range requesters {
+		er.Spec.Requesters = append(er.Spec.Requesters, v1alpha1.Requester{Name: name})
+	}
+	return er
+}
+
+// CreateEvictionRequest creates an EvictionRequest for pod.
+func (f *Framework) CreateEvictionRequest(t testing.TB, pod *corev1.Pod, requesters ...string) *v1alpha1.EvictionRequest {
+	t.Helper()
+	er, err := f.EvictionRequests(pod.Namespace).Create(Context(t), NewEvictionRequest(pod, requesters...), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating the EvictionRequest of pod %s: %v", pod.Name, err)
+	}
+	return er
+}
+
+// KubectlResult is the outcome of a kubectl run.
+type KubectlResult struct {
+	Stdout, Stderr string
+	Err            error
+}
+
+// Kubectl runs the kubectl binary of the cluster against kube-apiserver.
+func (f *Framework) Kubectl(t testing.TB, args ...string) KubectlResult {
+	t.Helper()
+	return f.KubectlWithInput(t, "", args...)
+}
+
+// KubectlWithInput runs kubectl with stdin.
+func (f *Framework) KubectlWithInput(t testing.TB, stdin string, args ...string) KubectlResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(Context(t), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(*binDir, "kubectl"), append([]string{"--kubeconfig=" + f.KubeconfigPath}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &stdout, &stderr
+	err := cmd.Run()
+	return KubectlResult{Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+}
+
+// MustKubectl runs kubectl and fails the test when it fails.
+func (f *Framework) MustKubectl(t testing.TB, args ...string) string {
+	t.Helper()
+	r := f.Kubectl(t, args...)
+	if r.Err != nil {
+		t.Fatalf("kubectl %s: %v\n%s%s", strings.Join(args, " "), r.Err, r.Stdout, r.Stderr)
+	}
+	return r.Stdout
+}
+
+// Eventually polls condition every 250ms until it returns nil, failing the
+// test with the last error after timeout.
+func Eventually(t testing.TB, timeout time.Duration, what string, condition func(ctx context.Context) error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(Context(t), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		last = condition(ctx)
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v (last: %v)", what, err, last)
+	}
+}
+
+// ImpersonatingConfig is the admin configuration acting as user.
+func (f *Framework) ImpersonatingConfig(user string, groups ...string) *rest.Config {
+	config := rest.CopyConfig(f.AdminConfig)
+	config.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
+	return config
+}
