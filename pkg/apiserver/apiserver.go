@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
@@ -79,12 +80,23 @@ func (c completedConfig) New() (*EvictionRequestServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	var clientCA, requestHeaderCA dynamiccertificates.CAContentProvider
+	if c.GenericConfig.SecureServing != nil {
+		clientCA = c.GenericConfig.SecureServing.ClientCA
+	}
+	if rh := c.GenericConfig.Authentication.RequestHeaderConfig; rh != nil {
+		requestHeaderCA = rh.CAContentProvider
+	}
+	if err := genericServer.AddReadyzChecks(clientCAReadyCheck(clientCA, requestHeaderCA)); err != nil {
+		return nil, err
+	}
 	evictionRequests, evictionRequestStatus, err := evictionrequeststorage.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter, c.ExtraConfig.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("creating the storage of evictionrequests: %w", err)
 	}
 
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(coordination.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	apiGroupInfo.NegotiatedSerializer = apiGroupSerializer
 	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
 		"evictionrequests":        evictionRequests,
 		"evictionrequests/status": evictionRequestStatus,

@@ -40,6 +40,7 @@ import (
 	"k8s.io/klog/v2"
 	netutils "k8s.io/utils/net"
 
+	evictionrequestadmission "github.com/evictionrequest/apiserver/pkg/admission/plugin/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	generatedopenapi "github.com/evictionrequest/apiserver/pkg/generated/openapi"
@@ -97,6 +98,10 @@ func NewOptions(out, errOut io.Writer) *Options {
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
 		v1alpha1.SchemeGroupVersion, schema.GroupKind{Group: v1alpha1.GroupName})
 	o.RecommendedOptions.SecureServing.BindPort = defaultSecurePort
+	// The EvictionRequest plugin runs after the generic plugins, enabled by
+	// default; --disable-admission-plugins=EvictionRequest turns it off.
+	evictionrequestadmission.Register(o.RecommendedOptions.Admission.Plugins)
+	o.RecommendedOptions.Admission.RecommendedPluginOrder = append(o.RecommendedOptions.Admission.RecommendedPluginOrder, evictionrequestadmission.PluginName)
 	return o
 }
 
