@@ -157,7 +157,7 @@ func TestAdmitCreate(t *testing.T) {
 			wantLabels:       map[string]string{"app": "web", "tier": "frontend", "requester": "drain"},
 		},
 		"a pod without the annotation has no interceptors": {
-			cached: []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations = nil })},
+			cached:     []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations = nil })},
 			wantLabels: map[string]string{"app": "web", "tier": "frontend", "requester": "drain"},
 		},
 		"a pod created a moment ago is found by a live GET": {
@@ -329,7 +329,7 @@ func TestValidateDelete(t *testing.T) {
 		user        string
 		wantRefusal string
 	}{
-		"Allow may be deleted while the pod runs":     {live: []runtime.Object{newPod()}},
+		"Allow may be deleted while the pod runs":      {live: []runtime.Object{newPod()}},
 		"Forbid may not be deleted while the pod runs": {live: []runtime.Object{newPod()}, policy: forbid, wantRefusal: "403"},
 		"Forbid may not be deleted while the pod is pending": {
 			live: []runtime.Object{newPod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending })}, policy: forbid, wantRefusal: "403",
