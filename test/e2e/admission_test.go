@@ -1,0 +1,332 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+func TestAdmissionResolvesInterceptorsAndLabelsFromThePod(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	pod := f.CreatePod(t, ns, "sensitive-app", framework.PodOptions{
+		Interceptors: []string{parkedInterceptor, "replicaset.apps.k8s.io", "deployment.apps.k8s.io", "sensitive-workload-operator.fruit-company.com"},
+		Labels:       map[string]string{"app": "nginx", "team": "blueberry"},
+	})
+	er := framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io")
+	er.Labels = map[string]string{"team": "set-by-requester", "drain": "node-z"}
+	created, err := f.EvictionRequests(ns).Create(framework.Context(t), er, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var interceptors []string
+	for _, i := range created.Spec.Interceptors {
+		interceptors = append(interceptors, i.Name)
+	}
+	want := []string{parkedInterceptor, "replicaset.apps.k8s.io", "deployment.apps.k8s.io", "sensitive-workload-operator.fruit-company.com"}
+	if diff := cmp.Diff(want, interceptors); diff != "" {
+		t.Errorf("spec.interceptors (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"app": "nginx", "team": "blueberry", "drain": "node-z"}, created.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+
+	// Requesters find the requests of a workload by its pod labels.
+	out := f.MustKubectl(t, "get", "evr", "-n", ns, "-l", "app=nginx", "-o", "name")
+	if !strings.Contains(out, created.Name) {
+		t.Errorf("kubectl get evr -l app=nginx does not list %s:\n%s", created.Name, out)
+	}
+}
+
+func TestAdmissionRefusesRequestsThatDoNotMatchAPod(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	pod := parkedPod(t, ns, "web-0")
+	client := f.EvictionRequests(ns)
+
+	cases := map[string]struct {
+		mutate func(*v1alpha1.EvictionRequest)
+		field  string
+	}{
+		"no such pod": {func(er *v1alpha1.EvictionRequest) { er.Spec.Target.PodRef.Name = "web-9" }, "spec.target.podRef.name"},
+		"another UID": {func(er *v1alpha1.EvictionRequest) {
+			er.Name = "00000000-0000-4000-8000-000000000000"
+			er.Spec.Target.PodRef.UID = er.Name
+		}, "spec.target.podRef.uid"},
+		"interceptors set by the requester": {func(er *v1alpha1.EvictionRequest) {
+			er.Spec.Interceptors = []v1alpha1.Interceptor{{Name: "sneaky.example.com"}}
+		}, "spec.interceptors"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			er := framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io")
+			tc.mutate(er)
+			_, err := client.Create(ctx, er, metav1.CreateOptions{})
+			if fields := invalidFields(t, err); !contains(fields, tc.field) {
+				t.Errorf("422 names %v, want %s", fields, tc.field)
+			}
+		})
+	}
+	list, err := client.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 {
+		t.Errorf("refused creations left %d EvictionRequests behind", len(list.Items))
+	}
+}
+
+func TestAdmissionRefusesAnInvalidInterceptorAnnotation(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{Interceptors: []string{"fine.example.com", "actor-a.k8s.io"}})
+	_, err := f.EvictionRequests(ns).Create(framework.Context(t), framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io"), metav1.CreateOptions{})
+	if fields := invalidFields(t, err); !contains(fields, "spec.interceptors[1].name") {
+		t.Errorf("422 names %v, want spec.interceptors[1].name", fields)
+	}
+	if !strings.Contains(err.Error(), v1alpha1.PodInterceptorsAnnotation) || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("the refusal %q does not say the annotation holds a reserved name", err)
+	}
+}
+
+func TestAdmissionAcceptsAPodCreatedAMomentBefore(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	for i := 0; i < 5; i++ {
+		pod, err := f.Kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fresh-%d", i), Namespace: ns},
+			Spec:       corev1.PodSpec{NodeName: f.NodeNames[0], Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// No wait: the server's pod cache may not have the pod yet.
+		if _, err := f.EvictionRequests(ns).Create(ctx, framework.NewEvictionRequest(pod, "descheduler.example.com"), metav1.CreateOptions{}); err != nil {
+			t.Errorf("EvictionRequest for a pod created a moment before: %v", err)
+		}
+	}
+}
+
+// setStatus writes the status of an EvictionRequest as an interceptor or the
+// controller would.
+func setStatus(t *testing.T, ns, name string, mutate func(*v1alpha1.EvictionRequest)) {
+	t.Helper()
+	client := f.EvictionRequests(ns)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		er, err := client.Get(framework.Context(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		mutate(er)
+		_, err = client.UpdateStatus(framework.Context(t), er, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("updating the status of %s: %v", name, err)
+	}
+}
+
+// updateRequesters replaces the requesters of an EvictionRequest.
+func updateRequesters(t *testing.T, ns, name string, requesters ...string) error {
+	t.Helper()
+	client := f.EvictionRequests(ns)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		er, err := client.Get(framework.Context(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		er.Spec.Requesters = nil
+		for _, r := range requesters {
+			er.Spec.Requesters = append(er.Spec.Requesters, v1alpha1.Requester{Name: r})
+		}
+		_, err = client.Update(framework.Context(t), er, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func TestAdmissionLocksRequesters(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+
+	t.Run("under Forbid", func(t *testing.T) {
+		er := f.CreateEvictionRequest(t, parkedPod(t, ns, "forbid-0"), "nodemaintenance.k8s.io")
+		setStatus(t, ns, er.Name, func(er *v1alpha1.EvictionRequest) {
+			er.Status.EvictionRequestCancellationPolicy = ptr.To(v1alpha1.Forbid)
+		})
+		err := updateRequesters(t, ns, er.Name)
+		if fields := invalidFields(t, err); !contains(fields, "spec.requesters") || !strings.Contains(err.Error(), "Forbid") {
+			t.Errorf("removing the last requester under Forbid: %v, want a 422 on spec.requesters naming Forbid", err)
+		}
+		r := f.Kubectl(t, "patch", "evr", "-n", ns, er.Name, "--type=merge", "-p", `{"spec":{"requesters":[{"name":"nodemaintenance.k8s.io"},{"name":"descheduler.example.com"}]}}`)
+		if r.Err == nil || !strings.Contains(r.Stderr, "spec.requesters") {
+			t.Errorf("kubectl patch of requesters under Forbid: err %v, stderr %q; want a refusal naming spec.requesters", r.Err, r.Stderr)
+		}
+		setStatus(t, ns, er.Name, func(er *v1alpha1.EvictionRequest) {
+			er.Status.EvictionRequestCancellationPolicy = ptr.To(v1alpha1.Allow)
+		})
+		if err := updateRequesters(t, ns, er.Name); err != nil {
+			t.Errorf("removing the last requester under Allow: %v", err)
+		}
+	})
+	t.Run("after Complete", func(t *testing.T) {
+		er := f.CreateEvictionRequest(t, parkedPod(t, ns, "complete-0"), "nodemaintenance.k8s.io")
+		setStatus(t, ns, er.Name, func(er *v1alpha1.EvictionRequest) {
+			er.Status.ActiveInterceptorName = nil
+			er.Status.Conditions = append(er.Status.Conditions, metav1.Condition{
+				Type: string(v1alpha1.EvictionRequestComplete), Status: metav1.ConditionTrue, Reason: "PodTerminated", Message: "set by the test",
+				LastTransitionTime: metav1.Now(),
+			})
+		})
+		err := updateRequesters(t, ns, er.Name, "nodemaintenance.k8s.io", "descheduler.example.com")
+		if fields := invalidFields(t, err); !contains(fields, "spec.requesters") || !strings.Contains(err.Error(), "Complete") {
+			t.Errorf("adding a requester after Complete: %v, want a 422 on spec.requesters naming Complete", err)
+		}
+	})
+}
+
+func TestAdmissionGuardsDeletionUnderForbid(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	client := f.EvictionRequests(ns)
+
+	forbid := func(name string) {
+		setStatus(t, ns, name, func(er *v1alpha1.EvictionRequest) {
+			er.Status.EvictionRequestCancellationPolicy = ptr.To(v1alpha1.Forbid)
+		})
+	}
+	running := f.CreateEvictionRequest(t, parkedPod(t, ns, "running-0"), "nodemaintenance.k8s.io")
+	forbid(running.Name)
+	failedPod := parkedPod(t, ns, "failed-0")
+	failed := f.CreateEvictionRequest(t, failedPod, "nodemaintenance.k8s.io")
+	forbid(failed.Name)
+	gonePod := parkedPod(t, ns, "gone-0")
+	gone := f.CreateEvictionRequest(t, gonePod, "nodemaintenance.k8s.io")
+	forbid(gone.Name)
+
+	t.Run("refused while the pod runs", func(t *testing.T) {
+		err := client.Delete(ctx, running.Name, metav1.DeleteOptions{})
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "evictionRequestCancellationPolicy is Forbid") {
+			t.Errorf("delete under Forbid while the pod runs: %v, want 403 naming the cancellation policy", err)
+		}
+	})
+	t.Run("collection deletion spares it", func(t *testing.T) {
+		r := f.Kubectl(t, "delete", "evr", "-n", ns, "--all")
+		if r.Err == nil || !strings.Contains(r.Stderr, "Forbid") {
+			t.Errorf("kubectl delete evr --all: err %v, stderr %q; want a refusal naming Forbid", r.Err, r.Stderr)
+		}
+		if _, err := client.Get(ctx, running.Name, metav1.GetOptions{}); err != nil {
+			t.Errorf("the Forbid request of a running pod is gone after delete --all: %v", err)
+		}
+	})
+	t.Run("allowed once the pod terminated", func(t *testing.T) {
+		pod := failedPod.DeepCopy()
+		pod.Status.Phase = corev1.PodFailed
+		pod.Status.Reason = "Terminated"
+		pod.Status.Message = "Pod was terminated in response to imminent node shutdown."
+		if _, err := f.Kube.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Delete(ctx, failed.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete under Forbid after the pod failed: %v", err)
+		}
+	})
+	t.Run("allowed once the pod is gone", func(t *testing.T) {
+		if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, gonePod.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(t, time.Minute, "the EvictionRequest of a deleted pod to be deletable", func(ctx context.Context) error {
+			err := client.Delete(ctx, gone.Name, metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+	})
+}
+
+// TestAdmissionRequiresPermissionToDeleteThePod gives a user full access to
+// evictionrequests but not to pods: every write is refused with a 403 that
+// names the missing permission, until the user may delete pods.
+func TestAdmissionRequiresPermissionToDeleteThePod(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	pod := parkedPod(t, ns, "web-0")
+	const user = "evr-editor"
+	grant := func(name string, rule rbacv1.PolicyRule) {
+		t.Helper()
+		if _, err := f.Kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{rule}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grant("evr-editor", rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"evictionrequests", "evictionrequests/status"}, Verbs: []string{"*"}})
+
+	manifest := fmt.Sprintf(`apiVersion: coordination.k8s.io/v1alpha1
+kind: EvictionRequest
+metadata: {name: %s, namespace: %s}
+spec:
+  target: {podRef: {name: %s, uid: %s}}
+  requesters: [{name: descheduler.example.com}]
+`, pod.UID, ns, pod.Name, pod.UID)
+	framework.Eventually(t, time.Minute, "the RBAC of "+user+" to reach the server", func(ctx context.Context) error {
+		r := f.KubectlWithInput(t, manifest, "--as="+user, "create", "-f", "-")
+		switch {
+		case r.Err == nil:
+			return fmt.Errorf("created without permission to delete the pod")
+		case strings.Contains(r.Stderr, `cannot delete pod "web-0"`) && strings.Contains(r.Stderr, `verb "delete" on resource "pods"`):
+			return nil
+		default:
+			return fmt.Errorf("%v: %s", r.Err, r.Stderr)
+		}
+	})
+
+	grant("pod-deleter", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"delete"}})
+	// The server caches authorization decisions for a few seconds.
+	framework.Eventually(t, time.Minute, user+" to create the EvictionRequest once it may delete the pod", func(ctx context.Context) error {
+		r := f.KubectlWithInput(t, manifest, "--as="+user, "create", "-f", "-")
+		if r.Err != nil {
+			return fmt.Errorf("%v: %s", r.Err, r.Stderr)
+		}
+		return nil
+	})
+}
