@@ -38,6 +38,9 @@ type ExtraConfig struct {
 	// Clock is the server's notion of now for the status rules; tests
 	// replace it.
 	Clock clock.PassiveClock
+	// Controller, when set, runs the eviction request controller in the
+	// server process.
+	Controller *ControllerConfig
 }
 
 // Config is the configuration of the EvictionRequest API server.
@@ -104,5 +107,11 @@ func (c completedConfig) New() (*EvictionRequestServer, error) {
 	if err := genericServer.InstallAPIGroup(&apiGroupInfo); err != nil {
 		return nil, fmt.Errorf("installing %s: %w", v1alpha1.SchemeGroupVersion, err)
 	}
-	return &EvictionRequestServer{GenericAPIServer: genericServer}, nil
+	server := &EvictionRequestServer{GenericAPIServer: genericServer}
+	if c.ExtraConfig.Controller != nil {
+		if err := server.installController(c); err != nil {
+			return nil, fmt.Errorf("installing the eviction request controller: %w", err)
+		}
+	}
+	return server, nil
 }

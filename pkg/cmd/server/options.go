@@ -69,6 +69,7 @@ func init() {
 type Options struct {
 	RecommendedOptions *genericoptions.RecommendedOptions
 	EmbeddedEtcd       *EmbeddedEtcdOptions
+	Controller         *ControllerOptions
 	Logs               *logsapi.LoggingConfiguration
 	// ComponentGlobalsRegistry holds the effective version and the feature gates.
 	ComponentGlobalsRegistry basecompatibility.ComponentGlobalsRegistry
@@ -89,6 +90,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 			apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion),
 		),
 		EmbeddedEtcd:             NewEmbeddedEtcdOptions(),
+		Controller:               NewControllerOptions(),
 		Logs:                     logsapi.NewLoggingConfiguration(),
 		ComponentGlobalsRegistry: compatibility.DefaultComponentGlobalsRegistry,
 		SelfSignedCertHosts:      defaultServiceDNSNames,
@@ -109,6 +111,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.RecommendedOptions.AddFlags(fs)
 	o.EmbeddedEtcd.AddFlags(fs)
+	o.Controller.AddFlags(fs)
 	logsapi.AddFlags(o.Logs, fs)
 	o.ComponentGlobalsRegistry.AddFlags(fs)
 	fs.StringSliceVar(&o.SelfSignedCertHosts, "self-signed-cert-hosts", o.SelfSignedCertHosts,
@@ -135,6 +138,7 @@ func (o *Options) Validate() error {
 	var errs []error
 	errs = append(errs, o.RecommendedOptions.Validate()...)
 	errs = append(errs, o.EmbeddedEtcd.Validate()...)
+	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
 	return utilerrors.NewAggregate(errs)
 }
@@ -160,7 +164,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
-	return &apiserver.Config{GenericConfig: serverConfig}, nil
+	config := &apiserver.Config{GenericConfig: serverConfig}
+	o.Controller.ApplyTo(config)
+	return config, nil
 }
 
 // Run starts the embedded etcd when configured, then serves until ctx is

@@ -1,0 +1,82 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package evictionrequest
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+)
+
+const (
+	// evictionBackoffBase is the wait after the first failed eviction; it
+	// doubles with every further failure.
+	evictionBackoffBase = time.Second
+	// evictionBackoffMax caps the wait between evictions, as the KEP asks:
+	// about 15 minutes.
+	evictionBackoffMax = 15 * time.Minute
+)
+
+// evictionBackoff spaces out the API-initiated evictions of each request:
+// status updates wake the controller far more often than it may evict.
+type evictionBackoff struct {
+	mu        sync.Mutex
+	failures  workqueue.TypedRateLimiter[string]
+	notBefore map[string]time.Time
+}
+
+func newEvictionBackoff() *evictionBackoff {
+	return &evictionBackoff{
+		failures:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](evictionBackoffBase, evictionBackoffMax),
+		notBefore: map[string]time.Time{},
+	}
+}
+
+// wait returns how long the request key must still wait before its next
+// eviction, zero when it may evict now.
+func (b *evictionBackoff) wait(key string, now time.Time) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if t, ok := b.notBefore[key]; ok && now.Before(t) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// failed records a failed eviction of key and returns the wait before the
+// next one: exponential in the failures, and never shorter than the
+// Retry-After the API server asked for.
+func (b *evictionBackoff) failed(key string, now time.Time, retryAfter time.Duration) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delay := b.failures.When(key)
+	if retryAfter > delay {
+		delay = retryAfter
+	}
+	b.notBefore[key] = now.Add(delay)
+	return delay
+}
+
+// forget drops the backoff of key: its eviction succeeded, or is no longer
+// due because an interceptor answered or the request completed.
+func (b *evictionBackoff) forget(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures.Forget(key)
+	delete(b.notBefore, key)
+}

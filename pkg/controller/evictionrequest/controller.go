@@ -1,0 +1,222 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package evictionrequest is the eviction request controller of KEP-4563. It
+// hands an EvictionRequest from interceptor to interceptor, highest index
+// first, on completion or a missed heartbeat deadline; evicts the pod through
+// the Eviction API when no interceptor is left, with backoff; and completes
+// the request when the pod is gone or terminal, or when it is canceled.
+package evictionrequest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
+	erscheme "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/scheme"
+	coordinationclient "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/typed/coordination/v1alpha1"
+	coordinationinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions/coordination/v1alpha1"
+	coordinationlisters "github.com/evictionrequest/apiserver/pkg/generated/listers/coordination/v1alpha1"
+)
+
+const (
+	// ControllerName names the controller in events, logs and field managers.
+	ControllerName = "evictionrequest-controller"
+	// queueName names the workqueue in the workqueue metrics.
+	queueName = "evictionrequests"
+)
+
+// Controller reconciles EvictionRequests with their pods.
+type Controller struct {
+	kubeClient kubernetes.Interface
+	erClient   coordinationclient.EvictionRequestsGetter
+
+	erLister  coordinationlisters.EvictionRequestLister
+	erSynced  cache.InformerSynced
+	podLister corelisters.PodLister
+	podSynced cache.InformerSynced
+
+	// handlers are the registrations on the shared informers, removed when
+	// the controller stops so that a later leadership term starts clean.
+	handlers []handlerRegistration
+
+	queue       workqueue.TypedRateLimitingInterface[string]
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	clock       clock.WithTicker
+	backoff     *evictionBackoff
+}
+
+// NewController returns a controller that reads EvictionRequests and pods
+// from the given informers, writes EvictionRequest status through erClient
+// and evicts pods through kubeClient. The clock is injectable for tests.
+func NewController(ctx context.Context, kubeClient kubernetes.Interface, erClient coordinationclient.EvictionRequestsGetter,
+	erInformer coordinationinformers.EvictionRequestInformer, podInformer coreinformers.PodInformer, clock clock.WithTicker) (*Controller, error) {
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	c := &Controller{
+		kubeClient:  kubeClient,
+		erClient:    erClient,
+		erLister:    erInformer.Lister(),
+		erSynced:    erInformer.Informer().HasSynced,
+		podLister:   podInformer.Lister(),
+		podSynced:   podInformer.Informer().HasSynced,
+		broadcaster: broadcaster,
+		recorder:    broadcaster.NewRecorder(erscheme.Scheme, corev1.EventSource{Component: ControllerName}),
+		clock:       clock,
+		backoff:     newEvictionBackoff(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: clock}),
+	}
+	for informer, enqueue := range map[cache.SharedIndexInformer]func(interface{}){
+		erInformer.Informer():  c.enqueueEvictionRequest,
+		podInformer.Informer(): c.enqueuePod,
+	} {
+		registration, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    enqueue,
+			UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+			DeleteFunc: enqueue,
+		})
+		if err != nil {
+			return nil, err
+		}
+		c.handlers = append(c.handlers, handlerRegistration{informer, registration})
+	}
+	return c, nil
+}
+
+type handlerRegistration struct {
+	informer     cache.SharedIndexInformer
+	registration cache.ResourceEventHandlerRegistration
+}
+
+// Run processes EvictionRequests with workers goroutines until ctx is
+// canceled, then waits for them to finish.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	logger := klog.FromContext(ctx)
+
+	c.broadcaster.StartStructuredLogging(3)
+	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kubeClient.CoreV1().Events("")})
+	defer c.broadcaster.Shutdown()
+
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down the eviction request controller")
+		c.queue.ShutDown()
+		wg.Wait()
+		for _, h := range c.handlers {
+			if err := h.informer.RemoveEventHandler(h.registration); err != nil {
+				utilruntime.HandleErrorWithContext(ctx, err, "Removing an event handler")
+			}
+		}
+	}()
+
+	logger.Info("Starting the eviction request controller", "workers", workers)
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.erSynced, c.podSynced) {
+		return
+	}
+	metrics.SetSource(c)
+	defer metrics.SetSource(nil)
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wait.UntilWithContext(ctx, c.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+
+	requeueAfter, err := c.sync(ctx, key)
+	if err != nil {
+		// Conflicts land here too: the next sync reads the newer object.
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing EvictionRequest failed, requeuing", "evictionRequest", key)
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	if requeueAfter > 0 {
+		c.queue.AddAfter(key, requeueAfter)
+	}
+	return true
+}
+
+func (c *Controller) enqueueEvictionRequest(obj interface{}) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("cannot get the key of %T: %w", obj, err))
+		return
+	}
+	c.queue.Add(key)
+}
+
+// enqueuePod wakes the EvictionRequest of a pod: it is named after the pod's
+// UID, so the lookup is a key, not a search.
+func (c *Controller) enqueuePod(obj interface{}) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("unexpected object %T in the pod informer", obj))
+			return
+		}
+		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
+			utilruntime.HandleError(fmt.Errorf("unexpected tombstone object %T in the pod informer", tombstone.Obj))
+			return
+		}
+	}
+	if _, err := c.erLister.EvictionRequests(pod.Namespace).Get(string(pod.UID)); err != nil {
+		if !apierrors.IsNotFound(err) {
+			utilruntime.HandleError(err)
+		}
+		return
+	}
+	c.queue.Add(pod.Namespace + "/" + string(pod.UID))
+}
+
+// eventf records an event on the EvictionRequest.
+func (c *Controller) eventf(er *v1alpha1.EvictionRequest, eventType, reason, format string, args ...interface{}) {
+	c.recorder.Eventf(er, eventType, reason, format, args...)
+}

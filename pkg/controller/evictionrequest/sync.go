@@ -1,0 +1,250 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package evictionrequest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+)
+
+// sync brings the EvictionRequest key one step forward and returns when it
+// must be looked at again even if nothing changes: at the heartbeat deadline
+// of the active interceptor, or when the eviction backoff ends.
+func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error) {
+	logger := klog.FromContext(ctx)
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return 0, err
+	}
+	er, err := c.erLister.EvictionRequests(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.backoff.forget(key)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if isComplete(er) || er.Spec.Target.PodRef == nil {
+		c.backoff.forget(key)
+		return 0, nil
+	}
+	logger = klog.LoggerWithValues(logger, "evictionRequest", klog.KObj(er), "pod", klog.KRef(namespace, er.Spec.Target.PodRef.Name))
+	ctx = klog.NewContext(ctx, logger)
+
+	pod, err := c.getPod(ctx, namespace, er.Spec.Target.PodRef)
+	if err != nil {
+		return 0, err
+	}
+	if reason, message := completion(er, pod); reason != "" {
+		return 0, c.complete(ctx, er, reason, message)
+	}
+	return c.progress(ctx, key, er, pod)
+}
+
+// getPod returns the target pod, or nil when it no longer exists. A cache
+// that has no pod with the UID is confirmed by a live read: the request may
+// be newer than the cache, and completing it on a stale miss is final.
+func (c *Controller) getPod(ctx context.Context, namespace string, podRef *v1alpha1.LocalPodReference) (*corev1.Pod, error) {
+	pod, err := c.podLister.Pods(namespace).Get(podRef.Name)
+	if err == nil && string(pod.UID) == podRef.UID {
+		return pod, nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	pod, err = c.kubeClient.CoreV1().Pods(namespace).Get(ctx, podRef.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return pod, err
+}
+
+// completion returns why the request is complete, if it is: its pod is gone
+// or replaced, its pod terminated, or every requester withdrew while
+// cancellation is allowed.
+func completion(er *v1alpha1.EvictionRequest, pod *corev1.Pod) (reason, message string) {
+	podRef := er.Spec.Target.PodRef
+	switch {
+	case pod == nil:
+		return ReasonPodDeleted, fmt.Sprintf("Pod %s was deleted.", podRef.Name)
+	case string(pod.UID) != podRef.UID:
+		return ReasonPodDeleted, fmt.Sprintf("Pod %s with UID %s was deleted; the pod of that name now has UID %s.", podRef.Name, podRef.UID, pod.UID)
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		message = fmt.Sprintf("Pod %s reached phase %s", pod.Name, pod.Status.Phase)
+		if pod.Status.Reason != "" {
+			message += fmt.Sprintf(" (%s: %s)", pod.Status.Reason, pod.Status.Message)
+		}
+		return ReasonPodTerminated, message + "."
+	case len(er.Spec.Requesters) == 0 && ptr.Deref(er.Status.EvictionRequestCancellationPolicy, v1alpha1.Allow) != v1alpha1.Forbid:
+		return ReasonCanceled, "Every requester withdrew; the eviction request is canceled."
+	}
+	return "", ""
+}
+
+// complete sets Complete=True and clears the fields of the active interceptor.
+func (c *Controller) complete(ctx context.Context, er *v1alpha1.EvictionRequest, reason, message string) error {
+	now := metav1.NewTime(c.clock.Now())
+	err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
+		apimeta.SetStatusCondition(&status.Conditions, metav1.Condition{
+			Type:               string(v1alpha1.EvictionRequestComplete),
+			Status:             metav1.ConditionTrue,
+			Reason:             reason,
+			Message:            message,
+			ObservedGeneration: er.Generation,
+			LastTransitionTime: now,
+		})
+		status.ActiveInterceptorName = nil
+		status.ActiveInterceptorCompleted = false
+		status.ExpectedInterceptorFinishTime = nil
+		status.Message = message
+	})
+	if err != nil {
+		return err
+	}
+	c.backoff.forget(er.Namespace + "/" + er.Name)
+	eventReason := EventCompleted
+	if reason == ReasonCanceled {
+		eventReason = EventCanceled
+	}
+	c.eventf(er, corev1.EventTypeNormal, eventReason, "%s", message)
+	klog.FromContext(ctx).V(2).Info("EvictionRequest completed", "reason", reason)
+	return nil
+}
+
+// progress moves a request that is not complete: it selects the first
+// interceptor, hands over to the next one when the active one completed or
+// missed its deadline, waits for an interceptor within its deadline, and
+// evicts the pod when no interceptor is left.
+func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.EvictionRequest, pod *corev1.Pod) (time.Duration, error) {
+	now := c.clock.Now()
+	interceptors := er.Spec.Interceptors
+	deadlineSeconds := time.Duration(ptr.Deref(er.Spec.HeartbeatDeadlineSeconds, v1alpha1.DefaultHeartbeatDeadlineSeconds)) * time.Second
+	active := ptr.Deref(er.Status.ActiveInterceptorName, "")
+
+	if active == "" && len(interceptors) > 0 {
+		first := interceptors[len(interceptors)-1].Name
+		message := fmt.Sprintf("Interceptor %s is active: it has the highest index of %d interceptors.", first, len(interceptors))
+		if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
+			status.ActiveInterceptorName = ptr.To(first)
+			status.ActiveInterceptorCompleted = false
+			status.ExpectedInterceptorFinishTime = nil
+			status.Message = message
+		}); err != nil {
+			return 0, err
+		}
+		c.eventf(er, corev1.EventTypeNormal, EventInterceptorSelected, "%s", message)
+		// No heartbeat yet: the deadline counts from the creation of the request.
+		return untilOrNow(v1alpha1.HeartbeatDeadline(er.Status.HeartbeatTime, er.CreationTimestamp, er.Spec.HeartbeatDeadlineSeconds), now), nil
+	}
+
+	if active != "" {
+		deadline := v1alpha1.HeartbeatDeadline(er.Status.HeartbeatTime, er.CreationTimestamp, er.Spec.HeartbeatDeadlineSeconds)
+		timedOut := !now.Before(deadline)
+		if !er.Status.ActiveInterceptorCompleted && !timedOut {
+			// The interceptor is within its deadline: wait for it. A heartbeat
+			// that moved the deadline cancels a pending eviction.
+			c.backoff.forget(key)
+			return deadline.Sub(now), nil
+		}
+		if index := interceptorIndex(interceptors, active); index > 0 {
+			next := interceptors[index-1].Name
+			eventType, reason, why := corev1.EventTypeNormal, EventInterceptorHandedOff, "completed"
+			if !er.Status.ActiveInterceptorCompleted {
+				eventType, reason = corev1.EventTypeWarning, EventInterceptorTimedOut
+				why = fmt.Sprintf("missed its heartbeat deadline of %s (at %s)", deadlineSeconds, deadline.UTC().Format(time.RFC3339))
+			}
+			message := fmt.Sprintf("Interceptor %s replaced %s, which %s.", next, active, why)
+			if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
+				status.ActiveInterceptorName = ptr.To(next)
+				status.ActiveInterceptorCompleted = false
+				status.HeartbeatTime = ptr.To(metav1.NewTime(now))
+				status.ExpectedInterceptorFinishTime = nil
+				status.Message = message
+			}); err != nil {
+				return 0, err
+			}
+			c.eventf(er, eventType, reason, "%s", message)
+			return deadlineSeconds, nil
+		}
+	}
+	return c.evict(ctx, key, er, pod, now)
+}
+
+// updateStatus writes the status mutate makes of a copy of er, unless it is
+// unchanged. The write carries er's resourceVersion: a conflict means a newer
+// object is on its way to the cache, and the sync is retried with it.
+func (c *Controller) updateStatus(ctx context.Context, er *v1alpha1.EvictionRequest, mutate func(*v1alpha1.EvictionRequestStatus)) error {
+	updated := er.DeepCopy()
+	mutate(&updated.Status)
+	if apiequality.Semantic.DeepEqual(er.Status, updated.Status) {
+		return nil
+	}
+	_, err := c.erClient.EvictionRequests(er.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: ControllerName})
+	return err
+}
+
+// updateStatusRetryingConflicts is updateStatus for changes that record
+// something already done: on a conflict it applies mutate again to the
+// latest object instead of leaving it to the next sync.
+func (c *Controller) updateStatusRetryingConflicts(ctx context.Context, er *v1alpha1.EvictionRequest, mutate func(*v1alpha1.EvictionRequestStatus)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		err := c.updateStatus(ctx, er, mutate)
+		if apierrors.IsConflict(err) {
+			latest, getErr := c.erClient.EvictionRequests(er.Namespace).Get(ctx, er.Name, metav1.GetOptions{})
+			if getErr != nil {
+				return getErr
+			}
+			er = latest
+		}
+		return err
+	})
+}
+
+func isComplete(er *v1alpha1.EvictionRequest) bool {
+	return apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
+}
+
+func interceptorIndex(interceptors []v1alpha1.Interceptor, name string) int {
+	for i := range interceptors {
+		if interceptors[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// untilOrNow is how long until t, at least a moment so that a deadline
+// already passed is looked at again right away.
+func untilOrNow(t, now time.Time) time.Duration {
+	if d := t.Sub(now); d > 0 {
+		return d
+	}
+	return time.Millisecond
+}
