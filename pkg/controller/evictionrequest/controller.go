@@ -170,8 +170,14 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	defer c.queue.Done(key)
 
 	requeueAfter, err := c.sync(ctx, key)
-	if err != nil {
-		// Conflicts land here too: the next sync reads the newer object.
+	switch {
+	case apierrors.IsConflict(err):
+		// Someone wrote the request since the cache saw it: the next sync
+		// reads the newer object.
+		klog.FromContext(ctx).V(4).Info("EvictionRequest changed while syncing, requeuing", "evictionRequest", key)
+		c.queue.AddRateLimited(key)
+		return true
+	case err != nil:
 		utilruntime.HandleErrorWithContext(ctx, err, "Syncing EvictionRequest failed, requeuing", "evictionRequest", key)
 		c.queue.AddRateLimited(key)
 		return true
