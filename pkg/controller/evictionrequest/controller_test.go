@@ -471,14 +471,18 @@ func TestHeartbeatCancelsPendingEviction(t *testing.T) {
 	f.failEvictions(tooManyRequests(0))
 
 	f.clock.Step(10 * time.Minute)
+	var pending time.Duration
 	for i := 0; i < 3; i++ {
-		f.clock.Step(f.sync())
+		f.clock.Step(pending)
+		pending = f.sync()
 	}
-	if len(f.evicted()) != 3 {
-		t.Fatalf("evictions = %d, want 3 while a is silent", len(f.evicted()))
+	if len(f.evicted()) != 3 || pending != 4*time.Second {
+		t.Fatalf("evictions = %d with %s to the next one, want 3 and 4s while a is silent", len(f.evicted()), pending)
 	}
 
-	// a comes back with a heartbeat: the eviction is off.
+	// a comes back with a heartbeat during the backoff: the pending eviction
+	// is off.
+	f.clock.Step(time.Second)
 	f.setStatus(func(s *v1alpha1.EvictionRequestStatus) { s.HeartbeatTime = ptr.To(metav1.NewTime(f.clock.Now())) })
 	if requeue := f.sync(); requeue != 10*time.Minute {
 		t.Errorf("requeue after a fresh heartbeat = %s, want a's deadline", requeue)
@@ -486,10 +490,16 @@ func TestHeartbeatCancelsPendingEviction(t *testing.T) {
 	if wait := f.controller.backoff.wait(key, f.clock.Now()); wait != 0 {
 		t.Errorf("the eviction backoff survived the heartbeat: %s left", wait)
 	}
-	f.clock.Step(time.Minute)
+	f.clock.Step(pending)
 	f.sync()
 	if len(f.evicted()) != 3 {
 		t.Errorf("evictions = %d after the heartbeat, want still 3", len(f.evicted()))
+	}
+
+	// a falls silent again: eviction resumes with a fresh backoff.
+	f.clock.Step(10 * time.Minute)
+	if delay := f.sync(); len(f.evicted()) != 4 || delay != time.Second {
+		t.Errorf("after a new time-out: %d evictions and a %s backoff, want 4 and 1s", len(f.evicted()), delay)
 	}
 }
 
