@@ -1,0 +1,216 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+// controllerTimeout bounds how long the tests wait for the controller; its
+// eviction backoff is the longest of its waits in these flows.
+const controllerTimeout = 2 * time.Minute
+
+// waitForRequest waits until the EvictionRequest satisfies cond and returns it.
+func waitForRequest(t *testing.T, ns, name, what string, cond func(*v1alpha1.EvictionRequest) error) *v1alpha1.EvictionRequest {
+	t.Helper()
+	var er *v1alpha1.EvictionRequest
+	framework.Eventually(t, controllerTimeout, what, func(ctx context.Context) error {
+		current, err := f.EvictionRequests(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		er = current
+		return cond(current)
+	})
+	return er
+}
+
+// waitUntilActive is how an interceptor learns that it is in charge: it
+// watches only the requests whose status.activeInterceptorName is its own
+// name, and acts on one that is not complete.
+func waitUntilActive(t *testing.T, ns, name, interceptor string) *v1alpha1.EvictionRequest {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(framework.Context(t), controllerTimeout)
+	defer cancel()
+	selector := fields.AndSelectors(
+		fields.OneTermEqualSelector("metadata.name", name),
+		fields.OneTermEqualSelector(v1alpha1.ActiveInterceptorNameField, interceptor),
+	).String()
+	for ctx.Err() == nil {
+		list, err := f.EvictionRequests(ns).List(ctx, metav1.ListOptions{FieldSelector: selector})
+		if err != nil {
+			t.Fatalf("listing as interceptor %s: %v", interceptor, err)
+		}
+		if len(list.Items) == 1 && !isComplete(&list.Items[0]) {
+			return &list.Items[0]
+		}
+		w, err := f.EvictionRequests(ns).Watch(ctx, metav1.ListOptions{FieldSelector: selector, ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			t.Fatalf("watching as interceptor %s: %v", interceptor, err)
+		}
+		for e := range w.ResultChan() {
+			if er, ok := e.Object.(*v1alpha1.EvictionRequest); ok && e.Type != "DELETED" && !isComplete(er) {
+				w.Stop()
+				return er
+			}
+		}
+	}
+	current, _ := f.EvictionRequests(ns).Get(context.Background(), name, metav1.GetOptions{})
+	t.Fatalf("interceptor %s never became active; the request is now %+v", interceptor, current.Status)
+	return nil
+}
+
+// respond writes the status of an EvictionRequest as its active interceptor
+// does: a fresh heartbeat plus whatever mutate sets.
+func respond(t *testing.T, ns, name string, mutate func(*v1alpha1.EvictionRequestStatus)) {
+	t.Helper()
+	setStatus(t, ns, name, func(er *v1alpha1.EvictionRequest) {
+		er.Status.HeartbeatTime = ptr.To(metav1.NewTime(time.Now().Truncate(time.Second)))
+		if mutate != nil {
+			mutate(&er.Status)
+		}
+	})
+}
+
+func isComplete(er *v1alpha1.EvictionRequest) bool {
+	return apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
+}
+
+// waitForCompletion waits for Complete=True with one of the given reasons
+// and checks that the active interceptor fields are cleared.
+func waitForCompletion(t *testing.T, ns, name string, reasons ...string) *v1alpha1.EvictionRequest {
+	t.Helper()
+	er := waitForRequest(t, ns, name, fmt.Sprintf("Complete with reason %v", reasons), func(er *v1alpha1.EvictionRequest) error {
+		c := apimeta.FindStatusCondition(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
+		if c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("not complete: %s", er.Status.Message)
+		}
+		if !slices.Contains(reasons, c.Reason) {
+			return fmt.Errorf("complete with reason %s (%s), want one of %v", c.Reason, c.Message, reasons)
+		}
+		return nil
+	})
+	if er.Status.ActiveInterceptorName != nil || er.Status.ActiveInterceptorCompleted || er.Status.ExpectedInterceptorFinishTime != nil {
+		t.Errorf("the active interceptor fields survived completion: %+v", er.Status)
+	}
+	return er
+}
+
+// waitForPodGone waits until the pod with uid no longer exists.
+func waitForPodGone(t *testing.T, ns, name string) {
+	t.Helper()
+	framework.Eventually(t, controllerTimeout, "pod "+name+" to be gone", func(ctx context.Context) error {
+		_, err := f.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("pod still there: %v", err)
+	})
+}
+
+// eventReasons lists the reasons of the events recorded on an object, oldest first.
+func eventReasons(t *testing.T, ns, name string) []string {
+	t.Helper()
+	events, err := f.Kube.CoreV1().Events(ns).List(framework.Context(t), metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", name).String(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.SliceStable(events.Items, func(i, j int) bool {
+		return events.Items[i].FirstTimestamp.Before(&events.Items[j].FirstTimestamp)
+	})
+	var reasons []string
+	for _, e := range events.Items {
+		reasons = append(reasons, e.Reason)
+	}
+	return reasons
+}
+
+// waitForEvents waits until the object has events with all the reasons.
+func waitForEvents(t *testing.T, ns, name string, reasons ...string) {
+	t.Helper()
+	framework.Eventually(t, controllerTimeout, fmt.Sprintf("events %v on %s", reasons, name), func(ctx context.Context) error {
+		got := map[string]bool{}
+		for _, r := range eventReasons(t, ns, name) {
+			got[r] = true
+		}
+		for _, r := range reasons {
+			if !got[r] {
+				return fmt.Errorf("no %s event yet", r)
+			}
+		}
+		return nil
+	})
+}
+
+// auditedEvictions counts, from kube-apiserver's audit log, the eviction
+// requests it received for pod ns/name and those it granted.
+func auditedEvictions(t *testing.T, ns, name string) (attempts, granted int) {
+	t.Helper()
+	file, err := os.Open(f.AuditLogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	scanner := bufio.NewScanner(file)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		var event struct {
+			Stage     string `json:"stage"`
+			Verb      string `json:"verb"`
+			ObjectRef struct {
+				Resource, Subresource, Namespace, Name string
+			} `json:"objectRef"`
+			ResponseStatus struct {
+				Code int `json:"code"`
+			} `json:"responseStatus"`
+		}
+		if err := json.Unmarshal(scanner.Bytes(), &event); err != nil {
+			continue
+		}
+		ref := event.ObjectRef
+		if event.Stage == "ResponseComplete" && event.Verb == "create" && ref.Resource == "pods" && ref.Subresource == "eviction" &&
+			ref.Namespace == ns && ref.Name == name {
+			attempts++
+			if event.ResponseStatus.Code == 201 {
+				granted++
+			}
+		}
+	}
+	if err := scanner.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return attempts, granted
+}

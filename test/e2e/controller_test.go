@@ -1,0 +1,229 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+// Flow 1: a pod without interceptors is evicted through the Eviction API.
+func TestControllerEvictsAPodWithoutInterceptors(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{})
+	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+
+	waitForPodGone(t, ns, pod.Name)
+	waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	waitForEvents(t, ns, er.Name, evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
+	if attempts, granted := auditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
+		t.Errorf("kube-apiserver saw %d evictions of %s (%d granted), want exactly one", attempts, pod.Name, granted)
+	}
+}
+
+// Flow 2: three interceptors answered by test actors. The highest index is
+// selected first, each hands off by completing, except one that stops
+// heartbeating and is passed over; the pod is evicted after the last.
+func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	const (
+		fallback = "fallback.rescue.example.com"
+		operator = "operator.fruit-company.com"
+		migrator = "migrator.fruit-company.com"
+	)
+	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Interceptors: []string{fallback, operator, migrator}})
+	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+
+	// The migrator (highest index) is selected first. It works, with an
+	// estimate, then completes its part without terminating the pod.
+	active := waitUntilActive(t, ns, er.Name, migrator)
+	if active.Status.HeartbeatTime != nil || active.Status.ActiveInterceptorCompleted {
+		t.Errorf("the first selection set heartbeat %v and completed %v, want neither", active.Status.HeartbeatTime, active.Status.ActiveInterceptorCompleted)
+	}
+	respond(t, ns, er.Name, func(s *v1alpha1.EvictionRequestStatus) {
+		s.ExpectedInterceptorFinishTime = ptr.To(metav1.NewTime(time.Now().Add(time.Minute).Truncate(time.Second)))
+		s.Message = "migrating data"
+	})
+	respond(t, ns, er.Name, func(s *v1alpha1.EvictionRequestStatus) {
+		s.ActiveInterceptorCompleted = true
+		s.Message = "data migrated"
+	})
+
+	// The operator takes over with the fields reset, then stops answering:
+	// its last heartbeat is older than the deadline.
+	active = waitUntilActive(t, ns, er.Name, operator)
+	if active.Status.ActiveInterceptorCompleted || active.Status.ExpectedInterceptorFinishTime != nil || active.Status.HeartbeatTime == nil ||
+		!strings.Contains(active.Status.Message, operator+" replaced "+migrator+", which completed") {
+		t.Errorf("after the hand-off to the operator: %+v", active.Status)
+	}
+	deadline := time.Duration(*active.Spec.HeartbeatDeadlineSeconds) * time.Second
+	setStatus(t, ns, er.Name, func(er *v1alpha1.EvictionRequest) {
+		er.Status.HeartbeatTime = ptr.To(metav1.NewTime(time.Now().Add(-deadline - time.Minute).Truncate(time.Second)))
+	})
+
+	// The fallback is passed the request because the operator timed out; it
+	// declines at once. No interceptor is left: the pod is evicted.
+	active = waitUntilActive(t, ns, er.Name, fallback)
+	if !strings.Contains(active.Status.Message, fallback+" replaced "+operator+", which missed its heartbeat deadline") {
+		t.Errorf("message after the time-out = %q", active.Status.Message)
+	}
+	if attempts, _ := auditedEvictions(t, ns, pod.Name); attempts != 0 {
+		t.Errorf("the pod was evicted %d times while interceptors were left", attempts)
+	}
+	respond(t, ns, er.Name, func(s *v1alpha1.EvictionRequestStatus) { s.ActiveInterceptorCompleted = true })
+
+	waitForPodGone(t, ns, pod.Name)
+	waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	waitForEvents(t, ns, er.Name,
+		evictioncontroller.EventInterceptorSelected, evictioncontroller.EventInterceptorHandedOff, evictioncontroller.EventInterceptorTimedOut,
+		evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
+	if attempts, granted := auditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
+		t.Errorf("kube-apiserver saw %d evictions (%d granted), want one", attempts, granted)
+	}
+}
+
+// Flow 3: a PodDisruptionBudget blocks the eviction; the controller counts
+// the failures and backs off, and evicts once the budget allows it.
+func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Labels: map[string]string{"app": "db"}})
+	pdb, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptr.To(intstr.FromInt32(1)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kube-controller-manager's disruption controller computes the budget.
+	framework.Eventually(t, time.Minute, "the PDB status", func(ctx context.Context) error {
+		pdb, err = f.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "db", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.ExpectedPods != 1 {
+			return fmt.Errorf("status %+v", pdb.Status)
+		}
+		return nil
+	})
+
+	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+	var delays []time.Duration
+	retryIn := regexp.MustCompile(`retrying in ([0-9a-z.]+):`)
+	waitForRequest(t, ns, er.Name, "three failed evictions", func(er *v1alpha1.EvictionRequest) error {
+		if m := retryIn.FindStringSubmatch(er.Status.Message); m != nil {
+			d, _ := time.ParseDuration(m[1])
+			if len(delays) == 0 || delays[len(delays)-1] != d {
+				delays = append(delays, d)
+			}
+		}
+		if er.Status.PodEvictionStatus == nil || er.Status.PodEvictionStatus.FailedAPIEvictionCounter < 3 {
+			return fmt.Errorf("status %+v", er.Status)
+		}
+		return nil
+	})
+	for i := 1; i < len(delays); i++ {
+		if delays[i] < delays[i-1] {
+			t.Errorf("the backoff shrank: %v", delays)
+		}
+	}
+	if len(delays) >= 2 && delays[len(delays)-1] == delays[0] {
+		t.Errorf("the backoff did not grow: %v", delays)
+	}
+	if attempts, granted := auditedEvictions(t, ns, pod.Name); attempts < 3 || granted != 0 {
+		t.Errorf("kube-apiserver saw %d evictions (%d granted), want at least 3 refused", attempts, granted)
+	}
+	waitForEvents(t, ns, er.Name, evictioncontroller.EventEvictionFailed)
+
+	// The budget is relaxed: the next attempt succeeds.
+	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
+	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForPodGone(t, ns, pod.Name)
+	done := waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	if done.Status.PodEvictionStatus.FailedAPIEvictionCounter < 3 {
+		t.Errorf("the failure counter went back to %d", done.Status.PodEvictionStatus.FailedAPIEvictionCounter)
+	}
+	if _, granted := auditedEvictions(t, ns, pod.Name); granted != 1 {
+		t.Errorf("kube-apiserver granted %d evictions, want one", granted)
+	}
+}
+
+// Flow 5: DaemonSet and mirror pods are never evicted through the API.
+func TestControllerNeverEvictsDaemonSetOrMirrorPods(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	ds, err := f.Kube.AppsV1().DaemonSets(ns).Create(ctx, &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "fluentd"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "fluentd"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "fluentd"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "fluentd", Image: "fluentd"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemonPod := f.CreatePod(t, ns, "fluentd-x", framework.PodOptions{Labels: map[string]string{"app": "fluentd"}, Mutate: func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr.To(true)}}
+	}})
+	mirrorPod := f.CreatePod(t, ns, "etcd-kwok-node-0", framework.PodOptions{Mutate: func(p *corev1.Pod) {
+		p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "static-pod-hash"}
+	}})
+
+	for kind, pod := range map[string]*corev1.Pod{"DaemonSet": daemonPod, "mirror": mirrorPod} {
+		er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+		waitForRequest(t, ns, er.Name, "the controller to refuse the "+kind+" pod", func(er *v1alpha1.EvictionRequest) error {
+			if !strings.Contains(er.Status.Message, "is a "+kind+" pod") {
+				return fmt.Errorf("message %q", er.Status.Message)
+			}
+			return nil
+		})
+		waitForEvents(t, ns, er.Name, evictioncontroller.EventEvictionNotSupported)
+		if attempts, _ := auditedEvictions(t, ns, pod.Name); attempts != 0 {
+			t.Errorf("the %s pod was evicted through the API %d times", kind, attempts)
+		}
+		if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil {
+			t.Errorf("the %s pod is gone: %v", kind, err)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+	"github.com/evictionrequest/apiserver/test/localcluster"
+)
+
+// replica is an evictionrequest-apiserver reached directly, not through the
+// aggregator, which points at the suite's own server.
+type replica struct {
+	name   string
+	server *localcluster.Server
+	client versioned.Interface
+	raw    kubernetes.Interface
+}
+
+func startReplica(t *testing.T, name string, args []string) *replica {
+	t.Helper()
+	server, err := f.StartServer(framework.Context(t), localcluster.ServerOptions{Name: name, Args: args})
+	if err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	t.Cleanup(server.Stop)
+	config := f.ServerClientConfig(server)
+	r := &replica{name: name, server: server}
+	if r.client, err = versioned.NewForConfig(config); err != nil {
+		t.Fatal(err)
+	}
+	if r.raw, err = kubernetes.NewForConfig(config); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// metric reads one sample of the replica's /metrics, 0 when absent.
+func (r *replica) metric(t *testing.T, sample string) float64 {
+	t.Helper()
+	body, err := r.raw.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(framework.Context(t))
+	if err != nil {
+		t.Fatalf("GET /metrics of %s: %v", r.name, err)
+	}
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sample) + ` ([0-9.e+]+)$`).FindSubmatch(body)
+	if m == nil {
+		return 0
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestLeaderElectionHandsOverAndNeverEvictsTwice runs two replicas on one
+// etcd: only the leader evicts; killing it hands the controller to the
+// other, and kube-apiserver's audit log shows every pod evicted once.
+func TestLeaderElectionHandsOverAndNeverEvictsTwice(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+
+	etcdURL, etcd, err := f.StartEtcd(ctx, "replicas-etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Stop)
+	args := []string{
+		"--etcd-servers=" + etcdURL,
+		"--leader-elect-resource-name=evictionrequest-controller-e2e-replicas",
+		"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
+	}
+	replicas := []*replica{startReplica(t, "replica-a", args), startReplica(t, "replica-b", args)}
+
+	evict := func(via *replica, podName string) {
+		t.Helper()
+		pod := f.CreatePod(t, ns, podName, framework.PodOptions{})
+		er := framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io")
+		if _, err := via.client.CoordinationV1alpha1().EvictionRequests(ns).Create(ctx, er, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating the request of %s through %s: %v", podName, via.name, err)
+		}
+		waitForPodGone(t, ns, podName)
+		framework.Eventually(t, controllerTimeout, "the request of "+podName+" to complete", func(ctx context.Context) error {
+			current, err := via.client.CoordinationV1alpha1().EvictionRequests(ns).Get(ctx, er.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if !apimeta.IsStatusConditionTrue(current.Status.Conditions, string(v1alpha1.EvictionRequestComplete)) {
+				return fmt.Errorf("not complete: %s", current.Status.Message)
+			}
+			return nil
+		})
+	}
+	const evicted = `evictionrequest_controller_evictions{result="success"}`
+
+	evict(replicas[0], "first-0")
+	var leader, standby *replica
+	for i, r := range replicas {
+		if r.metric(t, evicted) > 0 {
+			leader, standby = r, replicas[1-i]
+		}
+	}
+	if leader == nil {
+		t.Fatalf("no replica reports the eviction of first-0")
+	}
+	if got := standby.metric(t, evicted); got != 0 {
+		t.Errorf("the standby %s evicted %v pods while %s led", standby.name, got, leader.name)
+	}
+
+	// The leader crashes without releasing its Lease; the standby takes over
+	// once the Lease expires.
+	leader.server.Kill()
+	evict(standby, "second-0")
+	if got := standby.metric(t, evicted); got != 1 {
+		t.Errorf("the new leader %s reports %v evictions, want the one of second-0", standby.name, got)
+	}
+
+	for _, pod := range []string{"first-0", "second-0"} {
+		if attempts, granted := auditedEvictions(t, ns, pod); attempts != 1 || granted != 1 {
+			t.Errorf("kube-apiserver received %d evictions of %s (%d granted), want exactly one", attempts, pod, granted)
+		}
+	}
+}

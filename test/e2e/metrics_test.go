@@ -1,0 +1,83 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"regexp"
+	"strconv"
+	"testing"
+
+	"k8s.io/client-go/kubernetes"
+
+	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+// TestMetricsAfterTheFlows drives one request to eviction and parks another
+// with an interceptor, then reads the controller's metrics from the server's
+// /metrics.
+func TestMetricsAfterTheFlows(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	const (
+		interceptor = "metrics.e2e.example.com"
+		requester   = "metrics-requester.example.com"
+	)
+	evicted := f.CreatePod(t, ns, "evicted-0", framework.PodOptions{})
+	er := f.CreateEvictionRequest(t, evicted, requester)
+	waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	parked := f.CreatePod(t, ns, "parked-0", framework.PodOptions{Interceptors: []string{interceptor}})
+	parkedER := f.CreateEvictionRequest(t, parked, requester)
+	waitUntilActive(t, ns, parkedER.Name, interceptor)
+
+	raw, err := kubernetes.NewForConfig(f.ServerClientConfig(f.EvictionServer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := raw.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(framework.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := func(name string) float64 {
+		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` ([0-9.e+]+)$`).FindSubmatch(body)
+		if m == nil {
+			t.Errorf("/metrics lacks %s", name)
+			return 0
+		}
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		return v
+	}
+	if v := sample(`evictionrequest_controller_evictions{result="success"}`); v < 1 {
+		t.Errorf("evictions{result=success} = %v, want at least the eviction of this test", v)
+	}
+	// Only the parked request is in progress; the evicted one is complete.
+	if v := sample(`evictionrequest_controller_active_interceptor{interceptor="` + interceptor + `"}`); v != 1 {
+		t.Errorf("active_interceptor{%s} = %v, want 1", interceptor, v)
+	}
+	if v := sample(`evictionrequest_controller_active_requester{requester="` + requester + `"}`); v != 1 {
+		t.Errorf("active_requester{%s} = %v, want 1", requester, v)
+	}
+	if v := sample(`evictionrequest_controller_pod_interceptors{interceptor="` + interceptor + `"}`); v != 1 {
+		t.Errorf("pod_interceptors{%s} = %v, want 1", interceptor, v)
+	}
+	if v := sample(`workqueue_adds_total{name="evictionrequests"}`); v < 2 {
+		t.Errorf("workqueue_adds_total{name=evictionrequests} = %v, want the adds of these requests", v)
+	}
+	for _, name := range []string{"workqueue_depth", "workqueue_queue_duration_seconds_count", "workqueue_work_duration_seconds_count", "workqueue_retries_total"} {
+		sample(name + `{name="evictionrequests"}`)
+	}
+}

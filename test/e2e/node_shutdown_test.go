@@ -1,0 +1,161 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+// Flow 6a: the kubelet ends a pod in a graceful node shutdown (phase Failed,
+// reason Terminated): its request completes, with no eviction.
+func TestGracefulNodeShutdownCompletesTheRequest(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	pod := parkedPod(t, ns, "batch-0")
+	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+	waitUntilActive(t, ns, er.Name, parkedInterceptor)
+
+	// What the kubelet writes when it terminates pods for a shutdown.
+	pod.Status.Phase = corev1.PodFailed
+	pod.Status.Reason = "Terminated"
+	pod.Status.Message = "Pod was terminated in response to imminent node shutdown."
+	if _, err := f.Kube.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	done := waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodTerminated)
+	if !strings.Contains(done.Status.Message, "imminent node shutdown") {
+		t.Errorf("status.message = %q, want the pod's reason", done.Status.Message)
+	}
+	if attempts, _ := auditedEvictions(t, ns, pod.Name); attempts != 0 {
+		t.Errorf("the terminated pod was evicted %d times", attempts)
+	}
+}
+
+// Flow 6b: a node shut down without the kubelet noticing is marked with the
+// node.kubernetes.io/out-of-service taint; kube-controller-manager removes
+// its pods (taint eviction, then pod GC force-deletes them on the NotReady
+// node) and their requests complete.
+func TestOutOfServiceNodeCompletesTheRequests(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+
+	// A node of its own: the test shuts it down.
+	name := "out-of-service-" + strings.TrimPrefix(ns, "testoutofservicenodecompletestherequests-")
+	capacity := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10"), corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}
+	node, err := f.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Kube.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) })
+	framework.Eventually(t, time.Minute, "kwok to make "+name+" Ready", func(ctx context.Context) error {
+		return nodeReadyIs(ctx, name, corev1.ConditionTrue)
+	})
+
+	var requests []string
+	for _, podName := range []string{"db-0", "web-0"} {
+		pod := f.CreatePod(t, ns, podName, framework.PodOptions{Node: name, Interceptors: []string{parkedInterceptor}})
+		requests = append(requests, f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io").Name)
+	}
+
+	// The node goes down: kwok stops acting as its kubelet, it is NotReady,
+	// and the admin marks it out of service.
+	node, err = f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(node.Labels, "kwok.x-k8s.io/node")
+	node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute})
+	if _, err := f.Kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 2*time.Minute, "the pods of "+name+" to be removed", func(ctx context.Context) error {
+		// A heartbeat kwok queued before it let go may mark the node Ready
+		// once more: keep it NotReady, as a dead kubelet would leave it.
+		if err := nodeReadyIs(ctx, name, corev1.ConditionFalse); err != nil {
+			if err := setNodeNotReady(ctx, name); err != nil {
+				return err
+			}
+		}
+		pods, err := f.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d pods left, the first terminating since %v", len(pods.Items), pods.Items[0].DeletionTimestamp)
+		}
+		return nil
+	})
+
+	// Pod GC marks a pod Failed before it force-deletes it: the controller
+	// may see either first.
+	for _, name := range requests {
+		waitForCompletion(t, ns, name, evictioncontroller.ReasonPodTerminated, evictioncontroller.ReasonPodDeleted)
+	}
+}
+
+func nodeReadyIs(ctx context.Context, name string, want corev1.ConditionStatus) error {
+	node, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status == want {
+				return nil
+			}
+			return fmt.Errorf("node %s is Ready=%s", name, c.Status)
+		}
+	}
+	return fmt.Errorf("node %s has no Ready condition", name)
+}
+
+func setNodeNotReady(ctx context.Context, name string) error {
+	node, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	for i := range node.Status.Conditions {
+		if c := &node.Status.Conditions[i]; c.Type == corev1.NodeReady {
+			c.Status, c.Reason, c.Message = corev1.ConditionFalse, "KubeletNotReady", "node is shutting down"
+			c.LastHeartbeatTime, c.LastTransitionTime = now, now
+		}
+	}
+	_, err = f.Kube.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("retrying: %w", err)
+	}
+	return err
+}
