@@ -86,6 +86,8 @@ type Cluster struct {
 
 	mu        sync.Mutex
 	processes []*Process
+	// ports are every port handed to a component, never handed out twice.
+	ports []int
 	server    *Server
 	exited    chan *Process
 }
@@ -215,27 +217,15 @@ func (c *Cluster) untrack(p *Process) {
 	}
 }
 
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for len(ports) < n {
-		port, err := loopback.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		if !containsPort(ports, port) {
-			ports = append(ports, port)
-		}
-	}
-	return ports, nil
-}
-
-func containsPort(ports []int, port int) bool {
-	for _, p := range ports {
-		if p == port {
-			return true
-		}
-	}
-	return false
+// reservePorts returns n free loopback ports no component of the cluster
+// was given before: a port chosen for a component that has not bound it yet
+// must not go to another.
+func (c *Cluster) reservePorts(n int) ([]int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ports, err := loopback.FreePorts(n, c.ports...)
+	c.ports = append(c.ports, ports...)
+	return ports, err
 }
 
 func loopbackURL(scheme string, port int) string {

@@ -90,7 +90,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 // StartEtcd starts an etcd named name on free loopback ports, with its data
 // under the cluster directory, and returns its client URL once it is healthy.
 func (c *Cluster) StartEtcd(ctx context.Context, name string) (string, *Process, error) {
-	ports, err := freePorts(2)
+	ports, err := c.reservePorts(2)
 	if err != nil {
 		return "", nil, err
 	}
@@ -116,7 +116,7 @@ func (c *Cluster) StartEtcd(ctx context.Context, name string) (string, *Process,
 }
 
 func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
-	ports, err := freePorts(1)
+	ports, err := c.reservePorts(1)
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 		}
 		c.NodeNames = append(c.NodeNames, node.Name)
 	}
-	ports, err := freePorts(1)
+	ports, err := c.reservePorts(1)
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,7 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(1)
+	ports, err := c.reservePorts(1)
 	if err != nil {
 		return nil, err
 	}

@@ -66,18 +66,22 @@ func (o *EmbeddedEtcdOptions) AddFlags(fs *pflag.FlagSet) {
 }
 
 // Complete enables the embedded etcd when no external etcd is configured, and
-// returns the URL the storage layer must use to reach it.
-func (o *EmbeddedEtcdOptions) Complete(etcdServers []string) (clientURL string, err error) {
+// returns the URL the storage layer must use to reach it. The ports it picks
+// differ from taken: the ports the server is about to bind itself.
+func (o *EmbeddedEtcdOptions) Complete(etcdServers []string, taken ...int) (clientURL string, err error) {
 	if len(etcdServers) > 0 {
 		return "", nil
 	}
 	o.enabled = true
-	for _, port := range []*int{&o.ClientPort, &o.PeerPort} {
-		if *port == 0 {
-			if *port, err = loopback.FreePort(); err != nil {
-				return "", fmt.Errorf("choosing a port for the embedded etcd: %w", err)
-			}
-		}
+	ports, err := loopback.FreePorts(2, append(taken, o.ClientPort, o.PeerPort)...)
+	if err != nil {
+		return "", fmt.Errorf("choosing ports for the embedded etcd: %w", err)
+	}
+	if o.ClientPort == 0 {
+		o.ClientPort = ports[0]
+	}
+	if o.PeerPort == 0 {
+		o.PeerPort = ports[1]
 	}
 	return o.clientURL().String(), nil
 }

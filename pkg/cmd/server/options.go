@@ -123,7 +123,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // --etcd-servers is given.
 func (o *Options) Complete() error {
 	transport := &o.RecommendedOptions.Etcd.StorageConfig.Transport
-	clientURL, err := o.EmbeddedEtcd.Complete(transport.ServerList)
+	clientURL, err := o.EmbeddedEtcd.Complete(transport.ServerList, o.RecommendedOptions.SecureServing.BindPort)
 	if err != nil {
 		return err
 	}

@@ -18,16 +18,27 @@ limitations under the License.
 // that must bind 127.0.0.1 without a fixed port.
 package loopback
 
-import "net"
+import (
+	"net"
+	"slices"
+)
 
-// FreePort returns a TCP port that was free on 127.0.0.1 a moment ago. The
-// caller binds it right away; another process may take it in between, which
-// is unlikely among the ephemeral ports the kernel hands out.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// FreePorts returns n distinct TCP ports that were free on 127.0.0.1 a moment
+// ago and are not in taken, the ports the caller knows to be spoken for
+// without being bound yet. The kernel may hand a port just released to the
+// next caller, so a port chosen but not yet bound must be listed in taken.
+func FreePorts(n int, taken ...int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for len(ports) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !slices.Contains(taken, port) && !slices.Contains(ports, port) {
+			ports = append(ports, port)
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports, nil
 }
