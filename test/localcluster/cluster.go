@@ -87,9 +87,9 @@ type Cluster struct {
 	mu        sync.Mutex
 	processes []*Process
 	// ports are every port handed to a component, never handed out twice.
-	ports []int
-	server    *Server
-	exited    chan *Process
+	ports  []int
+	server *Server
+	exited chan *Process
 }
 
 // Start brings up the control plane and returns once our APIService is
