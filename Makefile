@@ -63,6 +63,10 @@ test-unit: ## Unit tests, and storage tests on an embedded etcd.
 test-e2e: build tools ## The e2e suite on the local control plane, through the kube-apiserver aggregator.
 	$(GO) test -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
 
+.PHONY: bench
+bench: ## Benchmarks of the working tree against BASE (default HEAD), as benchstat ratios.
+	hack/bench.sh
+
 .PHONY: verify
 verify: verify-gofmt verify-vet verify-codegen ## gofmt, go vet and generated code up to date.
 

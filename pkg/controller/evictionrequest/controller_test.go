@@ -59,7 +59,7 @@ var start = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 // that every sync sees exactly the state the test set up; the fake
 // clientsets record what the controller writes.
 type fixture struct {
-	t          *testing.T
+	t          testing.TB
 	ctx        context.Context
 	clock      *testingclock.FakeClock
 	kube       *k8sfake.Clientset
@@ -77,7 +77,7 @@ type fixture struct {
 	evictionError error
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	metrics.Register()
 	_, ctx := ktesting.NewTestContext(t)
