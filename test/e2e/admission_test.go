@@ -28,7 +28,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -137,43 +136,6 @@ func TestAdmissionAcceptsAPodCreatedAMomentBefore(t *testing.T) {
 			t.Errorf("EvictionRequest for a pod created a moment before: %v", err)
 		}
 	}
-}
-
-// setStatus writes the status of an EvictionRequest as an interceptor or the
-// controller would.
-func setStatus(t *testing.T, ns, name string, mutate func(*v1alpha1.EvictionRequest)) {
-	t.Helper()
-	client := f.EvictionRequests(ns)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		er, err := client.Get(framework.Context(t), name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		mutate(er)
-		_, err = client.UpdateStatus(framework.Context(t), er, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("updating the status of %s: %v", name, err)
-	}
-}
-
-// updateRequesters replaces the requesters of an EvictionRequest.
-func updateRequesters(t *testing.T, ns, name string, requesters ...string) error {
-	t.Helper()
-	client := f.EvictionRequests(ns)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		er, err := client.Get(framework.Context(t), name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		er.Spec.Requesters = nil
-		for _, r := range requesters {
-			er.Spec.Requesters = append(er.Spec.Requesters, v1alpha1.Requester{Name: r})
-		}
-		_, err = client.Update(framework.Context(t), er, metav1.UpdateOptions{})
-		return err
-	})
 }
 
 func TestAdmissionLocksRequesters(t *testing.T) {

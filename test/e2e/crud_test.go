@@ -26,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -63,15 +62,8 @@ func TestCreateGetListUpdateDelete(t *testing.T) {
 		t.Errorf("list returned %d items, want only %s", len(list.Items), created.Name)
 	}
 
-	var updated *v1alpha1.EvictionRequest
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		current, err := client.Get(ctx, created.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		current.Spec.Requesters = append(current.Spec.Requesters, v1alpha1.Requester{Name: "descheduling.avalanche.io"})
-		updated, err = client.Update(ctx, current, metav1.UpdateOptions{})
-		return err
+	updated, err := update(t, ns, created.Name, false, func(er *v1alpha1.EvictionRequest) {
+		er.Spec.Requesters = append(er.Spec.Requesters, v1alpha1.Requester{Name: "descheduling.avalanche.io"})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -102,18 +94,7 @@ func TestWatchFromResourceVersion(t *testing.T) {
 	defer w.Stop()
 
 	second := f.CreateEvictionRequest(t, parkedPod(t, ns, "second"), "nodemaintenance.k8s.io")
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		current, err := client.Get(ctx, second.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		current.Status.Message = "watched"
-		_, err = client.UpdateStatus(ctx, current, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	setStatus(t, ns, second.Name, func(er *v1alpha1.EvictionRequest) { er.Status.Message = "watched" })
 	if err := client.Delete(ctx, second.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -154,22 +135,13 @@ func TestWatchFromResourceVersion(t *testing.T) {
 
 func TestStatusSubresourceSemantics(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
 	ns := f.NewNamespace(t)
-	client := f.EvictionRequests(ns)
 	created := f.CreateEvictionRequest(t, parkedPod(t, ns, "web-0"), "nodemaintenance.k8s.io")
 
 	t.Run("the main resource ignores status", func(t *testing.T) {
-		var updated *v1alpha1.EvictionRequest
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			current, err := client.Get(ctx, created.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			current.Status.Message = "through the main resource"
-			current.Spec.Requesters = append(current.Spec.Requesters, v1alpha1.Requester{Name: "descheduler.example.com"})
-			updated, err = client.Update(ctx, current, metav1.UpdateOptions{})
-			return err
+		updated, err := update(t, ns, created.Name, false, func(er *v1alpha1.EvictionRequest) {
+			er.Status.Message = "through the main resource"
+			er.Spec.Requesters = append(er.Spec.Requesters, v1alpha1.Requester{Name: "descheduler.example.com"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -182,21 +154,11 @@ func TestStatusSubresourceSemantics(t *testing.T) {
 		}
 	})
 	t.Run("status ignores spec and keeps the generation", func(t *testing.T) {
-		var updated *v1alpha1.EvictionRequest
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			current, err := client.Get(ctx, created.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			current.Spec.Requesters = nil
-			current.Status.Message = "through /status"
-			current.Status.ExpectedInterceptorFinishTime = ptr.To(metav1.NewTime(time.Now().Add(time.Hour).Truncate(time.Second)))
-			updated, err = client.UpdateStatus(ctx, current, metav1.UpdateOptions{})
-			return err
+		updated := setStatus(t, ns, created.Name, func(er *v1alpha1.EvictionRequest) {
+			er.Spec.Requesters = nil
+			er.Status.Message = "through /status"
+			er.Status.ExpectedInterceptorFinishTime = ptr.To(metav1.NewTime(time.Now().Add(time.Hour).Truncate(time.Second)))
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		if len(updated.Spec.Requesters) != 2 {
 			t.Errorf("an update of /status changed spec.requesters to %v", updated.Spec.Requesters)
 		}
@@ -277,19 +239,7 @@ func TestValidationRefusalsNameTheField(t *testing.T) {
 	}
 	for name, tc := range updateCases {
 		t.Run("update/"+name, func(t *testing.T) {
-			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				current, err := client.Get(ctx, created.Name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				tc.mutate(current)
-				if tc.status {
-					_, err = client.UpdateStatus(ctx, current, metav1.UpdateOptions{})
-				} else {
-					_, err = client.Update(ctx, current, metav1.UpdateOptions{})
-				}
-				return err
-			})
+			_, err := update(t, ns, created.Name, tc.status, tc.mutate)
 			if fields := invalidFields(t, err); !contains(fields, tc.field) {
 				t.Errorf("422 names %v, want %s", fields, tc.field)
 			}

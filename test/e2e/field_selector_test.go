@@ -23,7 +23,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -41,18 +40,11 @@ func TestFieldSelectors(t *testing.T) {
 	// The parked interceptor becomes active on both requests: the controller
 	// selects it, or this test does what the controller would.
 	for _, er := range []*v1alpha1.EvictionRequest{web, db} {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			current, err := client.Get(ctx, er.Name, metav1.GetOptions{})
-			if err != nil || current.Status.ActiveInterceptorName != nil {
-				return err
+		setStatus(t, ns, er.Name, func(er *v1alpha1.EvictionRequest) {
+			if er.Status.ActiveInterceptorName == nil {
+				er.Status.ActiveInterceptorName = ptr.To(parkedInterceptor)
 			}
-			current.Status.ActiveInterceptorName = ptr.To(parkedInterceptor)
-			_, err = client.UpdateStatus(ctx, current, metav1.UpdateOptions{})
-			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 
 	cases := map[string]struct {

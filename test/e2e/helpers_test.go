@@ -21,6 +21,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
@@ -34,6 +38,53 @@ const parkedInterceptor = "parked.e2e.example.com"
 func parkedPod(t *testing.T, ns, name string) *corev1.Pod {
 	t.Helper()
 	return f.CreatePod(t, ns, name, framework.PodOptions{Interceptors: []string{parkedInterceptor}})
+}
+
+// update applies mutate to the latest version of an EvictionRequest and
+// writes it through the main resource, or through /status when status is
+// true; a conflict with the controller's writes is retried.
+func update(t *testing.T, ns, name string, status bool, mutate func(*v1alpha1.EvictionRequest)) (*v1alpha1.EvictionRequest, error) {
+	t.Helper()
+	ctx := framework.Context(t)
+	client := f.EvictionRequests(ns)
+	var updated *v1alpha1.EvictionRequest
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		er, err := client.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		mutate(er)
+		if status {
+			updated, err = client.UpdateStatus(ctx, er, metav1.UpdateOptions{})
+		} else {
+			updated, err = client.Update(ctx, er, metav1.UpdateOptions{})
+		}
+		return err
+	})
+	return updated, err
+}
+
+// setStatus writes the status of an EvictionRequest as an interceptor or the
+// controller would.
+func setStatus(t *testing.T, ns, name string, mutate func(*v1alpha1.EvictionRequest)) *v1alpha1.EvictionRequest {
+	t.Helper()
+	updated, err := update(t, ns, name, true, mutate)
+	if err != nil {
+		t.Fatalf("updating the status of %s: %v", name, err)
+	}
+	return updated
+}
+
+// updateRequesters replaces the requesters of an EvictionRequest.
+func updateRequesters(t *testing.T, ns, name string, requesters ...string) error {
+	t.Helper()
+	_, err := update(t, ns, name, false, func(er *v1alpha1.EvictionRequest) {
+		er.Spec.Requesters = nil
+		for _, r := range requesters {
+			er.Spec.Requesters = append(er.Spec.Requesters, v1alpha1.Requester{Name: r})
+		}
+	})
+	return err
 }
 
 // invalidFields returns the fields a 422 names, failing the test on any

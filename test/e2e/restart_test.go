@@ -22,7 +22,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -37,22 +36,13 @@ func TestServerRestartKeepsEveryObject(t *testing.T) {
 	ns := f.NewNamespace(t)
 	for _, name := range []string{"a-0", "b-0", "c-0"} {
 		er := f.CreateEvictionRequest(t, parkedPod(t, ns, name), "nodemaintenance.k8s.io")
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			current, err := f.EvictionRequests(ns).Get(ctx, er.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
+		setStatus(t, ns, er.Name, func(er *v1alpha1.EvictionRequest) {
 			// With the parked interceptor active and heartbeating, the
 			// controller has nothing to change while the server restarts.
-			current.Status.ActiveInterceptorName = ptr.To(parkedInterceptor)
-			current.Status.Message = "before the restart"
-			current.Status.HeartbeatTime = ptr.To(metav1.NewTime(time.Now().Truncate(time.Second)))
-			_, err = f.EvictionRequests(ns).UpdateStatus(ctx, current, metav1.UpdateOptions{})
-			return err
+			er.Status.ActiveInterceptorName = ptr.To(parkedInterceptor)
+			er.Status.Message = "before the restart"
+			er.Status.HeartbeatTime = ptr.To(metav1.NewTime(time.Now().Truncate(time.Second)))
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	before, err := f.EvictionRequests(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {

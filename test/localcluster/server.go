@@ -124,13 +124,18 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 	return server, c.waitServerReady(ctx, server)
 }
 
-// RestartServer stops the registered server gracefully and starts it again
-// with the same flags, port and data, then waits until the aggregator
-// serves it again.
+// RestartServer stops the registered server with SIGTERM, fails unless it
+// exits cleanly, and starts it again with the same flags, port and data,
+// then waits until the aggregator serves it again.
 func (c *Cluster) RestartServer(ctx context.Context) error {
 	old := c.server
 	old.Stop()
 	c.untrack(old.Process)
+	// SIGTERM must stop the server and its embedded etcd cleanly, not run
+	// into the kill after the grace period.
+	if err := old.Err(); err != nil {
+		return fmt.Errorf("%s did not exit cleanly on SIGTERM: %w (see %s)", old.Name, err, old.LogFile)
+	}
 	p, err := c.run(old.Name, nil, "evictionrequest-apiserver", old.args...)
 	if err != nil {
 		return err
