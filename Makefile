@@ -10,7 +10,7 @@ BIN_DIR := $(CURDIR)/_output/bin
 
 # The Kubernetes release the local control plane runs, pinned by
 # hack/tools/kubernetes/go.mod.
-KUBE_VERSION := $(shell awk '$$1 == "require" && $$2 == "k8s.io/kubernetes" {print $$3}' hack/tools/kubernetes/go.mod)
+KUBE_VERSION := $(shell cd hack/tools/kubernetes && $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
 KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
