@@ -57,7 +57,7 @@ test: verify test-unit test-e2e ## Everything CI runs: verify, unit and storage 
 
 .PHONY: test-unit
 test-unit: ## Unit tests, and storage tests on an embedded etcd.
-	$(GO) test -count=1 ./pkg/... ./cmd/...
+	$(GO) test -race -count=1 ./pkg/... ./cmd/...
 
 .PHONY: test-e2e
 test-e2e: build tools ## The e2e suite on the local control plane, through the kube-apiserver aggregator.
