@@ -22,6 +22,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,7 +88,7 @@ func (c *Cluster) startEvictionServer(ctx context.Context) error {
 	if err := c.register(ctx, server.Port); err != nil {
 		return err
 	}
-	return c.waitAPIServiceAvailable(ctx, server.Process)
+	return c.waitAggregated(ctx, server.Process)
 }
 
 // EvictionServer is the server registered with the aggregator.
@@ -144,7 +145,7 @@ func (c *Cluster) RestartServer(ctx context.Context) error {
 	if err := c.waitServerReady(ctx, c.server); err != nil {
 		return err
 	}
-	return c.waitAPIServiceAvailable(ctx, p)
+	return c.waitAggregated(ctx, p)
 }
 
 func (c *Cluster) waitServerReady(ctx context.Context, server *Server) error {
@@ -190,6 +191,32 @@ func (c *Cluster) register(ctx context.Context, port int) error {
 			return err
 		}
 		return unstructured.SetNestedField(obj.Object, int64(port), "spec", "service", "port")
+	})
+}
+
+// waitAggregated waits until kube-apiserver serves our API: the APIService
+// is Available, and the aggregated OpenAPI v3 has our group version, which
+// kubectl explain and server-side apply clients read. The aggregator fetches
+// that spec in the background, after the APIService turns Available.
+func (c *Cluster) waitAggregated(ctx context.Context, p *Process) error {
+	if err := c.waitAPIServiceAvailable(ctx, p); err != nil {
+		return err
+	}
+	return waitFor(ctx, p, "the aggregated OpenAPI v3 of coordination.k8s.io/v1alpha1", func(ctx context.Context) error {
+		body, err := c.Client.Discovery().RESTClient().Get().AbsPath("/openapi/v3").DoRaw(ctx)
+		if err != nil {
+			return err
+		}
+		var index struct {
+			Paths map[string]json.RawMessage `json:"paths"`
+		}
+		if err := json.Unmarshal(body, &index); err != nil {
+			return err
+		}
+		if _, ok := index.Paths["apis/coordination.k8s.io/v1alpha1"]; !ok {
+			return errors.New("not in /openapi/v3 yet")
+		}
+		return nil
 	})
 }
 

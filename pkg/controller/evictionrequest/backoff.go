@@ -30,10 +30,15 @@ const (
 	// evictionBackoffMax caps the wait between evictions, as the KEP asks:
 	// about 15 minutes.
 	evictionBackoffMax = 15 * time.Minute
+	// evictionExpectationTimeout is how long a granted eviction keeps the pod
+	// from being evicted again while the pod cache has not yet seen it
+	// terminate; after that the eviction is retried.
+	evictionExpectationTimeout = time.Minute
 )
 
 // evictionBackoff spaces out the API-initiated evictions of each request:
-// status updates wake the controller far more often than it may evict.
+// status updates wake the controller far more often than it may evict, after
+// a failed eviction and after a granted one alike.
 type evictionBackoff struct {
 	mu        sync.Mutex
 	failures  workqueue.TypedRateLimiter[string]
@@ -70,6 +75,16 @@ func (b *evictionBackoff) failed(key string, now time.Time, retryAfter time.Dura
 	}
 	b.notBefore[key] = now.Add(delay)
 	return delay
+}
+
+// succeeded records a granted eviction of key: the status write that
+// follows wakes the controller before the pod cache shows the pod
+// terminating, and that sync must not evict the pod a second time.
+func (b *evictionBackoff) succeeded(key string, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures.Forget(key)
+	b.notBefore[key] = now.Add(evictionExpectationTimeout)
 }
 
 // forget drops the backoff of key: its eviction succeeded, or is no longer

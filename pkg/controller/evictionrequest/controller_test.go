@@ -243,8 +243,8 @@ func TestNoInterceptorEvictsThePod(t *testing.T) {
 	f.addEvictionRequest(newEvictionRequest())
 	before, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(metrics.ResultSuccess))
 
-	if requeue := f.sync(); requeue != 0 {
-		t.Errorf("requeue after a successful eviction = %s, want none: the pod's deletion wakes the controller", requeue)
+	if requeue := f.sync(); requeue != time.Minute {
+		t.Errorf("requeue after a successful eviction = %s, want the 1m expectation timeout", requeue)
 	}
 	if diff := cmp.Diff([]string{"web-0@" + podUID}, f.evicted()); diff != "" {
 		t.Errorf("evictions with their UID precondition (-want +got):\n%s", diff)
@@ -256,6 +256,21 @@ func TestNoInterceptorEvictsThePod(t *testing.T) {
 	after, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(metrics.ResultSuccess))
 	if after != before+1 {
 		t.Errorf("evictions{result=success} went from %v to %v, want +1", before, after)
+	}
+
+	// The status write wakes the controller before the pod cache shows the
+	// pod terminating: it must not evict the pod again.
+	f.clock.Step(time.Second)
+	if requeue := f.sync(); requeue != 59*time.Second || len(f.evicted()) != 1 {
+		t.Errorf("sync after the eviction: requeue %s and %d evictions, want 59s and still 1", requeue, len(f.evicted()))
+	}
+	// The pod terminates: nothing more to do until it is gone.
+	terminating := newPod(func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.NewTime(f.clock.Now())) })
+	if err := f.podIndexer.Update(terminating); err != nil {
+		t.Fatal(err)
+	}
+	if requeue := f.sync(); requeue != 0 || len(f.evicted()) != 1 {
+		t.Errorf("sync of a terminating pod: requeue %s and %d evictions, want none and still 1", requeue, len(f.evicted()))
 	}
 }
 

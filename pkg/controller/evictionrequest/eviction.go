@@ -70,11 +70,13 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 	switch {
 	case err == nil:
 		metrics.Evictions.WithLabelValues(metrics.ResultSuccess).Inc()
-		c.backoff.forget(key)
+		c.backoff.succeeded(key, now)
 		message := fmt.Sprintf("Pod %s was evicted through the Eviction API: no interceptor is left to handle it.", pod.Name)
 		c.eventf(er, corev1.EventTypeNormal, EventEvicted, "%s", message)
 		logger.V(2).Info("Evicted pod")
-		return 0, c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) { status.Message = message })
+		// The pod's termination wakes the controller; should it never come,
+		// the eviction is retried once the expectation times out.
+		return evictionExpectationTimeout, c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) { status.Message = message })
 	case apierrors.IsNotFound(err):
 		// The pod is gone; its deletion completes the request.
 		return 0, nil
