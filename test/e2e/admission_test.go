@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func TestAdmissionRefusesRequestsThatDoNotMatchAPod(t *testing.T) {
 			er := framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io")
 			tc.mutate(er)
 			_, err := client.Create(ctx, er, metav1.CreateOptions{})
-			if fields := invalidFields(t, err); !contains(fields, tc.field) {
+			if fields := invalidFields(t, err); !slices.Contains(fields, tc.field) {
 				t.Errorf("422 names %v, want %s", fields, tc.field)
 			}
 		})
@@ -111,7 +112,7 @@ func TestAdmissionRefusesAnInvalidInterceptorAnnotation(t *testing.T) {
 	ns := f.NewNamespace(t)
 	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{Interceptors: []string{"fine.example.com", "actor-a.k8s.io"}})
 	_, err := f.EvictionRequests(ns).Create(framework.Context(t), framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io"), metav1.CreateOptions{})
-	if fields := invalidFields(t, err); !contains(fields, "spec.interceptors[1].name") {
+	if fields := invalidFields(t, err); !slices.Contains(fields, "spec.interceptors[1].name") {
 		t.Errorf("422 names %v, want spec.interceptors[1].name", fields)
 	}
 	if !strings.Contains(err.Error(), v1alpha1.PodInterceptorsAnnotation) || !strings.Contains(err.Error(), "reserved") {
@@ -148,7 +149,7 @@ func TestAdmissionLocksRequesters(t *testing.T) {
 			er.Status.EvictionRequestCancellationPolicy = ptr.To(v1alpha1.Forbid)
 		})
 		err := updateRequesters(t, ns, er.Name)
-		if fields := invalidFields(t, err); !contains(fields, "spec.requesters") || !strings.Contains(err.Error(), "Forbid") {
+		if fields := invalidFields(t, err); !slices.Contains(fields, "spec.requesters") || !strings.Contains(err.Error(), "Forbid") {
 			t.Errorf("removing the last requester under Forbid: %v, want a 422 on spec.requesters naming Forbid", err)
 		}
 		r := f.Kubectl(t, "patch", "evr", "-n", ns, er.Name, "--type=merge", "-p", `{"spec":{"requesters":[{"name":"nodemaintenance.k8s.io"},{"name":"descheduler.example.com"}]}}`)
@@ -172,7 +173,7 @@ func TestAdmissionLocksRequesters(t *testing.T) {
 			})
 		})
 		err := updateRequesters(t, ns, er.Name, "nodemaintenance.k8s.io", "descheduler.example.com")
-		if fields := invalidFields(t, err); !contains(fields, "spec.requesters") || !strings.Contains(err.Error(), "Complete") {
+		if fields := invalidFields(t, err); !slices.Contains(fields, "spec.requesters") || !strings.Contains(err.Error(), "Complete") {
 			t.Errorf("adding a requester after Complete: %v, want a 422 on spec.requesters naming Complete", err)
 		}
 	})

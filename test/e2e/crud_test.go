@@ -18,6 +18,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,7 +205,7 @@ func TestValidationRefusalsNameTheField(t *testing.T) {
 			er := framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io")
 			tc.mutate(er)
 			_, err := client.Create(ctx, er, metav1.CreateOptions{})
-			if fields := invalidFields(t, err); !contains(fields, tc.field) {
+			if fields := invalidFields(t, err); !slices.Contains(fields, tc.field) {
 				t.Errorf("422 names %v, want %s", fields, tc.field)
 			}
 			if !strings.Contains(err.Error(), tc.field) {
@@ -240,7 +241,7 @@ func TestValidationRefusalsNameTheField(t *testing.T) {
 	for name, tc := range updateCases {
 		t.Run("update/"+name, func(t *testing.T) {
 			_, err := update(t, ns, created.Name, tc.status, tc.mutate)
-			if fields := invalidFields(t, err); !contains(fields, tc.field) {
+			if fields := invalidFields(t, err); !slices.Contains(fields, tc.field) {
 				t.Errorf("422 names %v, want %s", fields, tc.field)
 			}
 		})
@@ -265,13 +266,4 @@ spec:
 			}
 		}
 	})
-}
-
-func contains(list []string, s string) bool {
-	for _, item := range list {
-		if item == s {
-			return true
-		}
-	}
-	return false
 }

@@ -19,13 +19,11 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strconv"
 	"testing"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
@@ -38,8 +36,8 @@ import (
 type replica struct {
 	name   string
 	server *localcluster.Server
+	config *rest.Config
 	client versioned.Interface
-	raw    kubernetes.Interface
 }
 
 func startReplica(t *testing.T, name string, args []string) *replica {
@@ -49,12 +47,8 @@ func startReplica(t *testing.T, name string, args []string) *replica {
 		t.Fatalf("starting %s: %v", name, err)
 	}
 	t.Cleanup(server.Stop)
-	config := f.ServerClientConfig(server)
-	r := &replica{name: name, server: server}
-	if r.client, err = versioned.NewForConfig(config); err != nil {
-		t.Fatal(err)
-	}
-	if r.raw, err = kubernetes.NewForConfig(config); err != nil {
+	r := &replica{name: name, server: server, config: f.ServerClientConfig(server)}
+	if r.client, err = versioned.NewForConfig(r.config); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -63,18 +57,7 @@ func startReplica(t *testing.T, name string, args []string) *replica {
 // metric reads one sample of the replica's /metrics, 0 when absent.
 func (r *replica) metric(t *testing.T, sample string) float64 {
 	t.Helper()
-	body, err := r.raw.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(framework.Context(t))
-	if err != nil {
-		t.Fatalf("GET /metrics of %s: %v", r.name, err)
-	}
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sample) + ` ([0-9.e+]+)$`).FindSubmatch(body)
-	if m == nil {
-		return 0
-	}
-	v, err := strconv.ParseFloat(string(m[1]), 64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, _ := scrapeMetrics(t, r.config).value(sample)
 	return v
 }
 

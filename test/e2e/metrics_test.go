@@ -17,11 +17,7 @@ limitations under the License.
 package e2e
 
 import (
-	"regexp"
-	"strconv"
 	"testing"
-
-	"k8s.io/client-go/kubernetes"
 
 	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
@@ -44,21 +40,12 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 	parkedER := f.CreateEvictionRequest(t, parked, requester)
 	waitUntilActive(t, ns, parkedER.Name, interceptor)
 
-	raw, err := kubernetes.NewForConfig(f.ServerClientConfig(f.EvictionServer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := raw.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(framework.Context(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	metrics := scrapeMetrics(t, f.ServerClientConfig(f.EvictionServer()))
 	sample := func(name string) float64 {
-		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` ([0-9.e+]+)$`).FindSubmatch(body)
-		if m == nil {
+		v, ok := metrics.value(name)
+		if !ok {
 			t.Errorf("/metrics lacks %s", name)
-			return 0
 		}
-		v, _ := strconv.ParseFloat(string(m[1]), 64)
 		return v
 	}
 	if v := sample(`evictionrequest_controller_evictions{result="success"}`); v < 1 {
