@@ -227,3 +227,47 @@ func TestControllerNeverEvictsDaemonSetOrMirrorPods(t *testing.T) {
 		}
 	}
 }
+
+// A pod that is already terminating is not evicted through the API: its
+// request waits for the pod to be gone. The pod is bound to a node no kubelet
+// (or kwok) runs, so its graceful deletion never finishes on its own.
+func TestControllerNeverEvictsATerminatingPod(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	node, err := f.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "no-kubelet-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Kube.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) })
+	pod, err := f.Kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "stuck-0"},
+		Spec:       corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = f.Kube.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	})
+	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+	waitForRequest(t, ns, er.Name, "the controller to wait for the terminating pod", func(er *v1alpha1.EvictionRequest) error {
+		if !strings.Contains(er.Status.Message, "is terminating") {
+			return fmt.Errorf("message %q", er.Status.Message)
+		}
+		return nil
+	})
+	if attempts, _ := auditedEvictions(t, ns, pod.Name); attempts != 0 {
+		t.Errorf("the terminating pod was evicted through the API %d times", attempts)
+	}
+
+	// Once the pod is gone, the request completes.
+	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+}
