@@ -16,7 +16,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
 	-X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION)
 
-KUBE_BINS    := $(BIN_DIR)/kube-apiserver $(BIN_DIR)/kube-controller-manager $(BIN_DIR)/kubectl
+KUBE_BINS    := $(BIN_DIR)/kube-apiserver $(BIN_DIR)/kube-controller-manager $(BIN_DIR)/kube-scheduler $(BIN_DIR)/kubectl
 CLUSTER_BINS := $(BIN_DIR)/etcd $(KUBE_BINS) $(BIN_DIR)/kwok
 
 # E2E_TIMEOUT bounds the e2e suite; E2E_RUN selects tests by regexp.
@@ -37,10 +37,10 @@ $(BIN_DIR)/etcd: hack/tools/etcd/go.mod hack/tools/etcd/go.sum
 	@touch $@
 
 $(KUBE_BINS) &: hack/tools/kubernetes/go.mod hack/tools/kubernetes/go.sum
-	@echo ">> Building kube-apiserver, kube-controller-manager and kubectl $(KUBE_VERSION) from the Go module proxy"
+	@echo ">> Building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl $(KUBE_VERSION) from the Go module proxy"
 	@echo ">> The first build takes about ten minutes on 2 cores; later ones reuse the Go build cache"
 	cd hack/tools/kubernetes && $(GO) build -ldflags "$(KUBE_LDFLAGS)" -o $(BIN_DIR)/ \
-		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 	@touch $(KUBE_BINS)
 
 $(BIN_DIR)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum

@@ -35,9 +35,9 @@ import (
 // ExtraConfig holds what the EvictionRequest server needs beyond a generic
 // API server.
 type ExtraConfig struct {
-	// Clock is the server's notion of now for the status rules; tests
-	// replace it.
-	Clock clock.PassiveClock
+	// Clock is the server's notion of time, for the status rules and the
+	// in-process controllers alike; tests replace it.
+	Clock clock.WithTicker
 	// Controller, when set, runs the eviction request controller in the
 	// server process.
 	Controller *ControllerConfig

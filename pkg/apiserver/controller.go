@@ -14,62 +14,100 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+
 package apiserver
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"sync"
+	"time"
 
-	"github.com/google/uuid"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	componentbaseconfig "k8s.io/component-base/config"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
+	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
 
 const controllerHookName = "start-evictionrequest-controller"
 
-// ControllerConfig configures the eviction request controller the server
-// runs in-process.
+// ControllerConfig configures the controllers the server runs in-process.
 type ControllerConfig struct {
 	// Workers is the number of EvictionRequests synced in parallel.
 	Workers int
 	// LeaderElection keeps replicas from acting at the same time.
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
-	// KubeConfig reaches the cluster: pods, evictions, events and the Lease.
+	// KubeConfig reaches the cluster: pods, evictions, nodes, events and
+	// the Lease.
 	KubeConfig *rest.Config
+	// KubeAPIQPS and KubeAPIBurst limit the client of KubeConfig; events
+	// get a client of their own with the same limits.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
+	// CallTimeout bounds each call to an API.
+	CallTimeout time.Duration
+	// NodeDrain, when set, runs the declarative node drain requester.
+	NodeDrain *NodeDrainConfig
 }
 
-// installController starts the controller from a post-start hook: it
-// reaches our own API through the privileged loopback client and the
-// cluster through the server's kubeconfig, and acts only while it holds the
-// leader election Lease.
+// NodeDrainConfig configures the node drain requester.
+type NodeDrainConfig struct {
+	// Requester is the name it lists itself under in spec.requesters.
+	Requester string
+	// Workers is the number of nodes synced in parallel.
+	Workers int
+}
+
+// installController starts the controllers from a post-start hook: they
+// reach our own API through the privileged loopback client and the cluster
+// through the server's kubeconfig, and act only while this process holds
+// the leader election Lease.
 func (s *EvictionRequestServer) installController(c completedConfig) error {
 	cfg := c.ExtraConfig.Controller
-	if cfg.KubeConfig == nil || c.GenericConfig.SharedInformerFactory == nil {
+	factory := c.GenericConfig.SharedInformerFactory
+	if cfg.KubeConfig == nil || factory == nil {
 		return fmt.Errorf("the eviction request controller needs a kubeconfig of the cluster (--kubeconfig or in-cluster)")
 	}
-	kubeClient, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(cfg.KubeConfig), evictionrequest.ControllerName))
+	kubeConfig := rest.CopyConfig(cfg.KubeConfig)
+	kubeConfig.QPS, kubeConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
+	kubeClient, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(kubeConfig), evictionrequest.ControllerName))
+	if err != nil {
+		return err
+	}
+	// A client of its own is a rate limiter of its own.
+	eventClient, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(kubeConfig), evictionrequest.ControllerName))
 	if err != nil {
 		return err
 	}
 	// The pod informer is the one the admission plugin uses: one cache of
-	// the cluster's pods per process.
-	podInformer := c.GenericConfig.SharedInformerFactory.Core().V1().Pods()
+	// the cluster's pods per process. The informers are requested here,
+	// before the server starts the factory.
+	podInformer := factory.Core().V1().Pods()
 	podInformer.Informer()
+	if cfg.NodeDrain != nil {
+		if err := nodedrain.AddPodIndexer(podInformer); err != nil {
+			return err
+		}
+		factory.Core().V1().Nodes().Informer()
+		factory.Policy().V1().PodDisruptionBudgets().Informer()
+	}
 	metrics.Register()
+
+	leaderHealth := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	if cfg.LeaderElection.LeaderElect {
+		if err := s.GenericAPIServer.AddHealthChecks(leaderHealth); err != nil {
+			return err
+		}
+	}
 
 	return s.GenericAPIServer.AddPostStartHook(controllerHookName, func(hookCtx genericapiserver.PostStartHookContext) error {
 		loopback, err := versioned.NewForConfig(rest.AddUserAgent(rest.CopyConfig(hookCtx.LoopbackClientConfig), evictionrequest.ControllerName))
@@ -78,65 +116,63 @@ func (s *EvictionRequestServer) installController(c completedConfig) error {
 		}
 		ctx := klog.NewContext(hookCtx, klog.LoggerWithName(klog.FromContext(hookCtx), evictionrequest.ControllerName))
 		runTerm := func(ctx context.Context) {
-			// Each leadership term has its own informers and queue, so that
-			// nothing of a lost term acts in the next one.
+			// Each leadership term has its own informers and queues, so
+			// that nothing of a lost term acts in the next one.
 			informers := externalversions.NewSharedInformerFactory(loopback, 0)
-			controller, err := evictionrequest.NewController(ctx, kubeClient, loopback.CoordinationV1alpha1(),
-				informers.Coordination().V1alpha1().EvictionRequests(), podInformer, clock.RealClock{})
+			defer informers.Shutdown()
+			erInformer := informers.Coordination().V1alpha1().EvictionRequests()
+			controller, err := evictionrequest.NewController(ctx, kubeClient, loopback.CoordinationV1alpha1(), erInformer, podInformer,
+				c.ExtraConfig.Clock, evictionrequest.Options{EventClient: eventClient, CallTimeout: cfg.CallTimeout})
 			if err != nil {
 				klog.FromContext(ctx).Error(err, "Cannot start the eviction request controller")
 				return
 			}
+			var drainController *nodedrain.Controller
+			if cfg.NodeDrain != nil {
+				req, err := requester.New(cfg.NodeDrain.Requester, loopback.CoordinationV1alpha1(), kubeClient.CoreV1(),
+					requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: cfg.CallTimeout})
+				if err == nil {
+					drainController, err = nodedrain.NewController(ctx, kubeClient, eventClient, req,
+						factory.Core().V1().Nodes(), podInformer, erInformer, factory.Policy().V1().PodDisruptionBudgets(),
+						c.ExtraConfig.Clock, cfg.CallTimeout)
+				}
+				if err != nil {
+					klog.FromContext(ctx).Error(err, "Cannot start the node drain controller")
+					return
+				}
+			}
 			informers.Start(ctx.Done())
-			c.GenericConfig.SharedInformerFactory.Start(ctx.Done())
+			factory.Start(ctx.Done())
+			done := make(chan struct{})
+			if drainController != nil {
+				go func() {
+					defer close(done)
+					drainController.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), nodedrain.ControllerName)), cfg.NodeDrain.Workers)
+				}()
+			} else {
+				close(done)
+			}
 			controller.Run(ctx, cfg.Workers)
-			informers.Shutdown()
+			<-done
 		}
-		go runLeaderElected(ctx, cfg.LeaderElection, kubeClient, runTerm)
+		if !cfg.LeaderElection.LeaderElect {
+			go runTerm(ctx)
+			return nil
+		}
+		le := cfg.LeaderElection
+		go func() {
+			err := leaderelect.Run(ctx, kubeClient.CoordinationV1(), leaderelect.Config{
+				Namespace:     le.ResourceNamespace,
+				Name:          le.ResourceName,
+				LeaseDuration: le.LeaseDuration.Duration,
+				RenewDeadline: le.RenewDeadline.Duration,
+				RetryPeriod:   le.RetryPeriod.Duration,
+				Healthz:       leaderHealth,
+			}, runTerm)
+			if err != nil {
+				klog.FromContext(ctx).Error(err, "Leader election failed")
+			}
+		}()
 		return nil
 	})
-}
-
-// runLeaderElected runs term for as long as this process holds the Lease,
-// and campaigns again after losing it, until ctx is canceled. A term has
-// ended before the next campaign starts.
-func runLeaderElected(ctx context.Context, cfg componentbaseconfig.LeaderElectionConfiguration, kubeClient kubernetes.Interface, term func(context.Context)) {
-	logger := klog.FromContext(ctx)
-	if !cfg.LeaderElect {
-		term(ctx)
-		return
-	}
-	hostname, err := os.Hostname()
-	if err != nil {
-		hostname = "unknown"
-	}
-	identity := hostname + "_" + uuid.NewString()
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: cfg.ResourceNamespace, Name: cfg.ResourceName},
-		Client:     kubeClient.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
-	}
-	for ctx.Err() == nil {
-		var running sync.WaitGroup
-		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
-			Lock:            lock,
-			Name:            evictionrequest.ControllerName,
-			LeaseDuration:   cfg.LeaseDuration.Duration,
-			RenewDeadline:   cfg.RenewDeadline.Duration,
-			RetryPeriod:     cfg.RetryPeriod.Duration,
-			ReleaseOnCancel: true,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(ctx context.Context) {
-					running.Add(1)
-					defer running.Done()
-					logger.Info("Acquired the leader election Lease", "lease", klog.KRef(cfg.ResourceNamespace, cfg.ResourceName), "identity", identity)
-					term(ctx)
-				},
-				OnStoppedLeading: func() {
-					logger.Info("Stopped leading", "lease", klog.KRef(cfg.ResourceNamespace, cfg.ResourceName), "identity", identity)
-				},
-			},
-		})
-		running.Wait()
-	}
 }

@@ -89,7 +89,7 @@ func TestCancellationMultipleDynamicRequestersNoCancellation(t *testing.T) {
 	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, "p-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 	if attempts, _ := auditedEvictions(t, ns, "p-1"); attempts != 0 {
 		t.Errorf("the controller evicted p-1 %d times although A deleted it", attempts)
 	}
@@ -115,7 +115,7 @@ func TestCancellationSingleDynamicRequester(t *testing.T) {
 	if err := updateRequesters(t, ns, er.Name); err != nil {
 		t.Fatal(err)
 	}
-	done := waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonCanceled)
+	done := waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonCanceled)
 	waitForEvents(t, ns, er.Name, evictioncontroller.EventCanceled)
 	// 9. B sees the cancellation. p-1 keeps running.
 	if !strings.Contains(done.Status.Message, "canceled") {
@@ -161,7 +161,7 @@ func TestCancellationForbidden(t *testing.T) {
 	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, "p-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 	// 13. The drain controller can delete the request now that p-1 is gone.
 	if err := f.EvictionRequests(ns).Delete(ctx, er.Name, metav1.DeleteOptions{}); err != nil {
 		t.Errorf("deleting under Forbid once p-1 is gone: %v", err)

@@ -44,7 +44,7 @@ func TestControllerEvictsAPodWithoutInterceptors(t *testing.T) {
 	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
 
 	waitForPodGone(t, ns, pod.Name)
-	waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 	waitForEvents(t, ns, er.Name, evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
 	if attempts, granted := auditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
 		t.Errorf("kube-apiserver saw %d evictions of %s (%d granted), want exactly one", attempts, pod.Name, granted)
@@ -104,7 +104,7 @@ func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
 	respond(t, ns, er.Name, func(s *v1alpha1.EvictionRequestStatus) { s.ActiveInterceptorCompleted = true })
 
 	waitForPodGone(t, ns, pod.Name)
-	waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 	waitForEvents(t, ns, er.Name,
 		evictioncontroller.EventInterceptorSelected, evictioncontroller.EventInterceptorHandedOff, evictioncontroller.EventInterceptorTimedOut,
 		evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
@@ -176,7 +176,7 @@ func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitForPodGone(t, ns, pod.Name)
-	done := waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	done := waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 	if done.Status.PodEvictionStatus.FailedAPIEvictionCounter < 3 {
 		t.Errorf("the failure counter went back to %d", done.Status.PodEvictionStatus.FailedAPIEvictionCounter)
 	}
@@ -269,5 +269,5 @@ func TestControllerNeverEvictsATerminatingPod(t *testing.T) {
 	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
-	waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 }

@@ -35,7 +35,7 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 	)
 	evicted := f.CreatePod(t, ns, "evicted-0", framework.PodOptions{})
 	er := f.CreateEvictionRequest(t, evicted, requester)
-	waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodDeleted)
+	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 	parked := f.CreatePod(t, ns, "parked-0", framework.PodOptions{Interceptors: []string{interceptor}})
 	parkedER := f.CreateEvictionRequest(t, parked, requester)
 	waitUntilActive(t, ns, parkedER.Name, interceptor)

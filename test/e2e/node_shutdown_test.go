@@ -50,7 +50,7 @@ func TestGracefulNodeShutdownCompletesTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	done := waitForCompletion(t, ns, er.Name, evictioncontroller.ReasonPodTerminated)
+	done := waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodTerminated)
 	if !strings.Contains(done.Status.Message, "imminent node shutdown") {
 		t.Errorf("status.message = %q, want the pod's reason", done.Status.Message)
 	}
@@ -121,7 +121,7 @@ func TestOutOfServiceNodeCompletesTheRequests(t *testing.T) {
 	// Pod GC marks a pod Failed before it force-deletes it: the controller
 	// may see either first.
 	for _, name := range requests {
-		waitForCompletion(t, ns, name, evictioncontroller.ReasonPodTerminated, evictioncontroller.ReasonPodDeleted)
+		waitForCompletion(t, ns, name, v1alpha1.CompleteReasonPodTerminated, v1alpha1.CompleteReasonPodDeleted)
 	}
 }
 

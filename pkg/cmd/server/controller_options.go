@@ -14,6 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+
 package server
 
 import (
@@ -22,30 +23,55 @@ import (
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 )
 
-// ControllerOptions configure the eviction request controller the server runs
-// in-process.
+// ControllerOptions configure the controllers the server runs in-process:
+// the eviction request controller and, when enabled, the node drain
+// requester.
 type ControllerOptions struct {
-	// Enabled runs the controller; split deployments turn it off on the
+	// Enabled runs the controllers; split deployments turn them off on the
 	// replicas that only serve the API.
 	Enabled bool
 	// Workers is the number of EvictionRequests synced in parallel.
-	Workers        int
-	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	Workers int
+	// KubeAPIQPS and KubeAPIBurst limit the controllers' client to the
+	// cluster (evictions, pod reads, node writes); events have a budget of
+	// their own with the same limits, so that they never delay an eviction.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
+	// CallTimeout bounds every call the controllers make to the cluster.
+	CallTimeout time.Duration
+	// NodeDrain runs the declarative node drain requester.
+	NodeDrain bool
+	// NodeDrainRequester is the requester name of the node drain.
+	NodeDrainRequester string
+	// NodeDrainWorkers is the number of nodes synced in parallel.
+	NodeDrainWorkers int
+	LeaderElection   componentbaseconfig.LeaderElectionConfiguration
 }
 
-// NewControllerOptions returns the defaults: enabled, leader-elected on the
-// Lease evictionrequest-system/evictionrequest-controller.
+// NewControllerOptions returns the defaults: the eviction request controller
+// enabled and leader-elected on the Lease
+// evictionrequest-system/evictionrequest-controller, the node drain off.
 func NewControllerOptions() *ControllerOptions {
 	return &ControllerOptions{
 		Enabled: true,
 		Workers: 5,
+		// A drain of a few hundred pods evicts them, reads them and records
+		// events within seconds; client-go's default of 5 requests/s would
+		// make it crawl.
+		KubeAPIQPS:         100,
+		KubeAPIBurst:       200,
+		CallTimeout:        30 * time.Second,
+		NodeDrainRequester: nodedrain.DefaultRequesterName,
+		NodeDrainWorkers:   2,
 		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
 			LeaderElect:       true,
 			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
@@ -61,9 +87,22 @@ func NewControllerOptions() *ControllerOptions {
 // AddFlags adds the controller flags to fs.
 func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Enabled, "enable-evictionrequest-controller", o.Enabled,
-		"Run the eviction request controller in this process. Turn it off on replicas that only serve the API.")
+		"Run the eviction request controller (and the node drain requester, if enabled) in this process. Turn it off on replicas that only serve the API.")
 	fs.IntVar(&o.Workers, "concurrent-evictionrequest-syncs", o.Workers,
 		"Number of EvictionRequests the controller syncs in parallel.")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
+		"Requests per second the in-process controllers may send to the cluster's kube-apiserver (evictions, pod reads, node writes). Events have a budget of their own with the same limits.")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
+		"Burst of requests the in-process controllers may send to the cluster's kube-apiserver.")
+	fs.DurationVar(&o.CallTimeout, "kube-api-call-timeout", o.CallTimeout,
+		"Timeout of each call the in-process controllers make to the cluster; a call that times out is retried.")
+	fs.BoolVar(&o.NodeDrain, "enable-node-drain-controller", o.NodeDrain,
+		"Run the declarative node drain requester: drain nodes annotated evictionrequest.coordination.k8s.io/drain=true, "+
+			"and request the eviction of the pods of nodes that report a graceful shutdown.")
+	fs.StringVar(&o.NodeDrainRequester, "node-drain-requester-name", o.NodeDrainRequester,
+		"Requester name (a DNS subdomain) under which the node drain requests evictions.")
+	fs.IntVar(&o.NodeDrainWorkers, "concurrent-node-drain-syncs", o.NodeDrainWorkers,
+		"Number of nodes the node drain syncs in parallel.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
@@ -75,6 +114,20 @@ func (o *ControllerOptions) Validate() []error {
 	var errs []error
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-evictionrequest-syncs must be at least 1, got %d", o.Workers))
+	}
+	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive and --kube-api-burst at least 1, got %v and %d", o.KubeAPIQPS, o.KubeAPIBurst))
+	}
+	if o.CallTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-call-timeout must be positive, got %s", o.CallTimeout))
+	}
+	if o.NodeDrain {
+		if msgs := validation.IsDNS1123Subdomain(o.NodeDrainRequester); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--node-drain-requester-name %q: %v", o.NodeDrainRequester, msgs))
+		}
+		if o.NodeDrainWorkers < 1 {
+			errs = append(errs, fmt.Errorf("--concurrent-node-drain-syncs must be at least 1, got %d", o.NodeDrainWorkers))
+		}
 	}
 	le := o.LeaderElection
 	if le.LeaderElect {
@@ -92,14 +145,21 @@ func (o *ControllerOptions) Validate() []error {
 }
 
 // ApplyTo turns the options into the controller configuration of the
-// server, nil when the controller is off.
+// server, nil when the controllers are off.
 func (o *ControllerOptions) ApplyTo(config *apiserver.Config) {
 	if !o.Enabled {
 		return
 	}
-	config.ExtraConfig.Controller = &apiserver.ControllerConfig{
+	controller := &apiserver.ControllerConfig{
 		Workers:        o.Workers,
 		LeaderElection: o.LeaderElection,
 		KubeConfig:     config.GenericConfig.ClientConfig,
+		KubeAPIQPS:     o.KubeAPIQPS,
+		KubeAPIBurst:   o.KubeAPIBurst,
+		CallTimeout:    o.CallTimeout,
 	}
+	if o.NodeDrain {
+		controller.NodeDrain = &apiserver.NodeDrainConfig{Requester: o.NodeDrainRequester, Workers: o.NodeDrainWorkers}
+	}
+	config.ExtraConfig.Controller = controller
 }

@@ -54,12 +54,27 @@ const (
 	ControllerName = "evictionrequest-controller"
 	// queueName names the workqueue in the workqueue metrics.
 	queueName = "evictionrequests"
+	// defaultCallTimeout bounds each call to an API unless Options say otherwise.
+	defaultCallTimeout = 30 * time.Second
 )
+
+// Options tune a Controller; the zero value is fine.
+type Options struct {
+	// EventClient records the events; the kube client when nil. A client
+	// of its own gives events a rate limit budget of their own, so that
+	// they never delay an eviction.
+	EventClient kubernetes.Interface
+	// CallTimeout bounds every call to an API; 30s when zero. A call that
+	// times out fails the sync, which is retried.
+	CallTimeout time.Duration
+}
 
 // Controller reconciles EvictionRequests with their pods.
 type Controller struct {
-	kubeClient kubernetes.Interface
-	erClient   coordinationclient.EvictionRequestsGetter
+	kubeClient  kubernetes.Interface
+	eventClient kubernetes.Interface
+	erClient    coordinationclient.EvictionRequestsGetter
+	callTimeout time.Duration
 
 	erLister  coordinationlisters.EvictionRequestLister
 	erSynced  cache.InformerSynced
@@ -81,10 +96,18 @@ type Controller struct {
 // from the given informers, writes EvictionRequest status through erClient
 // and evicts pods through kubeClient. The clock is injectable for tests.
 func NewController(ctx context.Context, kubeClient kubernetes.Interface, erClient coordinationclient.EvictionRequestsGetter,
-	erInformer coordinationinformers.EvictionRequestInformer, podInformer coreinformers.PodInformer, clock clock.WithTicker) (*Controller, error) {
+	erInformer coordinationinformers.EvictionRequestInformer, podInformer coreinformers.PodInformer, clock clock.WithTicker, opts Options) (*Controller, error) {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	if opts.EventClient == nil {
+		opts.EventClient = kubeClient
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = defaultCallTimeout
+	}
 	c := &Controller{
 		kubeClient:  kubeClient,
+		eventClient: opts.EventClient,
+		callTimeout: opts.CallTimeout,
 		erClient:    erClient,
 		erLister:    erInformer.Lister(),
 		erSynced:    erInformer.Informer().HasSynced,
@@ -126,7 +149,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	logger := klog.FromContext(ctx)
 
 	c.broadcaster.StartStructuredLogging(3)
-	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kubeClient.CoreV1().Events("")})
+	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.eventClient.CoreV1().Events("")})
 	defer c.broadcaster.Shutdown()
 
 	var wg sync.WaitGroup

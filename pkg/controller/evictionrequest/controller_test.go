@@ -95,7 +95,7 @@ func newFixture(t testing.TB) *fixture {
 
 	erInformer := erinformers.NewSharedInformerFactory(f.erClient, 0).Coordination().V1alpha1().EvictionRequests()
 	podInformer := informers.NewSharedInformerFactory(f.kube, 0).Core().V1().Pods()
-	c, err := NewController(ctx, f.kube, f.erClient.CoordinationV1alpha1(), erInformer, podInformer, f.clock)
+	c, err := NewController(ctx, f.kube, f.erClient.CoordinationV1alpha1(), erInformer, podInformer, f.clock, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -550,14 +550,14 @@ func TestCompletion(t *testing.T) {
 		wantReason         string
 		wantMessage        string
 	}{
-		"pod deleted":                 {wantReason: ReasonPodDeleted, wantMessage: "Pod web-0 was deleted."},
-		"pod replaced under its name": {cachedPod: newPod(func(p *corev1.Pod) { p.UID = "new-uid" }), livePod: newPod(func(p *corev1.Pod) { p.UID = "new-uid" }), wantReason: ReasonPodDeleted, wantMessage: "now has UID new-uid"},
-		"pod succeeded":               {cachedPod: newPod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), livePod: newPod(), wantReason: ReasonPodTerminated, wantMessage: "reached phase Succeeded"},
+		"pod deleted":                 {wantReason: v1alpha1.CompleteReasonPodDeleted, wantMessage: "Pod web-0 was deleted."},
+		"pod replaced under its name": {cachedPod: newPod(func(p *corev1.Pod) { p.UID = "new-uid" }), livePod: newPod(func(p *corev1.Pod) { p.UID = "new-uid" }), wantReason: v1alpha1.CompleteReasonPodDeleted, wantMessage: "now has UID new-uid"},
+		"pod succeeded":               {cachedPod: newPod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), livePod: newPod(), wantReason: v1alpha1.CompleteReasonPodTerminated, wantMessage: "reached phase Succeeded"},
 		"pod ended by a graceful node shutdown": {
 			cachedPod: newPod(gracefulShutdown), livePod: newPod(gracefulShutdown),
-			wantReason: ReasonPodTerminated, wantMessage: "Failed (Terminated: Pod was terminated in response to imminent node shutdown.)",
+			wantReason: v1alpha1.CompleteReasonPodTerminated, wantMessage: "Failed (Terminated: Pod was terminated in response to imminent node shutdown.)",
 		},
-		"every requester withdrew": {cachedPod: newPod(), livePod: newPod(), requesters: []v1alpha1.Requester{}, policy: v1alpha1.Allow, wantReason: ReasonCanceled},
+		"every requester withdrew": {cachedPod: newPod(), livePod: newPod(), requesters: []v1alpha1.Requester{}, policy: v1alpha1.Allow, wantReason: v1alpha1.CompleteReasonCanceled},
 		"no requester under Forbid waits for the interceptor": {
 			cachedPod: newPod(), livePod: newPod(), requesters: []v1alpha1.Requester{}, policy: v1alpha1.Forbid,
 		},
@@ -610,7 +610,7 @@ func TestCompletion(t *testing.T) {
 				t.Errorf("evicted %v while completing", f.evicted())
 			}
 			wantEvent := "Normal " + EventCompleted
-			if tc.wantReason == ReasonCanceled {
+			if tc.wantReason == v1alpha1.CompleteReasonCanceled {
 				wantEvent = "Normal " + EventCanceled
 			}
 			f.expectEvents(wantEvent)

@@ -25,13 +25,13 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
 // evict asks the Eviction API to evict the pod of a request no interceptor
@@ -61,7 +61,9 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 		return wait, nil
 	}
 
-	err := c.kubeClient.PolicyV1().Evictions(pod.Namespace).Evict(ctx, &policyv1.Eviction{
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	err := c.kubeClient.PolicyV1().Evictions(pod.Namespace).Evict(callCtx, &policyv1.Eviction{
 		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 		// The UID precondition keeps a pod that replaced ours under the same
 		// name from being evicted in its place.
@@ -115,13 +117,11 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 // DaemonSet pods would be recreated on the same node at once, and mirror
 // pods belong to the kubelet's static pods.
 func notEvictable(pod *corev1.Pod) string {
-	if _, ok := pod.Annotations[corev1.MirrorPodAnnotationKey]; ok {
+	switch {
+	case drain.IsMirrorPod(pod):
 		return "mirror"
-	}
-	if owner := metav1.GetControllerOf(pod); owner != nil && owner.Kind == "DaemonSet" {
-		if gv, err := schema.ParseGroupVersion(owner.APIVersion); err == nil && gv.Group == "apps" {
-			return "DaemonSet"
-		}
+	case drain.IsDaemonSetPod(pod):
+		return "DaemonSet"
 	}
 	return ""
 }

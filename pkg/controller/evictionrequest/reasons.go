@@ -16,19 +16,6 @@ limitations under the License.
 
 package evictionrequest
 
-// Reasons of the Complete condition the controller sets.
-const (
-	// ReasonPodDeleted completes a request whose pod was deleted, or
-	// replaced by a pod of the same name and another UID.
-	ReasonPodDeleted = "PodDeleted"
-	// ReasonPodTerminated completes a request whose pod reached phase
-	// Succeeded or Failed, for example after a graceful node shutdown.
-	ReasonPodTerminated = "PodTerminated"
-	// ReasonCanceled completes a request whose requesters all withdrew while
-	// cancellation was allowed.
-	ReasonCanceled = "Canceled"
-)
-
 // Reasons of the events the controller records on EvictionRequests.
 const (
 	// EventInterceptorSelected: the highest-index interceptor became active.

@@ -32,6 +32,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
 // sync brings the EvictionRequest key one step forward and returns when it
@@ -79,7 +80,9 @@ func (c *Controller) getPod(ctx context.Context, namespace string, podRef *v1alp
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	pod, err = c.kubeClient.CoreV1().Pods(namespace).Get(ctx, podRef.Name, metav1.GetOptions{})
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	pod, err = c.kubeClient.CoreV1().Pods(namespace).Get(callCtx, podRef.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -93,17 +96,17 @@ func completion(er *v1alpha1.EvictionRequest, pod *corev1.Pod) (reason, message 
 	podRef := er.Spec.Target.PodRef
 	switch {
 	case pod == nil:
-		return ReasonPodDeleted, fmt.Sprintf("Pod %s was deleted.", podRef.Name)
+		return v1alpha1.CompleteReasonPodDeleted, fmt.Sprintf("Pod %s was deleted.", podRef.Name)
 	case string(pod.UID) != podRef.UID:
-		return ReasonPodDeleted, fmt.Sprintf("Pod %s with UID %s was deleted; the pod of that name now has UID %s.", podRef.Name, podRef.UID, pod.UID)
-	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		return v1alpha1.CompleteReasonPodDeleted, fmt.Sprintf("Pod %s with UID %s was deleted; the pod of that name now has UID %s.", podRef.Name, podRef.UID, pod.UID)
+	case drain.IsTerminal(pod):
 		message = fmt.Sprintf("Pod %s reached phase %s", pod.Name, pod.Status.Phase)
 		if pod.Status.Reason != "" {
 			message += fmt.Sprintf(" (%s: %s)", pod.Status.Reason, pod.Status.Message)
 		}
-		return ReasonPodTerminated, message + "."
+		return v1alpha1.CompleteReasonPodTerminated, message + "."
 	case len(er.Spec.Requesters) == 0 && ptr.Deref(er.Status.EvictionRequestCancellationPolicy, v1alpha1.Allow) != v1alpha1.Forbid:
-		return ReasonCanceled, "Every requester withdrew; the eviction request is canceled."
+		return v1alpha1.CompleteReasonCanceled, "Every requester withdrew; the eviction request is canceled."
 	}
 	return "", ""
 }
@@ -130,7 +133,7 @@ func (c *Controller) complete(ctx context.Context, er *v1alpha1.EvictionRequest,
 	}
 	c.backoff.forget(er.Namespace + "/" + er.Name)
 	eventReason := EventCompleted
-	if reason == ReasonCanceled {
+	if reason == v1alpha1.CompleteReasonCanceled {
 		eventReason = EventCanceled
 	}
 	c.eventf(er, corev1.EventTypeNormal, eventReason, "%s", message)
@@ -206,7 +209,9 @@ func (c *Controller) updateStatus(ctx context.Context, er *v1alpha1.EvictionRequ
 	if apiequality.Semantic.DeepEqual(er.Status, updated.Status) {
 		return nil
 	}
-	_, err := c.erClient.EvictionRequests(er.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: ControllerName})
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	_, err := c.erClient.EvictionRequests(er.Namespace).UpdateStatus(callCtx, updated, metav1.UpdateOptions{FieldManager: ControllerName})
 	return err
 }
 
@@ -217,7 +222,9 @@ func (c *Controller) updateStatusRetryingConflicts(ctx context.Context, er *v1al
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		err := c.updateStatus(ctx, er, mutate)
 		if apierrors.IsConflict(err) {
-			latest, getErr := c.erClient.EvictionRequests(er.Namespace).Get(ctx, er.Name, metav1.GetOptions{})
+			callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+			latest, getErr := c.erClient.EvictionRequests(er.Namespace).Get(callCtx, er.Name, metav1.GetOptions{})
+			cancel()
 			if getErr != nil {
 				return getErr
 			}

@@ -41,6 +41,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
 // PluginName is the name of the plugin in --enable-admission-plugins and
@@ -267,7 +268,7 @@ func (p *Plugin) validateDeletion(ctx context.Context, a admission.Attributes, e
 	if err != nil {
 		return err
 	}
-	if pod == nil || string(pod.UID) != podRef.UID || podTerminal(pod) {
+	if pod == nil || string(pod.UID) != podRef.UID || drain.IsTerminal(pod) {
 		return nil
 	}
 	return admission.NewForbidden(a, fmt.Errorf(

@@ -91,8 +91,3 @@ func mergeLabels(requestLabels, podLabels map[string]string) map[string]string {
 	}
 	return merged
 }
-
-// podTerminal is true once the pod's containers will not run again.
-func podTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}

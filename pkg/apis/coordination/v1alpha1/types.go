@@ -276,6 +276,20 @@ const (
 	EvictionRequestComplete EvictionRequestConditionType = "Complete"
 )
 
+// Reasons of the Complete condition, set by the eviction request controller.
+// Requesters read them to learn how an eviction request ended.
+const (
+	// CompleteReasonPodDeleted: the pod was deleted, or replaced by a pod of
+	// the same name and another UID.
+	CompleteReasonPodDeleted = "PodDeleted"
+	// CompleteReasonPodTerminated: the pod reached phase Succeeded or Failed,
+	// for example after a graceful node shutdown.
+	CompleteReasonPodTerminated = "PodTerminated"
+	// CompleteReasonCanceled: every requester withdrew while cancellation
+	// was allowed.
+	CompleteReasonCanceled = "Canceled"
+)
+
 // EvictionRequestCancellationPolicy says whether an eviction request can be canceled.
 // +enum
 type EvictionRequestCancellationPolicy string

@@ -1,0 +1,43 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package v1alpha1
+
+import corev1 "k8s.io/api/core/v1"
+
+// The node drain requester of evictionrequest-apiserver (off unless the
+// server runs with --enable-node-drain-controller) reads and writes these on
+// Nodes.
+const (
+	// NodeDrainAnnotation on a Node, set to "true", asks for the node to be
+	// drained through EvictionRequests: the node is cordoned and every pod
+	// of it that a drain evicts gets an EvictionRequest, including pods that
+	// land on it later. Removing the annotation (or any other value)
+	// withdraws the requests that are not complete and uncordons the node
+	// if the drain cordoned it.
+	NodeDrainAnnotation = "evictionrequest.coordination.k8s.io/drain"
+	// NodeCordonedByAnnotation records who cordoned a Node on behalf of a
+	// drain, so that only that drain uncordons it: a node an admin cordoned
+	// stays cordoned when the drain ends.
+	NodeCordonedByAnnotation = "evictionrequest.coordination.k8s.io/cordoned-by"
+
+	// NodeDrainInProgress is True on a Node while a drain waits for pods to
+	// leave it; its message counts them. (The condition KEP-5683 proposes.)
+	NodeDrainInProgress corev1.NodeConditionType = "DrainInProgress"
+	// NodeDrained is True on a Node once every pod a drain evicts is gone.
+	NodeDrained corev1.NodeConditionType = "Drained"
+)

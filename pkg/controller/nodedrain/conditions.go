@@ -1,0 +1,134 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package nodedrain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
+)
+
+// Reasons of the Node conditions of a drain.
+const (
+	ReasonEvictingPods  = "EvictingPods"
+	ReasonAllPodsGone   = "AllPodsGone"
+	ReasonPodsRemaining = "PodsRemaining"
+)
+
+// desiredConditions are the DrainInProgress and Drained conditions that
+// say how far the drain of a node has come.
+func desiredConditions(state nodeState, selection drain.Selection, summary drain.Summary) (inProgress, drained corev1.NodeCondition) {
+	why := "the " + v1alpha1.NodeDrainAnnotation + " annotation asks for it"
+	if !state.marked {
+		why = "the node is shutting down"
+	}
+	skipped := ""
+	if s := selection.SkippedSummary(); s != "" {
+		skipped = "; skipped: " + s
+	}
+	inProgress = corev1.NodeCondition{Type: v1alpha1.NodeDrainInProgress}
+	drained = corev1.NodeCondition{Type: v1alpha1.NodeDrained}
+	if summary.Left() == 0 {
+		inProgress.Status, inProgress.Reason = corev1.ConditionFalse, ReasonAllPodsGone
+		inProgress.Message = fmt.Sprintf("Drained because %s: no pod is left to evict%s.", why, skipped)
+		drained.Status, drained.Reason, drained.Message = corev1.ConditionTrue, ReasonAllPodsGone, inProgress.Message
+		return inProgress, drained
+	}
+	inProgress.Status, inProgress.Reason = corev1.ConditionTrue, ReasonEvictingPods
+	inProgress.Message = fmt.Sprintf("Draining because %s: %d pods left to evict (%s)%s.", why, summary.Left(), summary.Breakdown(), skipped)
+	drained.Status, drained.Reason = corev1.ConditionFalse, ReasonPodsRemaining
+	drained.Message = fmt.Sprintf("%d pods left to evict.", summary.Left())
+	return inProgress, drained
+}
+
+// setConditions writes the drain's conditions to the Node's status when
+// they changed, with a strategic merge patch that leaves the kubelet's
+// conditions alone, and records the drain's start and end as events.
+func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state nodeState, selection drain.Selection, summary drain.Summary) error {
+	inProgress, drained := desiredConditions(state, selection, summary)
+	now := metav1.NewTime(c.clock.Now())
+	var changed []corev1.NodeCondition
+	var started, finished bool
+	for _, want := range []corev1.NodeCondition{inProgress, drained} {
+		have := findCondition(node, want.Type)
+		if have != nil && have.Status == want.Status && have.Reason == want.Reason && have.Message == want.Message {
+			continue
+		}
+		want.LastHeartbeatTime, want.LastTransitionTime = now, now
+		if have != nil && have.Status == want.Status {
+			want.LastTransitionTime = have.LastTransitionTime
+		}
+		if want.Status == corev1.ConditionTrue && (have == nil || have.Status != corev1.ConditionTrue) {
+			started = started || want.Type == v1alpha1.NodeDrainInProgress
+			finished = finished || want.Type == v1alpha1.NodeDrained
+		}
+		changed = append(changed, want)
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	if err := c.patchConditions(ctx, node.Name, changed); err != nil {
+		return err
+	}
+	if started {
+		c.recorder.Eventf(node, corev1.EventTypeNormal, EventDrainStarted, "%s", inProgress.Message)
+	}
+	if finished {
+		c.recorder.Eventf(node, corev1.EventTypeNormal, EventDrained, "%s", drained.Message)
+	}
+	return nil
+}
+
+// removeConditions deletes the drain's conditions from the Node's status.
+func (c *Controller) removeConditions(ctx context.Context, name string) error {
+	return c.patchConditions(ctx, name, nil, v1alpha1.NodeDrainInProgress, v1alpha1.NodeDrained)
+}
+
+func (c *Controller) patchConditions(ctx context.Context, name string, set []corev1.NodeCondition, remove ...corev1.NodeConditionType) error {
+	conditions := make([]any, 0, len(set)+len(remove))
+	for _, condition := range set {
+		conditions = append(conditions, condition)
+	}
+	for _, t := range remove {
+		conditions = append(conditions, map[string]any{"type": t, "$patch": "delete"})
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": conditions}})
+	if err != nil {
+		return err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	_, err = c.kubeClient.CoreV1().Nodes().Patch(callCtx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: ControllerName}, "status")
+	return err
+}
+
+func findCondition(node *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == t {
+			return &node.Status.Conditions[i]
+		}
+	}
+	return nil
+}

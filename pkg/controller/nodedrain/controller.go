@@ -1,0 +1,303 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+// Package nodedrain is the declarative node drain of evictionrequest-apiserver:
+// a requester in the server's in-process controllers. A node marked with the
+// evictionrequest.coordination.k8s.io/drain=true annotation is cordoned, and
+// every pod of it that a drain evicts (pkg/drain decides, as for the kubectl
+// plugin) gets an EvictionRequest with this requester, including pods that
+// land on the node later. A node whose kubelet reports a graceful shutdown
+// (Ready=False, "node is shutting down") gets the same requests, without
+// cordoning, so that interceptors learn of it within the shutdown grace
+// period. When neither holds any more the requester withdraws from the
+// requests that are not complete and uncordons the node if it cordoned it.
+// Progress shows on the Node as the DrainInProgress and Drained conditions
+// and as events.
+package nodedrain
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	policyinformers "k8s.io/client-go/informers/policy/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	coordinationinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions/coordination/v1alpha1"
+	coordinationlisters "github.com/evictionrequest/apiserver/pkg/generated/listers/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
+)
+
+const (
+	// ControllerName names the controller in events, logs and field managers.
+	ControllerName = "evictionrequest-node-drain"
+	// DefaultRequesterName is the name the controller lists itself under in
+	// spec.requesters.
+	DefaultRequesterName = "nodedrain.evictionrequest.coordination.k8s.io"
+	// PodNodeNameIndex indexes pods by spec.nodeName; the pod informer must
+	// have it before it starts (AddPodIndexer).
+	PodNodeNameIndex = "spec.nodeName"
+
+	// forbiddenRetry is how soon a withdrawal that an interceptor's Forbid
+	// policy refused is tried again.
+	forbiddenRetry = 30 * time.Second
+)
+
+// AddPodIndexer indexes the pod informer by node, before it starts.
+func AddPodIndexer(podInformer coreinformers.PodInformer) error {
+	return podInformer.Informer().AddIndexers(cache.Indexers{PodNodeNameIndex: func(obj any) ([]string, error) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Spec.NodeName == "" {
+			return nil, nil
+		}
+		return []string{pod.Spec.NodeName}, nil
+	}})
+}
+
+// Controller drains the nodes that ask for it through EvictionRequests.
+type Controller struct {
+	kubeClient kubernetes.Interface
+	requester  *requester.Requester
+	// callTimeout bounds every call to the cluster.
+	callTimeout time.Duration
+
+	nodeLister corelisters.NodeLister
+	podIndexer cache.Indexer
+	podLister  corelisters.PodLister
+	erLister   coordinationlisters.EvictionRequestLister
+	pdbLister  policylisters.PodDisruptionBudgetLister
+	synced     []cache.InformerSynced
+	handlers   []handlerRegistration
+
+	queue       workqueue.TypedRateLimitingInterface[string]
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	clock       clock.PassiveClock
+}
+
+type handlerRegistration struct {
+	informer     cache.SharedIndexInformer
+	registration cache.ResourceEventHandlerRegistration
+}
+
+// NewController returns a node drain controller that requests evictions as
+// req. The pod informer must be indexed with AddPodIndexer.
+func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventClient kubernetes.Interface, req *requester.Requester,
+	nodeInformer coreinformers.NodeInformer, podInformer coreinformers.PodInformer,
+	erInformer coordinationinformers.EvictionRequestInformer, pdbInformer policyinformers.PodDisruptionBudgetInformer,
+	clock clock.WithTicker, callTimeout time.Duration) (*Controller, error) {
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
+	c := &Controller{
+		kubeClient:  kubeClient,
+		requester:   req,
+		callTimeout: callTimeout,
+		nodeLister:  nodeInformer.Lister(),
+		podIndexer:  podInformer.Informer().GetIndexer(),
+		podLister:   podInformer.Lister(),
+		erLister:    erInformer.Lister(),
+		pdbLister:   pdbInformer.Lister(),
+		synced: []cache.InformerSynced{nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced,
+			erInformer.Informer().HasSynced, pdbInformer.Informer().HasSynced},
+		broadcaster: broadcaster,
+		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
+		clock:       clock,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodedrain", Clock: clock}),
+	}
+	if _, ok := c.podIndexer.GetIndexers()[PodNodeNameIndex]; !ok {
+		broadcaster.Shutdown()
+		return nil, fmt.Errorf("the pod informer has no %s index", PodNodeNameIndex)
+	}
+	add := func(informer cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
+		registration, err := informer.AddEventHandler(h)
+		if err != nil {
+			return err
+		}
+		c.handlers = append(c.handlers, handlerRegistration{informer, registration})
+		return nil
+	}
+	for _, err := range []error{
+		add(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueueNode,
+			UpdateFunc: c.updateNode,
+		}),
+		add(podInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueuePod,
+			UpdateFunc: func(_, obj any) { c.enqueuePod(obj) },
+			DeleteFunc: c.enqueuePod,
+		}),
+		add(erInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueueEvictionRequest,
+			UpdateFunc: func(_, obj any) { c.enqueueEvictionRequest(obj) },
+			DeleteFunc: c.enqueueEvictionRequest,
+		}),
+	} {
+		if err != nil {
+			c.removeHandlers(ctx)
+			broadcaster.Shutdown()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Run drains nodes with workers goroutines until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	logger := klog.FromContext(ctx)
+	defer c.broadcaster.Shutdown()
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down the node drain controller")
+		c.queue.ShutDown()
+		wg.Wait()
+		c.removeHandlers(ctx)
+	}()
+	logger.Info("Starting the node drain controller", "requester", c.requester.Name())
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
+		return
+	}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wait.UntilWithContext(ctx, c.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+}
+
+func (c *Controller) removeHandlers(ctx context.Context) {
+	for _, h := range c.handlers {
+		if err := h.informer.RemoveEventHandler(h.registration); err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Removing an event handler")
+		}
+	}
+	c.handlers = nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	name, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(name)
+	requeueAfter, err := c.sync(klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "node", name)), name)
+	switch {
+	case apierrors.IsConflict(err):
+		klog.FromContext(ctx).V(4).Info("Node changed while syncing, requeuing", "node", name)
+		c.queue.AddRateLimited(name)
+	case err != nil:
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing the drain of a node failed, requeuing", "node", name)
+		c.queue.AddRateLimited(name)
+	default:
+		c.queue.Forget(name)
+		if requeueAfter > 0 {
+			c.queue.AddAfter(name, requeueAfter)
+		}
+	}
+	return true
+}
+
+func (c *Controller) enqueueNode(obj any) {
+	if node, ok := obj.(*corev1.Node); ok {
+		c.queue.Add(node.Name)
+	}
+}
+
+// updateNode enqueues a node when something the drain depends on changed:
+// kubelets update their nodes every few seconds, almost always with
+// nothing the drain reads.
+func (c *Controller) updateNode(oldObj, newObj any) {
+	oldNode, ok1 := oldObj.(*corev1.Node)
+	newNode, ok2 := newObj.(*corev1.Node)
+	if !ok1 || !ok2 || drainState(oldNode) != drainState(newNode) {
+		c.enqueueNode(newObj)
+	}
+}
+
+// enqueuePod enqueues the node of a pod, if that node is draining or was.
+func (c *Controller) enqueuePod(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown)
+		if !isTombstone {
+			return
+		}
+		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
+			return
+		}
+	}
+	c.enqueueNodeOfInterest(pod.Spec.NodeName)
+}
+
+// enqueueEvictionRequest enqueues the node of the request's pod.
+func (c *Controller) enqueueEvictionRequest(obj any) {
+	er, ok := obj.(*v1alpha1.EvictionRequest)
+	if !ok {
+		tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown)
+		if !isTombstone {
+			return
+		}
+		if er, ok = tombstone.Obj.(*v1alpha1.EvictionRequest); !ok {
+			return
+		}
+	}
+	if er.Spec.Target.PodRef == nil {
+		return
+	}
+	pod, err := c.podLister.Pods(er.Namespace).Get(er.Spec.Target.PodRef.Name)
+	if err != nil || string(pod.UID) != er.Spec.Target.PodRef.UID {
+		return
+	}
+	c.enqueueNodeOfInterest(pod.Spec.NodeName)
+}
+
+func (c *Controller) enqueueNodeOfInterest(name string) {
+	if name == "" {
+		return
+	}
+	node, err := c.nodeLister.Get(name)
+	if err != nil {
+		return
+	}
+	if s := drainState(node); s.wanted() || s.conditions {
+		c.queue.Add(name)
+	}
+}

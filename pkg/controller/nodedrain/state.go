@@ -1,0 +1,82 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package nodedrain
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+)
+
+// shutdownMessage is what the kubelet's Ready condition says while a
+// graceful node shutdown is under way.
+const shutdownMessage = "node is shutting down"
+
+// nodeState is what the drain reads of a Node; a Node update that leaves it
+// unchanged needs no sync.
+type nodeState struct {
+	// marked: the node carries NodeDrainAnnotation=true.
+	marked bool
+	// shuttingDown: the kubelet reports a graceful node shutdown.
+	shuttingDown  bool
+	unschedulable bool
+	cordonedBy    string
+	// conditions: the node carries a condition of the drain; inProgress
+	// and drained are their status and message, so that a status update
+	// that erased or changed them is noticed.
+	conditions           bool
+	inProgress, drained string
+}
+
+func drainState(node *corev1.Node) nodeState {
+	s := nodeState{
+		marked:        node.Annotations[v1alpha1.NodeDrainAnnotation] == "true",
+		shuttingDown:  isShuttingDown(node),
+		unschedulable: node.Spec.Unschedulable,
+		cordonedBy:    node.Annotations[v1alpha1.NodeCordonedByAnnotation],
+	}
+	for _, c := range node.Status.Conditions {
+		switch c.Type {
+		case v1alpha1.NodeDrainInProgress:
+			s.conditions, s.inProgress = true, string(c.Status)+c.Reason+c.Message
+		case v1alpha1.NodeDrained:
+			s.conditions, s.drained = true, string(c.Status)+c.Reason+c.Message
+		}
+	}
+	return s
+}
+
+// wanted is true while the node should be drained.
+func (s nodeState) wanted() bool {
+	return s.marked || s.shuttingDown
+}
+
+// isShuttingDown is true while the kubelet reports a graceful node
+// shutdown: its Ready condition is not True and says the node is shutting
+// down (spec/node-shutdowns.md).
+func isShuttingDown(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status != corev1.ConditionTrue &&
+				(strings.Contains(strings.ToLower(c.Message), shutdownMessage) || strings.Contains(strings.ToLower(c.Reason), shutdownMessage))
+		}
+	}
+	return false
+}

@@ -1,0 +1,157 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package interceptor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+)
+
+// Handler does the interceptor's work on one EvictionRequest. Its context
+// ends when the interceptor loses the request or stops. It must be
+// idempotent: after a restart or a failure it runs again for a request it
+// already worked on.
+type Handler func(ctx context.Context, req *Request) (Result, error)
+
+// Outcome says how a Handler ended its turn.
+type Outcome int
+
+const (
+	// Completed: the interceptor did its part without terminating the pod;
+	// the request passes to the next interceptor, or to the Eviction API.
+	Completed Outcome = iota + 1
+	// Declined: the interceptor does not handle this pod; the request
+	// passes on at once.
+	Declined
+	// PodTerminated: the Handler deleted, evicted or terminated the pod; the
+	// interceptor keeps the request by heartbeating until the pod is gone
+	// and the request completes.
+	PodTerminated
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Completed:
+		return "Completed"
+	case Declined:
+		return "Declined"
+	case PodTerminated:
+		return "PodTerminated"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Result is what a Handler returns: its outcome, and the status.message
+// written with it.
+type Result struct {
+	Outcome Outcome
+	Message string
+}
+
+// Complete returns a Completed result.
+func Complete(format string, args ...any) Result {
+	return Result{Outcome: Completed, Message: fmt.Sprintf(format, args...)}
+}
+
+// Decline returns a Declined result; the message says why the interceptor
+// does not handle the pod.
+func Decline(format string, args ...any) Result {
+	return Result{Outcome: Declined, Message: fmt.Sprintf(format, args...)}
+}
+
+// Terminated returns a PodTerminated result.
+func Terminated(format string, args ...any) Result {
+	return Result{Outcome: PodTerminated, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrLost is returned by Request.Report once the interceptor no longer
+// holds the request.
+var ErrLost = errors.New("the interceptor no longer holds the EvictionRequest")
+
+// Progress is what an interceptor tells about its work on a request; every
+// heartbeat carries the latest.
+type Progress struct {
+	// Message is written to status.message; empty keeps the last one.
+	Message string
+	// ExpectedFinishTime is written to
+	// status.expectedInterceptorFinishTime; nil clears it.
+	ExpectedFinishTime *time.Time
+	// CancellationPolicy is written to
+	// status.evictionRequestCancellationPolicy: Forbid while the
+	// interceptor is in a step that must not be canceled, Allow otherwise;
+	// empty keeps what the request has.
+	CancellationPolicy v1alpha1.EvictionRequestCancellationPolicy
+}
+
+// Request is one EvictionRequest the interceptor holds, as a Handler sees it.
+type Request struct {
+	// EvictionRequest is a copy of the request as it was when the Handler
+	// started.
+	EvictionRequest *v1alpha1.EvictionRequest
+	hold            *hold
+}
+
+// Pod is the namespace and name of the pod to evict.
+func (r *Request) Pod() types.NamespacedName {
+	return types.NamespacedName{Namespace: r.EvictionRequest.Namespace, Name: r.EvictionRequest.Spec.Target.PodRef.Name}
+}
+
+// PodUID is the UID of the pod to evict.
+func (r *Request) PodUID() types.UID {
+	return types.UID(r.EvictionRequest.Spec.Target.PodRef.UID)
+}
+
+// Report replaces the interceptor's progress and writes it with a
+// heartbeat now; later heartbeats repeat it. It returns ErrLost once the
+// interceptor no longer holds the request.
+func (r *Request) Report(ctx context.Context, progress Progress) error {
+	r.hold.setProgress(progress)
+	return r.hold.heartbeat(ctx)
+}
+
+// progressState is the progress of a hold, shared by the Handler's Report
+// calls and the heartbeat loop.
+type progressState struct {
+	mu       sync.Mutex
+	progress Progress
+}
+
+func (p *progressState) set(progress Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if progress.Message == "" {
+		progress.Message = p.progress.Message
+	}
+	if progress.CancellationPolicy == "" {
+		progress.CancellationPolicy = p.progress.CancellationPolicy
+	}
+	p.progress = progress
+}
+
+func (p *progressState) get() Progress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.progress
+}

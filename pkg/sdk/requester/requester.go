@@ -1,0 +1,279 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package requester
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	coordinationapply "github.com/evictionrequest/apiserver/pkg/generated/applyconfiguration/coordination/v1alpha1"
+	coordinationclient "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/typed/coordination/v1alpha1"
+)
+
+// DefaultCallTimeout bounds each API call of a Requester unless
+// Options.CallTimeout says otherwise.
+const DefaultCallTimeout = 30 * time.Second
+
+// withdrawAttempts bounds how often Withdraw retries a patch that lost a
+// race with another writer of spec.requesters.
+const withdrawAttempts = 5
+
+// Options tune a Requester; the zero value is fine.
+type Options struct {
+	// FieldManager is the server-side apply field manager of the requester's
+	// writes; the requester name by default. Each requester needs its own.
+	FieldManager string
+	// HeartbeatDeadlineSeconds is spec.heartbeatDeadlineSeconds of the
+	// requests this requester creates; nil leaves the server's default
+	// (1800). A request that exists keeps its own deadline.
+	HeartbeatDeadlineSeconds *int32
+	// CallTimeout bounds every API call; DefaultCallTimeout when zero.
+	CallTimeout time.Duration
+}
+
+// Requester asks for, withdraws and waits for the eviction of pods under
+// one requester name.
+type Requester struct {
+	name     string
+	requests coordinationclient.EvictionRequestsGetter
+	pods     corev1client.PodsGetter
+	opts     Options
+}
+
+// New returns a requester named name, a DNS-1123 subdomain such as
+// descheduler.example.com, that writes EvictionRequests through requests
+// and reads pods through pods.
+func New(name string, requests coordinationclient.EvictionRequestsGetter, pods corev1client.PodsGetter, opts Options) (*Requester, error) {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return nil, fmt.Errorf("requester name %q: %s", name, strings.Join(errs, "; "))
+	}
+	if opts.FieldManager == "" {
+		opts.FieldManager = name
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	return &Requester{name: name, requests: requests, pods: pods, opts: opts}, nil
+}
+
+// Name is the name the requester lists itself under in spec.requesters.
+func (r *Requester) Name() string {
+	return r.name
+}
+
+// Request asks for the eviction of pod and returns its EvictionRequest.
+//
+// It applies the requester's own entry to the request named after the
+// pod's UID, creating the request if needed. A request whose requesters are
+// locked is returned as it is: one that completed because its pod is gone,
+// and one whose interceptor set the cancellation policy to Forbid (the
+// eviction goes ahead, and the requester is not listed). A request that
+// completed as canceled while the pod still runs is replaced by a new one.
+func (r *Requester) Request(ctx context.Context, pod *corev1.Pod) (*v1alpha1.EvictionRequest, error) {
+	if pod.UID == "" || pod.Name == "" || pod.Namespace == "" {
+		return nil, fmt.Errorf("pod %s/%s has no UID: pass the pod as read from the API", pod.Namespace, pod.Name)
+	}
+	er, err := r.apply(ctx, pod, r.opts.HeartbeatDeadlineSeconds)
+	if apierrors.IsConflict(err) && r.opts.HeartbeatDeadlineSeconds != nil {
+		// Another requester created the request with another deadline;
+		// the deadline is immutable and the request keeps it.
+		er, err = r.apply(ctx, pod, nil)
+	}
+	if err == nil || !isRequestersLocked(err) {
+		return er, err
+	}
+	current, getErr := r.get(ctx, pod.Namespace, string(pod.UID))
+	if getErr != nil {
+		return nil, errors.Join(err, getErr)
+	}
+	if complete := completeCondition(current); complete == nil || complete.Reason != v1alpha1.CompleteReasonCanceled {
+		return current, nil
+	}
+	// The eviction of this pod was canceled earlier: the requesters of a
+	// complete request are locked, so a new request takes its place.
+	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	defer cancel()
+	err = r.requests.EvictionRequests(pod.Namespace).Delete(callCtx, current.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: ptr.To(current.UID), ResourceVersion: ptr.To(current.ResourceVersion)},
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("replacing the canceled EvictionRequest of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return r.apply(ctx, pod, r.opts.HeartbeatDeadlineSeconds)
+}
+
+// apply writes the requester's intent: the target, its own entry in
+// spec.requesters and the pod as an owner.
+func (r *Requester) apply(ctx context.Context, pod *corev1.Pod, deadline *int32) (*v1alpha1.EvictionRequest, error) {
+	spec := coordinationapply.EvictionRequestSpec().
+		WithTarget(coordinationapply.EvictionTarget().WithPodRef(
+			coordinationapply.LocalPodReference().WithName(pod.Name).WithUID(string(pod.UID)))).
+		WithRequesters(coordinationapply.Requester().WithName(r.name))
+	if deadline != nil {
+		spec = spec.WithHeartbeatDeadlineSeconds(*deadline)
+	}
+	config := coordinationapply.EvictionRequest(string(pod.UID), pod.Namespace).
+		WithOwnerReferences(metav1apply.OwnerReference().
+			WithAPIVersion("v1").WithKind("Pod").WithName(pod.Name).WithUID(pod.UID)).
+		WithSpec(spec)
+	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	defer cancel()
+	return r.requests.EvictionRequests(pod.Namespace).Apply(callCtx, config, metav1.ApplyOptions{FieldManager: r.opts.FieldManager})
+}
+
+// Withdraw removes this requester from the EvictionRequest of the pod with
+// the given UID and returns the request as it is now; nil when there is no
+// request. Other requesters' entries stay. It does nothing to a request that
+// does not list the requester or that is complete. While the active
+// interceptor forbids cancellation it changes nothing and returns a
+// *CancellationForbiddenError.
+func (r *Requester) Withdraw(ctx context.Context, namespace string, podUID types.UID) (*v1alpha1.EvictionRequest, error) {
+	var lastErr error
+	for range withdrawAttempts {
+		er, err := r.get(ctx, namespace, string(podUID))
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		index := slicesIndex(er.Spec.Requesters, r.name)
+		if index < 0 || completeCondition(er) != nil {
+			return er, nil
+		}
+		if forbidden(er) {
+			return er, &CancellationForbiddenError{Namespace: namespace, Name: er.Name, Interceptor: ptr.Deref(er.Status.ActiveInterceptorName, "")}
+		}
+		patched, err := r.removeEntry(ctx, er, index)
+		switch {
+		case err == nil:
+			return patched, nil
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case apierrors.IsInvalid(err), apierrors.IsConflict(err):
+			// Another requester changed the list under us, or the
+			// interceptor forbade cancellation: look again.
+			lastErr = err
+		default:
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("withdrawing %s from EvictionRequest %s/%s: %w", r.name, namespace, podUID, lastErr)
+}
+
+// removeEntry removes spec.requesters[index] with a JSON patch whose test
+// operation makes sure it is still this requester's entry: whoever added
+// or removed one meanwhile makes it fail instead of losing their write.
+func (r *Requester) removeEntry(ctx context.Context, er *v1alpha1.EvictionRequest, index int) (*v1alpha1.EvictionRequest, error) {
+	path := fmt.Sprintf("/spec/requesters/%d", index)
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": path + "/name", "value": r.name},
+		{"op": "remove", "path": path},
+	})
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	defer cancel()
+	return r.requests.EvictionRequests(er.Namespace).Patch(callCtx, er.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: r.opts.FieldManager})
+}
+
+func (r *Requester) get(ctx context.Context, namespace, name string) (*v1alpha1.EvictionRequest, error) {
+	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	defer cancel()
+	return r.requests.EvictionRequests(namespace).Get(callCtx, name, metav1.GetOptions{})
+}
+
+// CancellationForbiddenError is Withdraw's answer while the request's
+// status.evictionRequestCancellationPolicy is Forbid: the active
+// interceptor is in a step that cannot be undone, and the eviction goes
+// ahead. Withdraw again once the policy is Allow, or let it complete.
+type CancellationForbiddenError struct {
+	Namespace, Name string
+	// Interceptor is the active interceptor that forbade it, if any.
+	Interceptor string
+}
+
+func (e *CancellationForbiddenError) Error() string {
+	who := "its interceptor"
+	if e.Interceptor != "" {
+		who = "interceptor " + e.Interceptor
+	}
+	return fmt.Sprintf("EvictionRequest %s/%s cannot be canceled now: %s set status.evictionRequestCancellationPolicy to Forbid", e.Namespace, e.Name, who)
+}
+
+// IsCancellationForbidden is true when err is or wraps a
+// *CancellationForbiddenError.
+func IsCancellationForbidden(err error) bool {
+	var target *CancellationForbiddenError
+	return errors.As(err, &target)
+}
+
+// isRequestersLocked is true for the admission plugin's refusal to change
+// spec.requesters of a complete request or under a Forbid policy.
+func isRequestersLocked(err error) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, cause := range status.Status().Details.Causes {
+		if cause.Field == "spec.requesters" {
+			return true
+		}
+	}
+	return false
+}
+
+func completeCondition(er *v1alpha1.EvictionRequest) *metav1.Condition {
+	c := apimeta.FindStatusCondition(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return nil
+	}
+	return c
+}
+
+func forbidden(er *v1alpha1.EvictionRequest) bool {
+	return ptr.Deref(er.Status.EvictionRequestCancellationPolicy, v1alpha1.Allow) == v1alpha1.Forbid
+}
+
+func slicesIndex(requesters []v1alpha1.Requester, name string) int {
+	for i := range requesters {
+		if requesters[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,128 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package requester
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+)
+
+// ErrRequestDeleted is Wait's answer when the EvictionRequest was deleted
+// before it completed while its pod still runs: someone canceled it by
+// deleting it.
+var ErrRequestDeleted = errors.New("the EvictionRequest was deleted before it completed")
+
+// Result is how an EvictionRequest ended.
+type Result struct {
+	// Reason is the reason of the Complete condition:
+	// v1alpha1.CompleteReasonPodDeleted, CompleteReasonPodTerminated or
+	// CompleteReasonCanceled.
+	Reason string
+	// Message is the message of the Complete condition.
+	Message string
+	// EvictionRequest is the request as it completed; nil when it was
+	// deleted together with its pod before it was seen complete.
+	EvictionRequest *v1alpha1.EvictionRequest
+}
+
+// Evicted is true when the pod left: deleted or terminated.
+func (r Result) Evicted() bool {
+	return r.Reason == v1alpha1.CompleteReasonPodDeleted || r.Reason == v1alpha1.CompleteReasonPodTerminated
+}
+
+// Wait waits until the EvictionRequest of the pod with the given UID is
+// complete, or ctx ends. A request the garbage collector deleted with its pod
+// before it was seen complete counts as complete with reason PodDeleted; a
+// request deleted while its pod runs is ErrRequestDeleted.
+func (r *Requester) Wait(ctx context.Context, namespace string, podUID types.UID) (Result, error) {
+	name := string(podUID)
+	client := r.requests.EvictionRequests(namespace)
+	selector := fields.OneTermEqualSelector("metadata.name", name).String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+			options.FieldSelector = selector
+			ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+			defer cancel()
+			return client.List(ctx, options)
+		},
+		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+			options.FieldSelector = selector
+			return client.Watch(ctx, options)
+		},
+	}
+	var result Result
+	var podRef *v1alpha1.LocalPodReference
+	missing := func(store cache.Store) (bool, error) {
+		if _, exists, err := store.GetByKey(namespace + "/" + name); err != nil || exists {
+			return false, err
+		}
+		return true, fmt.Errorf("EvictionRequest %s/%s: %w", namespace, name, apierrors.NewNotFound(v1alpha1.Resource("evictionrequests"), name))
+	}
+	_, err := watchtools.UntilWithSync(ctx, lw, &v1alpha1.EvictionRequest{}, missing, func(event watch.Event) (bool, error) {
+		er, ok := event.Object.(*v1alpha1.EvictionRequest)
+		if !ok {
+			return false, nil
+		}
+		podRef = er.Spec.Target.PodRef
+		if event.Type == watch.Deleted {
+			return true, nil
+		}
+		if c := completeCondition(er); c != nil {
+			result = Result{Reason: c.Reason, Message: c.Message, EvictionRequest: er}
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if result.Reason != "" {
+		return result, nil
+	}
+	return r.deletedResult(ctx, namespace, podUID, podRef)
+}
+
+// deletedResult judges a request deleted before it was seen complete by
+// whether its pod is gone.
+func (r *Requester) deletedResult(ctx context.Context, namespace string, podUID types.UID, podRef *v1alpha1.LocalPodReference) (Result, error) {
+	if podRef == nil {
+		return Result{}, ErrRequestDeleted
+	}
+	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	defer cancel()
+	pod, err := r.pods.Pods(namespace).Get(callCtx, podRef.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && pod.UID != podUID):
+		return Result{Reason: v1alpha1.CompleteReasonPodDeleted, Message: fmt.Sprintf("Pod %s was deleted, and its EvictionRequest with it.", podRef.Name)}, nil
+	case err != nil:
+		return Result{}, err
+	}
+	return Result{}, ErrRequestDeleted
+}
