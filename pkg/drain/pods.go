@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package drain holds the rules of draining a node through EvictionRequests
 // that the kubectl plugin and the server's node drain requester share: which
 // pods of a node get a request, how a node is cordoned, and how far the

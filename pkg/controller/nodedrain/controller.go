@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package nodedrain is the declarative node drain of evictionrequest-apiserver:
 // a requester in the server's in-process controllers. A node marked with the
 // evictionrequest.coordination.k8s.io/drain=true annotation is cordoned, and

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package nodedrain
 
 import (
@@ -41,7 +40,7 @@ type nodeState struct {
 	// conditions: the node carries a condition of the drain; inProgress
 	// and drained are their status and message, so that a status update
 	// that erased or changed them is noticed.
-	conditions           bool
+	conditions          bool
 	inProgress, drained string
 }
 

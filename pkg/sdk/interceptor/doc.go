@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package interceptor is the Go SDK of an interceptor of KEP-4563: an
 // application, operator or controller that takes part in the eviction of its
 // pods (migrates data, surges a replacement, checkpoints) before they go.

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package requester is the Go SDK of an eviction requester of KEP-4563: a
 // node maintenance tool, a descheduler or an autoscaler that asks for pods
 // to leave their nodes through EvictionRequests.

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package leaderelect runs work only while this process holds a
 // coordination.k8s.io/v1 Lease, campaigning again after it loses it. The
 // server's in-process controllers and the SDK's interceptors use it.
