@@ -78,6 +78,9 @@ type PodProgress struct {
 	BlockingPDBs []string
 	// Message is the EvictionRequest's status.message.
 	Message string
+	// HasRequest is true when the pod has an EvictionRequest, and
+	// RequestComplete when it has its Complete condition.
+	HasRequest, RequestComplete bool
 }
 
 // Progress derives the progress of one pod from the pod (nil once it is
@@ -89,6 +92,7 @@ func Progress(ref types.NamespacedName, uid types.UID, pod *corev1.Pod, er *v1al
 		pod = nil
 	}
 	if er != nil {
+		p.HasRequest = true
 		p.Message = er.Status.Message
 		p.ActiveInterceptor = ptr.Deref(er.Status.ActiveInterceptorName, "")
 		p.LastHeartbeat = timeOf(er.Status.HeartbeatTime)
@@ -100,6 +104,7 @@ func Progress(ref types.NamespacedName, uid types.UID, pod *corev1.Pod, er *v1al
 	var complete *metav1.Condition
 	if er != nil {
 		complete = apimeta.FindStatusCondition(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
+		p.RequestComplete = complete != nil && complete.Status == metav1.ConditionTrue
 	}
 	switch {
 	case pod == nil || IsTerminal(pod):
@@ -128,9 +133,16 @@ func Progress(ref types.NamespacedName, uid types.UID, pod *corev1.Pod, er *v1al
 	return p
 }
 
-// Done is true once the pod needs nothing more from the drain.
+// Done is true once the pod is gone.
 func (p PodProgress) Done() bool {
 	return p.State == StateGone
+}
+
+// Settled is true once the pod is gone and its EvictionRequest, if it has
+// one that was not deleted with it, is complete: nothing of the drain is
+// left for it.
+func (p PodProgress) Settled() bool {
+	return p.State == StateGone && (!p.HasRequest || p.RequestComplete)
 }
 
 // BlockingPDBs names the PodDisruptionBudgets that select pod and allow no

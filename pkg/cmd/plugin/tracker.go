@@ -1,0 +1,155 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package plugin
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
+	coordinationlisters "github.com/evictionrequest/apiserver/pkg/generated/listers/coordination/v1alpha1"
+)
+
+// trackedPod is a pod a drain asked to evict.
+type trackedPod struct {
+	ref  types.NamespacedName
+	uid  types.UID
+	node string
+}
+
+// tracker follows the pods of the drained nodes, their EvictionRequests and
+// the PodDisruptionBudgets through informers, and signals every change.
+type tracker struct {
+	pods map[string]corelisters.PodLister
+	ers  coordinationlisters.EvictionRequestLister
+	// pdbs is nil when the user may not list PodDisruptionBudgets: blocked
+	// pods are then reported without naming the budget.
+	pdbs    policylisters.PodDisruptionBudgetLister
+	changed chan struct{}
+
+	podFactories []informers.SharedInformerFactory
+	erFactory    externalversions.SharedInformerFactory
+	pdbFactory   informers.SharedInformerFactory
+	synced       []cache.InformerSynced
+}
+
+func newTracker(o *Options, nodes []string, withPDBs bool) (*tracker, error) {
+	t := &tracker{pods: map[string]corelisters.PodLister{}, changed: make(chan struct{}, 1)}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { t.signal() },
+		UpdateFunc: func(any, any) { t.signal() },
+		DeleteFunc: func(any) { t.signal() },
+	}
+	for _, node := range nodes {
+		selector := fields.OneTermEqualSelector("spec.nodeName", node).String()
+		factory := informers.NewSharedInformerFactoryWithOptions(o.kube, 0,
+			informers.WithTweakListOptions(func(opts *metav1.ListOptions) { opts.FieldSelector = selector }))
+		informer := factory.Core().V1().Pods()
+		if _, err := informer.Informer().AddEventHandler(handler); err != nil {
+			return nil, err
+		}
+		t.pods[node] = informer.Lister()
+		t.podFactories = append(t.podFactories, factory)
+		t.synced = append(t.synced, informer.Informer().HasSynced)
+	}
+	t.erFactory = externalversions.NewSharedInformerFactory(o.evr, 0)
+	erInformer := t.erFactory.Coordination().V1alpha1().EvictionRequests()
+	if _, err := erInformer.Informer().AddEventHandler(handler); err != nil {
+		return nil, err
+	}
+	t.ers = erInformer.Lister()
+	t.synced = append(t.synced, erInformer.Informer().HasSynced)
+	if withPDBs {
+		t.pdbFactory = informers.NewSharedInformerFactory(o.kube, 0)
+		pdbInformer := t.pdbFactory.Policy().V1().PodDisruptionBudgets()
+		if _, err := pdbInformer.Informer().AddEventHandler(handler); err != nil {
+			return nil, err
+		}
+		t.pdbs = pdbInformer.Lister()
+		t.synced = append(t.synced, pdbInformer.Informer().HasSynced)
+	}
+	return t, nil
+}
+
+func (t *tracker) signal() {
+	select {
+	case t.changed <- struct{}{}:
+	default:
+	}
+}
+
+// start starts the informers until ctx ends, and waits until they have
+// synced or waitCtx ends.
+func (t *tracker) start(ctx, waitCtx context.Context) error {
+	for _, f := range t.podFactories {
+		f.Start(ctx.Done())
+	}
+	t.erFactory.Start(ctx.Done())
+	if t.pdbFactory != nil {
+		t.pdbFactory.Start(ctx.Done())
+	}
+	if !cache.WaitForCacheSync(waitCtx.Done(), t.synced...) {
+		return fmt.Errorf("watching the drain's pods and EvictionRequests: %w", context.Cause(waitCtx))
+	}
+	return nil
+}
+
+// stop waits for the informers to stop; the context of start must have ended.
+func (t *tracker) stop() {
+	for _, f := range t.podFactories {
+		f.Shutdown()
+	}
+	t.erFactory.Shutdown()
+	if t.pdbFactory != nil {
+		t.pdbFactory.Shutdown()
+	}
+}
+
+// podsOn lists the pods of a node from the cache.
+func (t *tracker) podsOn(node string) []*corev1.Pod {
+	pods, _ := t.pods[node].List(labels.Everything())
+	return pods
+}
+
+// progress is how far the eviction of p has come, from the caches.
+func (t *tracker) progress(p trackedPod) drain.PodProgress {
+	pod, err := t.pods[p.node].Pods(p.ref.Namespace).Get(p.ref.Name)
+	if err != nil {
+		pod = nil
+	}
+	er, err := t.ers.EvictionRequests(p.ref.Namespace).Get(string(p.uid))
+	if err != nil {
+		er = nil
+	}
+	var pdbs []*policyv1.PodDisruptionBudget
+	if t.pdbs != nil {
+		pdbs, _ = t.pdbs.PodDisruptionBudgets(p.ref.Namespace).List(labels.Everything())
+	}
+	return drain.Progress(p.ref, p.uid, pod, er, pdbs)
+}
