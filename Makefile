@@ -24,8 +24,9 @@ E2E_TIMEOUT ?= 45m
 E2E_RUN     ?= .
 
 .PHONY: build
-build: ## Build evictionrequest-apiserver and the local control plane runner into _output/bin.
+build: ## Build evictionrequest-apiserver, the kubectl plugin and the local control plane runner into _output/bin.
 	$(GO) build -o $(BIN_DIR)/evictionrequest-apiserver ./cmd/evictionrequest-apiserver
+	$(GO) build -o $(BIN_DIR)/kubectl-evictionrequest ./cmd/kubectl-evictionrequest
 	$(GO) build -o $(BIN_DIR)/local-up ./test/cmd/local-up
 
 .PHONY: tools

@@ -210,7 +210,7 @@ func (s Summary) Done() bool {
 // String is the one-line summary of a drain, for example
 // "12/40 pods gone, 3 intercepted, 1 blocked by PodDisruptionBudget web".
 func (s Summary) String() string {
-	summary := fmt.Sprintf("%d/%d pods gone", s.Gone, s.Total)
+	summary := fmt.Sprintf("%d/%s gone", s.Gone, Pods(s.Total))
 	if rest := s.Breakdown(); rest != "" {
 		summary += ", " + rest
 	}
@@ -249,4 +249,12 @@ func (s Summary) Breakdown() string {
 // Left is the number of pods that are not gone.
 func (s Summary) Left() int {
 	return s.Total - s.Gone
+}
+
+// Pods counts pods in words: "1 pod", "2 pods".
+func Pods(n int) string {
+	if n == 1 {
+		return "1 pod"
+	}
+	return fmt.Sprintf("%d pods", n)
 }

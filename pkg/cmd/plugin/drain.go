@@ -213,7 +213,7 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 	if waitCtx.Err() != nil {
 		return d.ended(ctx, sigCtx, t, waitCtx.Err())
 	}
-	fmt.Fprintf(d.Out, "requested the eviction of %d pods as %s\n", len(pods), d.requester.Name())
+	fmt.Fprintf(d.Out, "requested the eviction of %s as %s\n", drain.Pods(len(pods)), d.requester.Name())
 	if err := d.wait(waitCtx, t); err != nil {
 		return d.ended(ctx, sigCtx, t, err)
 	}
@@ -492,10 +492,10 @@ func (d *DrainOptions) ended(ctx, sigCtx context.Context, t *tracker, err error)
 	var lines []string
 	for _, p := range d.progress(t) {
 		if !p.Settled() {
-			lines = append(lines, fmt.Sprintf("  pod %s/%s: %s", p.Namespace, p.Name, blocker(p, now)))
+			lines = append(lines, fmt.Sprintf("  pod %s/%s: %s", p.Namespace, p.Name, describe(p, now)))
 		}
 	}
-	return fmt.Errorf("timed out after %s waiting for %d pods:\n%s", d.Timeout, len(lines), strings.Join(lines, "\n"))
+	return fmt.Errorf("timed out after %s waiting for %s:\n%s", d.Timeout, drain.Pods(len(lines)), strings.Join(lines, "\n"))
 }
 
 // withdrawAll withdraws the drain's requester from the requests of the

@@ -61,16 +61,20 @@ func truncate(s string, n int) string {
 func blocker(p drain.PodProgress, now time.Time) string {
 	switch p.State {
 	case drain.StateIntercepted:
-		s := fmt.Sprintf("interceptor %s is active, last heartbeat %s", p.ActiveInterceptor, ago(now, p.LastHeartbeat))
+		heartbeat := "no heartbeat yet"
+		if p.LastHeartbeat != nil {
+			heartbeat = "last heartbeat " + ago(now, p.LastHeartbeat)
+		}
+		s := fmt.Sprintf("interceptor %s is active, %s", p.ActiveInterceptor, heartbeat)
 		if p.ExpectedFinish != nil {
 			s += ", expects to finish " + eta(now, p.ExpectedFinish)
 		}
 		return s
 	case drain.StateBlocked:
 		if len(p.BlockingPDBs) > 0 {
-			return fmt.Sprintf("the eviction was refused %d times: PodDisruptionBudget %s allows no disruption", p.FailedEvictions, strings.Join(p.BlockingPDBs, ", "))
+			return fmt.Sprintf("the eviction was refused %s: PodDisruptionBudget %s allows no disruption", times(p.FailedEvictions), strings.Join(p.BlockingPDBs, ", "))
 		}
-		return fmt.Sprintf("the eviction was refused %d times: %s", p.FailedEvictions, p.Message)
+		return fmt.Sprintf("the eviction was refused %s", times(p.FailedEvictions))
 	case drain.StateEvicting:
 		return "being evicted through the Eviction API"
 	case drain.StateTerminating:
@@ -123,4 +127,11 @@ func interceptorChain(er *v1alpha1.EvictionRequest) []chainEntry {
 
 func isComplete(er *v1alpha1.EvictionRequest) bool {
 	return apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
+}
+
+func times(n int32) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }

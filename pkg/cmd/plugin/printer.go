@@ -48,25 +48,40 @@ func newLinePrinter(out io.Writer) *linePrinter {
 func (p *linePrinter) update(summary drain.Summary, pods []drain.PodProgress, now time.Time) {
 	for _, pod := range pods {
 		name := pod.Namespace + "/" + pod.Name
-		// Ages are left out of what counts as a change: they change every second.
-		key := fmt.Sprintf("%s|%s|%d|%v|%s", pod.State, pod.ActiveInterceptor, pod.FailedEvictions, pod.BlockingPDBs, pod.Message)
+		// Ages are left out of what counts as a change, they change every
+		// second; so is the message of a pod that is gone.
+		key := string(pod.State)
+		if pod.State != drain.StateGone {
+			key = fmt.Sprintf("%s|%s|%d|%v|%s", pod.State, pod.ActiveInterceptor, pod.FailedEvictions, pod.BlockingPDBs, pod.Message)
+		}
 		if p.last[name] == key {
 			continue
 		}
 		p.last[name] = key
-		line := fmt.Sprintf("pod %s: %s", name, pod.State)
-		if pod.State != drain.StateGone {
-			line += ", " + blocker(pod, now)
-		}
-		if pod.Message != "" && pod.State != drain.StateGone {
-			line += ": " + truncate(pod.Message, 200)
-		}
-		fmt.Fprintln(p.out, line)
+		fmt.Fprintf(p.out, "pod %s: %s\n", name, describe(pod, now))
 	}
 	if s := summary.String(); s != p.summary {
 		p.summary = s
 		fmt.Fprintln(p.out, s)
 	}
+}
+
+// describe is the state of a pod in one line, with what it waits for.
+func describe(p drain.PodProgress, now time.Time) string {
+	switch p.State {
+	case drain.StateIntercepted, drain.StateBlocked:
+		return fmt.Sprintf("%s: %s%s", p.State, blocker(p, now), messageSuffix(p.Message))
+	case drain.StateEvicting, drain.StateCanceled:
+		return fmt.Sprintf("%s%s", p.State, messageSuffix(p.Message))
+	}
+	return string(p.State)
+}
+
+func messageSuffix(message string) string {
+	if message == "" {
+		return ""
+	}
+	return ": " + truncate(message, 200)
 }
 
 // tablePrinter redraws a live table on a terminal: the summary line, then

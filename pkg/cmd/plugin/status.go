@@ -354,7 +354,11 @@ func (s *StatusOptions) print(out io.Writer, e statusEntry, now time.Time) {
 		for _, c := range interceptorChain(er) {
 			line := fmt.Sprintf("  [%d] %s\t%s", c.Index, c.Name, c.Turn)
 			if c.Turn == "active" {
-				line += fmt.Sprintf(", heartbeat %s, ETA %s", ago(now, progress.LastHeartbeat), eta(now, progress.ExpectedFinish))
+				heartbeat := "none yet"
+				if progress.LastHeartbeat != nil {
+					heartbeat = ago(now, progress.LastHeartbeat)
+				}
+				line += fmt.Sprintf(", heartbeat %s, ETA %s", heartbeat, eta(now, progress.ExpectedFinish))
 			}
 			fmt.Fprintln(w, line)
 		}

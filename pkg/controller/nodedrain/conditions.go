@@ -56,9 +56,9 @@ func desiredConditions(state nodeState, selection drain.Selection, summary drain
 		return inProgress, drained
 	}
 	inProgress.Status, inProgress.Reason = corev1.ConditionTrue, ReasonEvictingPods
-	inProgress.Message = fmt.Sprintf("Draining because %s: %d pods left to evict (%s)%s.", why, summary.Left(), summary.Breakdown(), skipped)
+	inProgress.Message = fmt.Sprintf("Draining because %s: %s left to evict (%s)%s.", why, drain.Pods(summary.Left()), summary.Breakdown(), skipped)
 	drained.Status, drained.Reason = corev1.ConditionFalse, ReasonPodsRemaining
-	drained.Message = fmt.Sprintf("%d pods left to evict.", summary.Left())
+	drained.Message = fmt.Sprintf("%s left to evict.", drain.Pods(summary.Left()))
 	return inProgress, drained
 }
 
@@ -69,7 +69,6 @@ func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state
 	inProgress, drained := desiredConditions(state, selection, summary)
 	now := metav1.NewTime(c.clock.Now())
 	var changed []corev1.NodeCondition
-	var started, finished bool
 	for _, want := range []corev1.NodeCondition{inProgress, drained} {
 		have := findCondition(node, want.Type)
 		if have != nil && have.Status == want.Status && have.Reason == want.Reason && have.Message == want.Message {
@@ -79,25 +78,41 @@ func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state
 		if have != nil && have.Status == want.Status {
 			want.LastTransitionTime = have.LastTransitionTime
 		}
-		if want.Status == corev1.ConditionTrue && (have == nil || have.Status != corev1.ConditionTrue) {
-			started = started || want.Type == v1alpha1.NodeDrainInProgress
-			finished = finished || want.Type == v1alpha1.NodeDrained
-		}
 		changed = append(changed, want)
 	}
-	if len(changed) == 0 {
-		return nil
+	if len(changed) > 0 {
+		if err := c.patchConditions(ctx, node.Name, changed); err != nil {
+			return err
+		}
 	}
-	if err := c.patchConditions(ctx, node.Name, changed); err != nil {
-		return err
+	// The cache may not show the conditions just written yet: the phase
+	// announced last is remembered, so that each start and end of a drain
+	// is one event.
+	phase := EventDrainStarted
+	message := inProgress.Message
+	if drained.Status == corev1.ConditionTrue {
+		phase, message = EventDrained, drained.Message
 	}
-	if started {
-		c.recorder.Eventf(node, corev1.EventTypeNormal, EventDrainStarted, "%s", inProgress.Message)
-	}
-	if finished {
-		c.recorder.Eventf(node, corev1.EventTypeNormal, EventDrained, "%s", drained.Message)
+	if c.announce(node.Name, phase) {
+		c.recorder.Eventf(node, corev1.EventTypeNormal, phase, "%s", message)
 	}
 	return nil
+}
+
+// announce records phase as the last announced phase of the node's drain
+// and reports whether it is new; "" forgets the node.
+func (c *Controller) announce(node, phase string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.announced[node] == phase {
+		return false
+	}
+	if phase == "" {
+		delete(c.announced, node)
+	} else {
+		c.announced[node] = phase
+	}
+	return true
 }
 
 // removeConditions deletes the drain's conditions from the Node's status.

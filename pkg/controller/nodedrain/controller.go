@@ -98,6 +98,11 @@ type Controller struct {
 	synced     []cache.InformerSynced
 	handlers   []handlerRegistration
 
+	// mu guards announced: the phase of each node's drain last announced
+	// by an event.
+	mu        sync.Mutex
+	announced map[string]string
+
 	queue       workqueue.TypedRateLimitingInterface[string]
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorder
@@ -131,6 +136,7 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		broadcaster: broadcaster,
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
 		clock:       clock,
+		announced:   map[string]string{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodedrain", Clock: clock}),
 	}

@@ -160,12 +160,13 @@ func (c *Controller) undrain(ctx context.Context, node *corev1.Node, state nodeS
 			c.recorder.Eventf(node, corev1.EventTypeNormal, EventUncordoned, "Uncordoned node %s, which its drain had cordoned.", node.Name)
 		}
 	}
+	c.announce(node.Name, "")
 	if state.conditions {
 		if err := c.removeConditions(ctx, node.Name); err != nil {
 			return 0, err
 		}
 		c.recorder.Eventf(node, corev1.EventTypeNormal, EventDrainStopped,
-			"Node %s is no longer to be drained; withdrew from %d EvictionRequests that were not complete.", node.Name, withdrawn)
+			"Node %s is no longer to be drained; withdrew from the EvictionRequests of %s that were not complete.", node.Name, drain.Pods(withdrawn))
 	}
 	return 0, nil
 }
