@@ -128,7 +128,7 @@ func (s *EvictionRequestServer) installController(c completedConfig) error {
 			}
 			var drainController *nodedrain.Controller
 			if cfg.NodeDrain != nil {
-				req, err := requester.New(cfg.NodeDrain.Requester, loopback.CoordinationV1alpha1(), kubeClient.CoreV1(),
+				req, err := requester.New(cfg.NodeDrain.Requester, loopback, kubeClient.CoreV1(),
 					requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: cfg.CallTimeout})
 				if err == nil {
 					drainController, err = nodedrain.NewController(ctx, kubeClient, eventClient, req,

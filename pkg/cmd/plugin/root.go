@@ -120,7 +120,7 @@ func (o *Options) complete() error {
 	if o.evr, err = versioned.NewForConfig(config); err != nil {
 		return err
 	}
-	if o.requester, err = requester.New(o.Requester, o.evr.CoordinationV1alpha1(), o.kube.CoreV1(), requester.Options{CallTimeout: o.CallTimeout}); err != nil {
+	if o.requester, err = requester.New(o.Requester, o.evr, o.kube.CoreV1(), requester.Options{CallTimeout: o.CallTimeout}); err != nil {
 		return fmt.Errorf("--requester: %w", err)
 	}
 	o.namespace, o.enforceNamespace, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace()

@@ -36,6 +36,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	coordinationapply "github.com/evictionrequest/apiserver/pkg/generated/applyconfiguration/coordination/v1alpha1"
+	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	coordinationclient "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/typed/coordination/v1alpha1"
 )
 
@@ -63,16 +64,19 @@ type Options struct {
 // Requester asks for, withdraws and waits for the eviction of pods under
 // one requester name.
 type Requester struct {
-	name     string
+	name string
+	// client is the whole clientset: watches ask it whether it speaks the
+	// WatchList protocol.
+	client   versioned.Interface
 	requests coordinationclient.EvictionRequestsGetter
 	pods     corev1client.PodsGetter
 	opts     Options
 }
 
 // New returns a requester named name, a DNS-1123 subdomain such as
-// descheduler.example.com, that writes EvictionRequests through requests
+// descheduler.example.com, that writes EvictionRequests through client
 // and reads pods through pods.
-func New(name string, requests coordinationclient.EvictionRequestsGetter, pods corev1client.PodsGetter, opts Options) (*Requester, error) {
+func New(name string, client versioned.Interface, pods corev1client.PodsGetter, opts Options) (*Requester, error) {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 		return nil, fmt.Errorf("requester name %q: %s", name, strings.Join(errs, "; "))
 	}
@@ -82,7 +86,7 @@ func New(name string, requests coordinationclient.EvictionRequestsGetter, pods c
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = DefaultCallTimeout
 	}
-	return &Requester{name: name, requests: requests, pods: pods, opts: opts}, nil
+	return &Requester{name: name, client: client, requests: client.CoordinationV1alpha1(), pods: pods, opts: opts}, nil
 }
 
 // Name is the name the requester lists itself under in spec.requesters.

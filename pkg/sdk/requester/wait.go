@@ -84,9 +84,9 @@ func (r *Requester) Wait(ctx context.Context, namespace string, podUID types.UID
 		}
 		return true, fmt.Errorf("EvictionRequest %s/%s: %w", namespace, name, apierrors.NewNotFound(v1alpha1.Resource("evictionrequests"), name))
 	}
-	_, err := watchtools.UntilWithSync(ctx, lw, &v1alpha1.EvictionRequest{}, missing, func(event watch.Event) (bool, error) {
+	_, err := watchtools.UntilWithSync(ctx, cache.ToListWatcherWithWatchListSemantics(lw, r.client), &v1alpha1.EvictionRequest{}, missing, func(event watch.Event) (bool, error) {
 		er, ok := event.Object.(*v1alpha1.EvictionRequest)
-		if !ok {
+		if !ok || er.Name != name {
 			return false, nil
 		}
 		podRef = er.Spec.Target.PodRef
