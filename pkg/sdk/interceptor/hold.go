@@ -55,12 +55,15 @@ type hold struct {
 	// latest is the newest version of the request seen in the cache or in
 	// the answer to a write.
 	latest *v1alpha1.EvictionRequest
+	// found is the request as the interceptor found it, before its first
+	// heartbeat: what a resumed Handler sees of the previous run.
+	found *v1alpha1.EvictionRequest
 }
 
 func newHold(parent context.Context, t *term, key string, er *v1alpha1.EvictionRequest) *hold {
 	logger := klog.LoggerWithValues(klog.FromContext(parent), "evictionRequest", key, "pod", klog.KRef(er.Namespace, er.Spec.Target.PodRef.Name))
 	ctx, cancel := context.WithCancel(klog.NewContext(parent, logger))
-	return &hold{t: t, key: key, ctx: ctx, cancel: cancel, logger: logger, latest: er}
+	return &hold{t: t, key: key, ctx: ctx, cancel: cancel, logger: logger, latest: er, found: er}
 }
 
 func (h *hold) observe(er *v1alpha1.EvictionRequest) {
@@ -89,22 +92,26 @@ func (h *hold) setProgress(p Progress) {
 
 // run is the goroutine of a hold.
 func (h *hold) run() {
-	failed := false
+	how := endLost
 	defer func() {
 		h.cancel()
-		h.t.released(h, failed)
+		h.t.released(h, how)
 	}()
 	er := h.current()
 	pod := er.Namespace + "/" + er.Spec.Target.PodRef.Name
 	if er.Spec.Type != "" && er.Spec.Type != v1alpha1.Soft {
-		_ = h.finish(Decline("Interceptor %s does not support eviction requests of type %s.", h.t.cfg.Name, er.Spec.Type))
+		if h.finish(Decline("Interceptor %s does not support eviction requests of type %s.", h.t.cfg.Name, er.Spec.Type)) == nil {
+			how = endPassedOn
+		}
 		return
 	}
 
 	// The first heartbeat adopts the request, and proves it is still ours.
 	h.setProgress(Progress{Message: fmt.Sprintf("Interceptor %s is working on the eviction of pod %s.", h.t.cfg.Name, pod)})
 	if err := h.heartbeat(h.ctx); err != nil {
-		failed = !errors.Is(err, ErrLost) && h.ctx.Err() == nil
+		if !errors.Is(err, ErrLost) && h.ctx.Err() == nil {
+			how = endFailed
+		}
 		h.logError(err, "Cannot take the EvictionRequest")
 		return
 	}
@@ -119,15 +126,18 @@ func (h *hold) run() {
 		return
 	}
 	if err != nil {
-		failed = true
+		how = endFailed
 		h.logger.Error(err, "Handler failed; retrying with backoff")
 		h.t.recorder.Eventf(h.current(), corev1.EventTypeWarning, EventFailed, "Interceptor %s failed: %v", h.t.cfg.Name, err)
 		return
 	}
 	switch result.Outcome {
 	case Completed, Declined:
-		if err := h.finish(result); err != nil && !errors.Is(err, ErrLost) {
-			failed = true
+		switch err := h.finish(result); {
+		case err == nil:
+			how = endPassedOn
+		case !errors.Is(err, ErrLost):
+			how = endFailed
 			h.logError(err, "Cannot pass the EvictionRequest on")
 		}
 	case PodTerminated:
@@ -141,7 +151,7 @@ func (h *hold) run() {
 			stop()
 		}
 	default:
-		failed = true
+		how = endFailed
 		h.logger.Error(nil, "Handler returned no outcome; retrying with backoff", "outcome", result.Outcome)
 	}
 }
@@ -153,7 +163,7 @@ func (h *hold) handle() (result Result, err error) {
 			err = fmt.Errorf("handler panicked: %v", r)
 		}
 	}()
-	req := &Request{EvictionRequest: h.current().DeepCopy(), hold: h}
+	req := &Request{EvictionRequest: h.found.DeepCopy(), hold: h}
 	return h.t.cfg.Handler(h.ctx, req)
 }
 
@@ -162,9 +172,9 @@ func (h *hold) handle() (result Result, err error) {
 func (h *hold) startHeartbeats() (stop func()) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan struct{})
+	ticker := h.t.cfg.Clock.NewTicker(h.period())
 	go func() {
 		defer close(done)
-		ticker := h.t.cfg.Clock.NewTicker(h.period())
 		defer ticker.Stop()
 		for {
 			select {
@@ -251,8 +261,11 @@ func (h *hold) writeStatus(ctx context.Context, mutate func(*v1alpha1.EvictionRe
 	er := h.current()
 	var err error
 	for range writeAttempts {
-		if ctx.Err() != nil {
+		if h.ctx.Err() != nil {
 			return ErrLost
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		if !h.t.owns(er) {
 			h.lose(lossReason(er, h.t.cfg.Name))

@@ -147,12 +147,20 @@ func (i *Interceptor) Run(ctx context.Context) error {
 // that nothing of a lost leadership term acts in the next.
 type term struct {
 	cfg      Config
-	queue    workqueue.TypedRateLimitingInterface[string]
+	queue    workqueue.TypedDelayingInterface[string]
+	limiter  workqueue.TypedRateLimiter[string]
 	lister   coordinationlisters.EvictionRequestLister
 	recorder record.EventRecorder
 
 	mu    sync.Mutex
 	holds map[string]*hold
+	// notBefore holds back a new run of a Handler that failed until its
+	// backoff ends, whatever events arrive meanwhile.
+	notBefore map[string]time.Time
+	// passedOn marks the requests the interceptor passed on until the
+	// cache shows it: an older version still in the cache must not start
+	// the Handler again.
+	passedOn map[string]bool
 	// running counts the goroutines of holds.
 	running sync.WaitGroup
 }
@@ -173,9 +181,11 @@ func (i *Interceptor) runTerm(ctx context.Context) error {
 		cfg:      i.cfg,
 		lister:   informer.Lister(),
 		recorder: broadcaster.NewRecorder(erscheme.Scheme, corev1.EventSource{Component: i.cfg.Name}),
-		holds:    map[string]*hold{},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "interceptor", Clock: i.cfg.Clock}),
+		holds:     map[string]*hold{},
+		notBefore: map[string]time.Time{},
+		passedOn:  map[string]bool{},
+		limiter:   workqueue.DefaultTypedControllerRateLimiter[string](),
+		queue:     workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "interceptor", Clock: i.cfg.Clock}),
 	}
 	enqueue := func(obj any) {
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
@@ -249,13 +259,20 @@ func (t *term) sync(ctx context.Context, key string) {
 	defer t.mu.Unlock()
 	h := t.holds[key]
 	if !t.owns(er) {
+		delete(t.passedOn, key)
 		if h != nil {
+			if er != nil {
+				h.observe(er)
+			}
 			h.lose(lossReason(er, t.cfg.Name))
 		}
 		return
 	}
 	if h != nil {
 		h.observe(er)
+		return
+	}
+	if t.passedOn[key] || t.cfg.Clock.Now().Before(t.notBefore[key]) {
 		return
 	}
 	h = newHold(ctx, t, key, er)
@@ -288,20 +305,37 @@ func lossReason(er *v1alpha1.EvictionRequest, name string) string {
 	return "unknown"
 }
 
+// ending says how a hold ended.
+type ending int
+
+const (
+	// endLost: the interceptor lost the request, or stops.
+	endLost ending = iota
+	// endPassedOn: the interceptor passed the request on.
+	endPassedOn
+	// endFailed: the Handler or a write failed; it runs again after a backoff.
+	endFailed
+)
+
 // released is called by a hold that ended: it forgets the hold and, when
-// the Handler failed, looks at the request again after a backoff.
-func (t *term) released(h *hold, failed bool) {
+// it failed, looks at the request again after a backoff.
+func (t *term) released(h *hold, how ending) {
 	t.mu.Lock()
 	if t.holds[h.key] == h {
 		delete(t.holds, h.key)
 	}
-	t.mu.Unlock()
-	if failed {
-		t.queue.AddRateLimited(h.key)
-	} else {
-		t.queue.Forget(h.key)
-		// Whatever changed while the hold ended is looked at again.
-		t.queue.Add(h.key)
+	switch how {
+	case endFailed:
+		delay := t.limiter.When(h.key)
+		t.notBefore[h.key] = t.cfg.Clock.Now().Add(delay)
+		t.queue.AddAfter(h.key, delay)
+	case endPassedOn:
+		t.passedOn[h.key] = true
+		fallthrough
+	default:
+		t.limiter.Forget(h.key)
+		delete(t.notBefore, h.key)
 	}
+	t.mu.Unlock()
 	t.running.Done()
 }

@@ -106,8 +106,9 @@ type Progress struct {
 
 // Request is one EvictionRequest the interceptor holds, as a Handler sees it.
 type Request struct {
-	// EvictionRequest is a copy of the request as it was when the Handler
-	// started.
+	// EvictionRequest is a copy of the request as the interceptor found
+	// it, before its first heartbeat: a Handler resumed after a restart sees
+	// the message and policy of its previous run.
 	EvictionRequest *v1alpha1.EvictionRequest
 	hold            *hold
 }
