@@ -178,9 +178,9 @@ func (i *Interceptor) runTerm(ctx context.Context) error {
 		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
 	informer := factory.Coordination().V1alpha1().EvictionRequests()
 	t := &term{
-		cfg:      i.cfg,
-		lister:   informer.Lister(),
-		recorder: broadcaster.NewRecorder(erscheme.Scheme, corev1.EventSource{Component: i.cfg.Name}),
+		cfg:       i.cfg,
+		lister:    informer.Lister(),
+		recorder:  broadcaster.NewRecorder(erscheme.Scheme, corev1.EventSource{Component: i.cfg.Name}),
 		holds:     map[string]*hold{},
 		notBefore: map[string]time.Time{},
 		passedOn:  map[string]bool{},
