@@ -1,0 +1,452 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodedrain
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
+	erinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
+)
+
+const (
+	nodeName = "node-a"
+	me       = "nodedrain.example.com"
+)
+
+var start = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// fixture is a controller whose caches the test fills by hand; the fake
+// clientsets record its writes.
+type fixture struct {
+	t          *testing.T
+	ctx        context.Context
+	kube       *k8sfake.Clientset
+	evr        *erfake.Clientset
+	controller *Controller
+	recorder   *record.FakeRecorder
+	nodes      cache.Indexer
+	pods       cache.Indexer
+	ers        cache.Indexer
+}
+
+func newFixture(t *testing.T) *fixture {
+	_, ctx := ktesting.NewTestContext(t)
+	f := &fixture{t: t, ctx: ctx, kube: k8sfake.NewClientset(), evr: erfake.NewClientset()}
+	kubeInformers := informers.NewSharedInformerFactory(f.kube, 0)
+	podInformer := kubeInformers.Core().V1().Pods()
+	if err := AddPodIndexer(podInformer); err != nil {
+		t.Fatal(err)
+	}
+	erInformer := erinformers.NewSharedInformerFactory(f.evr, 0).Coordination().V1alpha1().EvictionRequests()
+	req, err := requester.New(me, f.evr, f.kube.CoreV1(), requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewController(ctx, f.kube, f.kube, req, kubeInformers.Core().V1().Nodes(), podInformer, erInformer,
+		kubeInformers.Policy().V1().PodDisruptionBudgets(), testingclock.NewFakeClock(start), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.recorder = record.NewFakeRecorder(100)
+	c.recorder = f.recorder
+	f.controller = c
+	f.nodes = kubeInformers.Core().V1().Nodes().Informer().GetIndexer()
+	f.pods = podInformer.Informer().GetIndexer()
+	f.ers = erInformer.Informer().GetIndexer()
+	return f
+}
+
+// add stores objects in the API and in the caches.
+func (f *fixture) add(objs ...runtime.Object) {
+	f.t.Helper()
+	for _, obj := range objs {
+		var err error
+		switch o := obj.(type) {
+		case *corev1.Node:
+			if err = f.kube.Tracker().Add(o); err == nil {
+				err = f.nodes.Add(o)
+			}
+		case *corev1.Pod:
+			if err = f.kube.Tracker().Add(o); err == nil {
+				err = f.pods.Add(o)
+			}
+		case *v1alpha1.EvictionRequest:
+			if err = f.evr.Tracker().Add(o); err == nil {
+				err = f.ers.Add(o)
+			}
+		}
+		if err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// refreshNode copies the stored node into the cache, as the informer would.
+func (f *fixture) refreshNode() *corev1.Node {
+	f.t.Helper()
+	node, err := f.kube.CoreV1().Nodes().Get(f.ctx, nodeName, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.nodes.Update(node); err != nil {
+		f.t.Fatal(err)
+	}
+	return node
+}
+
+func (f *fixture) sync() time.Duration {
+	f.t.Helper()
+	requeue, err := f.controller.sync(f.ctx, nodeName)
+	if err != nil {
+		f.t.Fatalf("sync: %v", err)
+	}
+	f.refreshNode()
+	f.refreshRequests()
+	return requeue
+}
+
+// writes counts the writes the clientsets received.
+func (f *fixture) writes() int {
+	n := 0
+	for _, a := range append(f.kube.Actions(), f.evr.Actions()...) {
+		switch a.GetVerb() {
+		case "get", "list", "watch":
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fixture) events() []string {
+	var reasons []string
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			reasons = append(reasons, strings.Fields(e)[1])
+		default:
+			return reasons
+		}
+	}
+}
+
+// requesters lists, by pod name, the requesters of the stored requests.
+func (f *fixture) requesters() map[string][]string {
+	f.t.Helper()
+	list, err := f.evr.CoordinationV1alpha1().EvictionRequests("").List(f.ctx, metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, er := range list.Items {
+		names := []string{}
+		for _, r := range er.Spec.Requesters {
+			names = append(names, r.Name)
+		}
+		sort.Strings(names)
+		got[er.Spec.Target.PodRef.Name] = names
+	}
+	return got
+}
+
+func node(mutate ...func(*corev1.Node)) *corev1.Node {
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: nodeName},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"},
+		}},
+	}
+	for _, m := range mutate {
+		m(n)
+	}
+	return n
+}
+
+func marked(n *corev1.Node) {
+	n.Annotations = map[string]string{v1alpha1.NodeDrainAnnotation: "true"}
+}
+
+func shuttingDown(n *corev1.Node) {
+	n.Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: "node is shutting down"}
+}
+
+func pod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: k8stypes.UID("uid-" + name)},
+		Spec:       corev1.PodSpec{NodeName: nodeName},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	for _, m := range mutate {
+		m(p)
+	}
+	return p
+}
+
+func daemonSetPod(p *corev1.Pod) {
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ds", UID: "ds", Controller: ptr.To(true)}}
+}
+
+func condition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == t {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {
+	f := newFixture(t)
+	f.add(node(marked), pod("web-0"), pod("web-1"), pod("fluentd", daemonSetPod), pod("job", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }),
+		pod("elsewhere", func(p *corev1.Pod) { p.Spec.NodeName = "node-b" }))
+	f.sync()
+
+	n := f.refreshNode()
+	if !n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != me {
+		t.Errorf("node after the drain started: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
+	}
+	if diff := cmp.Diff(map[string][]string{"web-0": {me}, "web-1": {me}}, f.requesters()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	inProgress, drained := condition(n, v1alpha1.NodeDrainInProgress), condition(n, v1alpha1.NodeDrained)
+	if inProgress == nil || inProgress.Status != corev1.ConditionTrue || drained == nil || drained.Status != corev1.ConditionFalse {
+		t.Fatalf("conditions %+v", n.Status.Conditions)
+	}
+	want := "Draining because the evictionrequest.coordination.k8s.io/drain annotation asks for it: 2 pods left to evict (2 evicting); skipped: 1 DaemonSet-managed, 1 terminal."
+	if inProgress.Message != want {
+		t.Errorf("DrainInProgress message\n%q\nwant\n%q", inProgress.Message, want)
+	}
+	if condition(n, corev1.NodeReady) == nil {
+		t.Error("the drain's patch erased the kubelet's Ready condition")
+	}
+	if diff := cmp.Diff([]string{EventCordoned, EventDrainStarted}, f.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+
+	// A sync with nothing new writes nothing and announces nothing.
+	before := f.writes()
+	f.sync()
+	if after := f.writes(); after != before {
+		t.Errorf("a sync without changes wrote %d times", after-before)
+	}
+	if events := f.events(); len(events) != 0 {
+		t.Errorf("a sync without changes recorded %v", events)
+	}
+
+	// The pods leave: the node is drained.
+	for _, name := range []string{"web-0", "web-1"} {
+		if err := f.pods.Delete(pod(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.sync()
+	n = f.refreshNode()
+	if c := condition(n, v1alpha1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonAllPodsGone {
+		t.Errorf("Drained = %+v", c)
+	}
+	if c := condition(n, v1alpha1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("DrainInProgress = %+v", c)
+	}
+	if diff := cmp.Diff([]string{EventDrained}, f.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestPodsThatLandLaterAreRequested(t *testing.T) {
+	f := newFixture(t)
+	f.add(node(marked), pod("web-0"))
+	f.sync()
+	f.add(pod("late-0"))
+	f.sync()
+	if diff := cmp.Diff(map[string][]string{"web-0": {me}, "late-0": {me}}, f.requesters()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnmarkingWithdrawsAndUncordons(t *testing.T) {
+	f := newFixture(t)
+	f.add(node(marked), pod("web-0"), pod("db-0"))
+	f.sync()
+	// Another requester wants db-0 out too; the drain must not drop it.
+	other, err := requester.New("descheduler.example.com", f.evr, f.kube.CoreV1(), requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Request(f.ctx, pod("db-0")); err != nil {
+		t.Fatal(err)
+	}
+	f.refreshRequests()
+	f.events()
+
+	n := f.refreshNode()
+	delete(n.Annotations, v1alpha1.NodeDrainAnnotation)
+	if _, err := f.kube.CoreV1().Nodes().Update(f.ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.refreshNode()
+	f.sync()
+
+	n = f.refreshNode()
+	if n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
+		t.Errorf("node after the drain ended: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
+	}
+	if condition(n, v1alpha1.NodeDrainInProgress) != nil || condition(n, v1alpha1.NodeDrained) != nil || condition(n, corev1.NodeReady) == nil {
+		t.Errorf("conditions after the drain ended: %+v", n.Status.Conditions)
+	}
+	if diff := cmp.Diff(map[string][]string{"web-0": {}, "db-0": {"descheduler.example.com"}}, f.requesters()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{EventUncordoned, EventDrainStopped}, f.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// refreshRequests copies the stored requests into the cache.
+func (f *fixture) refreshRequests() {
+	f.t.Helper()
+	list, err := f.evr.CoordinationV1alpha1().EvictionRequests("").List(f.ctx, metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for i := range list.Items {
+		if err := f.ers.Update(&list.Items[i]); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+func TestANodeAnAdminCordonedStaysCordoned(t *testing.T) {
+	f := newFixture(t)
+	f.add(node(marked, func(n *corev1.Node) { n.Spec.Unschedulable = true }), pod("web-0"))
+	f.sync()
+	n := f.refreshNode()
+	if n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
+		t.Errorf("the drain claimed a node an admin cordoned: %v", n.Annotations)
+	}
+	delete(n.Annotations, v1alpha1.NodeDrainAnnotation)
+	if _, err := f.kube.CoreV1().Nodes().Update(f.ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.refreshNode()
+	f.refreshRequests()
+	f.sync()
+	if n := f.refreshNode(); !n.Spec.Unschedulable {
+		t.Error("the drain uncordoned a node an admin cordoned")
+	}
+}
+
+func TestAForbiddenWithdrawalIsRetried(t *testing.T) {
+	f := newFixture(t)
+	f.add(node(func(n *corev1.Node) {
+		n.Annotations = map[string]string{v1alpha1.NodeCordonedByAnnotation: me}
+		n.Spec.Unschedulable = true
+	}), pod("db-0"))
+	f.add(&v1alpha1.EvictionRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "uid-db-0"},
+		Spec: v1alpha1.EvictionRequestSpec{
+			Target:     v1alpha1.EvictionTarget{PodRef: &v1alpha1.LocalPodReference{Name: "db-0", UID: "uid-db-0"}},
+			Requesters: []v1alpha1.Requester{{Name: me}},
+		},
+		Status: v1alpha1.EvictionRequestStatus{EvictionRequestCancellationPolicy: ptr.To(v1alpha1.Forbid), ActiveInterceptorName: ptr.To("migrator.example.com")},
+	})
+	if requeue := f.sync(); requeue != forbiddenRetry {
+		t.Errorf("sync() requeues after %s, want %s", requeue, forbiddenRetry)
+	}
+	if n := f.refreshNode(); !n.Spec.Unschedulable {
+		t.Error("the node was uncordoned while a request could not be withdrawn")
+	}
+	if diff := cmp.Diff(map[string][]string{"db-0": {me}}, f.requesters()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{EventWithdrawForbidden}, f.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestAShuttingDownNodeGetsRequestsWithoutACordon(t *testing.T) {
+	f := newFixture(t)
+	f.add(node(shuttingDown), pod("web-0"))
+	f.sync()
+	n := f.refreshNode()
+	if n.Spec.Unschedulable {
+		t.Error("the drain cordoned a node that shuts down")
+	}
+	if diff := cmp.Diff(map[string][]string{"web-0": {me}}, f.requesters()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if c := condition(n, v1alpha1.NodeDrainInProgress); c == nil || !strings.Contains(c.Message, "the node is shutting down") {
+		t.Errorf("DrainInProgress = %+v", c)
+	}
+
+	// The shutdown is canceled: the node is Ready again.
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}, *condition(n, v1alpha1.NodeDrainInProgress)}
+	if _, err := f.kube.CoreV1().Nodes().UpdateStatus(f.ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.refreshNode()
+	f.refreshRequests()
+	f.sync()
+	if diff := cmp.Diff(map[string][]string{"web-0": {}}, f.requesters()); diff != "" {
+		t.Errorf("requests after the node was Ready again (-want +got):\n%s", diff)
+	}
+}
+
+func TestNodeUpdatesThatMatter(t *testing.T) {
+	base := node(marked)
+	base.Status.Conditions = append(base.Status.Conditions, corev1.NodeCondition{Type: v1alpha1.NodeDrainInProgress, Status: corev1.ConditionTrue, Message: "2 pods left"})
+	for _, tc := range []struct {
+		name   string
+		mutate func(*corev1.Node)
+		want   bool
+	}{
+		{"a kubelet heartbeat", func(n *corev1.Node) { n.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(start) }, false},
+		{"the drain annotation removed", func(n *corev1.Node) { n.Annotations = nil }, true},
+		{"the drain's condition erased", func(n *corev1.Node) { n.Status.Conditions = n.Status.Conditions[:1] }, true},
+		{"the node uncordoned by someone", func(n *corev1.Node) { n.Spec.Unschedulable = !n.Spec.Unschedulable }, true},
+		{"a shutdown", shuttingDown, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			updated := base.DeepCopy()
+			tc.mutate(updated)
+			f.controller.updateNode(base, updated)
+			if got := f.controller.queue.Len() == 1; got != tc.want {
+				t.Errorf("enqueued %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
