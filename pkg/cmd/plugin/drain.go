@@ -287,7 +287,9 @@ func (d *DrainOptions) listPods(ctx context.Context, node string) ([]*corev1.Pod
 	}
 	pods := make([]*corev1.Pod, 0, len(list.Items))
 	for i := range list.Items {
-		pods = append(pods, &list.Items[i])
+		if list.Items[i].Spec.NodeName == node {
+			pods = append(pods, &list.Items[i])
+		}
 	}
 	return pods, nil
 }
