@@ -28,6 +28,7 @@ build: ## Build evictionrequest-apiserver, the kubectl plugin and the local cont
 	$(GO) build -o $(BIN_DIR)/evictionrequest-apiserver ./cmd/evictionrequest-apiserver
 	$(GO) build -o $(BIN_DIR)/kubectl-evictionrequest ./cmd/kubectl-evictionrequest
 	$(GO) build -o $(BIN_DIR)/local-up ./test/cmd/local-up
+	$(GO) build -o $(BIN_DIR)/sample-interceptor ./test/cmd/sample-interceptor
 
 .PHONY: tools
 tools: $(CLUSTER_BINS) ## Build etcd, kube-apiserver, kube-controller-manager, kubectl and kwok (only when missing or re-pinned).

@@ -33,80 +33,98 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
-// Flow 1: a pod without interceptors is evicted through the Eviction API.
+// Flow 1: a pod without interceptors is evicted through the Eviction API;
+// the requester learns how the request ended.
 func TestControllerEvictsAPodWithoutInterceptors(t *testing.T) {
 	t.Parallel()
+	ctx, cancel := context.WithTimeout(framework.Context(t), controllerTimeout)
+	defer cancel()
 	ns := f.NewNamespace(t)
 	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{})
-	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
-
+	nodeDrain := newRequester(t, "nodemaintenance.k8s.io")
+	if _, err := nodeDrain.Request(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	result, err := nodeDrain.Wait(ctx, ns, pod.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result.Reason != v1alpha1.CompleteReasonPodDeleted || !result.Evicted() {
+		t.Errorf("Wait() = %+v, want PodDeleted", result)
+	}
 	waitForPodGone(t, ns, pod.Name)
-	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
-	waitForEvents(t, ns, er.Name, evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
+	waitForEvents(t, ns, string(pod.UID), evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
 	if attempts, granted := auditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
 		t.Errorf("kube-apiserver saw %d evictions of %s (%d granted), want exactly one", attempts, pod.Name, granted)
 	}
 }
 
-// Flow 2: three interceptors answered by test actors. The highest index is
-// selected first, each hands off by completing, except one that stops
-// heartbeating and is passed over; the pod is evicted after the last.
+// Flow 2: three interceptors. The highest index, an SDK interceptor, is
+// selected first and works with heartbeats and an estimate, then completes
+// its part; the next one has crashed long ago (its last heartbeat is older
+// than the deadline) and is passed over; the last, an SDK interceptor,
+// declines. The pod is then evicted.
 func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
 	t.Parallel()
+	ctx := framework.Context(t)
 	ns := f.NewNamespace(t)
 	const (
 		fallback = "fallback.rescue.example.com"
 		operator = "operator.fruit-company.com"
 		migrator = "migrator.fruit-company.com"
 	)
+	finish := time.Now().Add(time.Hour).Truncate(time.Second)
+	migrated := make(chan struct{})
+	startInterceptor(t, ns, migrator, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+		if err := req.Report(ctx, interceptor.Progress{Message: "migrating data", ExpectedFinishTime: &finish}); err != nil {
+			return interceptor.Result{}, err
+		}
+		select {
+		case <-migrated:
+			return interceptor.Complete("data migrated"), nil
+		case <-ctx.Done():
+			return interceptor.Result{}, ctx.Err()
+		}
+	})
+	startInterceptor(t, ns, fallback, declines)
 	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Interceptors: []string{fallback, operator, migrator}})
-	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
-
-	// The migrator (highest index) is selected first. It works, with an
-	// estimate, then completes its part without terminating the pod.
-	active := waitUntilActive(t, ns, er.Name, migrator)
-	if active.Status.HeartbeatTime != nil || active.Status.ActiveInterceptorCompleted {
-		t.Errorf("the first selection set heartbeat %v and completed %v, want neither", active.Status.HeartbeatTime, active.Status.ActiveInterceptorCompleted)
+	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, pod); err != nil {
+		t.Fatal(err)
 	}
-	respond(t, ns, er.Name, func(s *v1alpha1.EvictionRequestStatus) {
-		s.ExpectedInterceptorFinishTime = ptr.To(metav1.NewTime(time.Now().Add(time.Minute).Truncate(time.Second)))
-		s.Message = "migrating data"
-	})
-	respond(t, ns, er.Name, func(s *v1alpha1.EvictionRequestStatus) {
-		s.ActiveInterceptorCompleted = true
-		s.Message = "data migrated"
-	})
+	name := string(pod.UID)
 
-	// The operator takes over with the fields reset, then stops answering:
-	// its last heartbeat is older than the deadline.
-	active = waitUntilActive(t, ns, er.Name, operator)
+	waitForRequest(t, ns, name, "the migrator's progress", func(er *v1alpha1.EvictionRequest) error {
+		if ptr.Deref(er.Status.ActiveInterceptorName, "") != migrator || er.Status.Message != "migrating data" ||
+			er.Status.ExpectedInterceptorFinishTime == nil || !er.Status.ExpectedInterceptorFinishTime.Time.Equal(finish) {
+			return fmt.Errorf("status %+v", er.Status)
+		}
+		return nil
+	})
+	close(migrated)
+
+	// The operator takes over with the fields reset, but it crashed long
+	// ago and never answers: its last heartbeat is older than the deadline.
+	active := waitUntilActive(t, ns, name, operator)
 	if active.Status.ActiveInterceptorCompleted || active.Status.ExpectedInterceptorFinishTime != nil || active.Status.HeartbeatTime == nil ||
 		!strings.Contains(active.Status.Message, operator+" replaced "+migrator+", which completed") {
 		t.Errorf("after the hand-off to the operator: %+v", active.Status)
 	}
 	deadline := time.Duration(*active.Spec.HeartbeatDeadlineSeconds) * time.Second
-	setStatus(t, ns, er.Name, func(er *v1alpha1.EvictionRequest) {
+	setStatus(t, ns, name, func(er *v1alpha1.EvictionRequest) {
 		er.Status.HeartbeatTime = ptr.To(metav1.NewTime(time.Now().Add(-deadline - time.Minute).Truncate(time.Second)))
 	})
 
-	// The fallback is passed the request because the operator timed out; it
-	// declines at once. No interceptor is left: the pod is evicted.
-	active = waitUntilActive(t, ns, er.Name, fallback)
-	if !strings.Contains(active.Status.Message, fallback+" replaced "+operator+", which missed its heartbeat deadline") {
-		t.Errorf("message after the time-out = %q", active.Status.Message)
-	}
-	if attempts, _ := auditedEvictions(t, ns, pod.Name); attempts != 0 {
-		t.Errorf("the pod was evicted %d times while interceptors were left", attempts)
-	}
-	respond(t, ns, er.Name, func(s *v1alpha1.EvictionRequestStatus) { s.ActiveInterceptorCompleted = true })
-
+	// The fallback is passed the request because the operator timed out,
+	// and declines. No interceptor is left: the pod is evicted.
 	waitForPodGone(t, ns, pod.Name)
-	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
-	waitForEvents(t, ns, er.Name,
-		evictioncontroller.EventInterceptorSelected, evictioncontroller.EventInterceptorHandedOff, evictioncontroller.EventInterceptorTimedOut,
+	waitForCompletion(t, ns, name, v1alpha1.CompleteReasonPodDeleted)
+	waitForEvents(t, ns, name,
+		evictioncontroller.EventInterceptorSelected, interceptor.EventStarted, interceptor.EventCompleted,
+		evictioncontroller.EventInterceptorHandedOff, evictioncontroller.EventInterceptorTimedOut, interceptor.EventDeclined,
 		evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
 	if attempts, granted := auditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
 		t.Errorf("kube-apiserver saw %d evictions (%d granted), want one", attempts, granted)
@@ -142,7 +160,10 @@ func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
 		return nil
 	})
 
-	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+	er, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var delays []time.Duration
 	retryIn := regexp.MustCompile(`retrying in ([0-9a-z.]+):`)
 	waitForRequest(t, ns, er.Name, "three failed evictions", func(er *v1alpha1.EvictionRequest) error {
@@ -210,8 +231,12 @@ func TestControllerNeverEvictsDaemonSetOrMirrorPods(t *testing.T) {
 		p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "static-pod-hash"}
 	}})
 
+	nodeDrain := newRequester(t, "nodemaintenance.k8s.io")
 	for kind, pod := range map[string]*corev1.Pod{"DaemonSet": daemonPod, "mirror": mirrorPod} {
-		er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+		er, err := nodeDrain.Request(ctx, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
 		waitForRequest(t, ns, er.Name, "the controller to refuse the "+kind+" pod", func(er *v1alpha1.EvictionRequest) error {
 			if !strings.Contains(er.Status.Message, "is a "+kind+" pod") {
 				return fmt.Errorf("message %q", er.Status.Message)
@@ -254,7 +279,10 @@ func TestControllerNeverEvictsATerminatingPod(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+	er, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
 	waitForRequest(t, ns, er.Name, "the controller to wait for the terminating pod", func(er *v1alpha1.EvictionRequest) error {
 		if !strings.Contains(er.Status.Message, "is terminating") {
 			return fmt.Errorf("message %q", er.Status.Message)

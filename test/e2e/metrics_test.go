@@ -19,7 +19,7 @@ package e2e
 import (
 	"testing"
 
-	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 

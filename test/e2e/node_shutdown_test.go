@@ -25,11 +25,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
+	"github.com/evictionrequest/apiserver/test/localcluster"
 )
 
 // Flow 6a: the kubelet ends a pod in a graceful node shutdown (phase Failed,
@@ -39,7 +39,10 @@ func TestGracefulNodeShutdownCompletesTheRequest(t *testing.T) {
 	ctx := framework.Context(t)
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "batch-0")
-	er := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+	er, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
 	waitUntilActive(t, ns, er.Name, parkedInterceptor)
 
 	// What the kubelet writes when it terminates pods for a shutdown.
@@ -69,33 +72,25 @@ func TestOutOfServiceNodeCompletesTheRequests(t *testing.T) {
 	ns := f.NewNamespace(t)
 
 	// A node of its own: the test shuts it down.
-	name := "out-of-service-" + strings.TrimPrefix(ns, "testoutofservicenodecompletestherequests-")
-	capacity := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10"), corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}
-	node, err := f.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kwok.x-k8s.io/node": "fake"}},
-		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Kube.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) })
-	framework.Eventually(t, time.Minute, "kwok to make "+name+" Ready", func(ctx context.Context) error {
-		return nodeReadyIs(ctx, name, corev1.ConditionTrue)
-	})
-
+	name := f.NewNode(t)
+	nodeDrain := newRequester(t, "nodemaintenance.k8s.io")
 	var requests []string
 	for _, podName := range []string{"db-0", "web-0"} {
 		pod := f.CreatePod(t, ns, podName, framework.PodOptions{Node: name, Interceptors: []string{parkedInterceptor}})
-		requests = append(requests, f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io").Name)
+		er, err := nodeDrain.Request(ctx, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		requests = append(requests, er.Name)
 	}
 
 	// The node goes down: kwok stops acting as its kubelet, it is NotReady,
 	// and the admin marks it out of service.
-	node, err = f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	node, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	delete(node.Labels, "kwok.x-k8s.io/node")
+	delete(node.Labels, localcluster.KwokNodeLabel)
 	node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute})
 	if _, err := f.Kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)

@@ -50,9 +50,9 @@ rules:
 - level: None
 `
 
-// kwokNodeLabel marks the nodes kwok manages; removing it hands a node back
-// to nobody, as if its kubelet died.
-const kwokNodeLabel = "kwok.x-k8s.io/node"
+// KwokNodeLabel, set to "fake", marks the nodes kwok manages; removing it
+// hands a node back to nobody, as if its kubelet died.
+const KwokNodeLabel = "kwok.x-k8s.io/node"
 
 // controllers of kube-controller-manager the product relies on: PDB status
 // (disruption), cross-server garbage collection, default service accounts
@@ -236,7 +236,7 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 		"kwok",
 		"--kubeconfig="+kubeconfig,
 		"--config="+stagesFile,
-		"--manage-nodes-with-label-selector="+kwokNodeLabel+"=fake",
+		"--manage-nodes-with-label-selector="+KwokNodeLabel+"=fake",
 		fmt.Sprintf("--server-address=127.0.0.1:%d", ports[0]),
 		"--cidr=10.244.0.0/16",
 	)
@@ -269,7 +269,7 @@ func kwokNode(i int) *corev1.Node {
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   name,
-			Labels: map[string]string{kwokNodeLabel: "fake", corev1.LabelHostname: name, corev1.LabelOSStable: "linux"},
+			Labels: map[string]string{KwokNodeLabel: "fake", corev1.LabelHostname: name, corev1.LabelOSStable: "linux"},
 		},
 		Spec: corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i), PodCIDRs: []string{fmt.Sprintf("10.244.%d.0/24", i)}},
 		Status: corev1.NodeStatus{

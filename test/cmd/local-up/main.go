@@ -62,7 +62,7 @@ func run(ctx context.Context, dir, binDir string, nodes int) error {
 		Dir: dir, BinDir: binDir, Nodes: nodes,
 		// make run shows the whole product: the node drain requester too.
 		ServerArgs: []string{"--enable-node-drain-controller"},
-		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
+		Logf:       func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		return err

@@ -24,14 +24,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -67,7 +71,7 @@ func Run(m *testing.M, f **Framework) int {
 		Dir:        *clusterDir,
 		BinDir:     *binDir,
 		ServerArgs: []string{"--enable-node-drain-controller"},
-		Logf:   func(format string, args ...any) { fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...) },
+		Logf:       func(format string, args ...any) { fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...) },
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: starting the local control plane: %v\n", err)
@@ -249,4 +253,147 @@ func (f *Framework) ImpersonatingConfig(user string, groups ...string) *rest.Con
 	config := rest.CopyConfig(f.AdminConfig)
 	config.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
 	return config
+}
+
+// NewNode creates a node of its own for the test, managed by kwok (Ready,
+// running its pods), and deletes it when the test ends. Tests that drain or
+// shut down a node use one so that they touch no other test's pods.
+func (f *Framework) NewNode(t testing.TB) string {
+	t.Helper()
+	ctx := Context(t)
+	capacity := corev1.ResourceList{
+		corev1.ResourcePods:   resource.MustParse("110"),
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("64Gi"),
+	}
+	node, err := f.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-node-", Labels: map[string]string{localcluster.KwokNodeLabel: "fake"}},
+		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating a node: %v", err)
+	}
+	t.Cleanup(func() { _ = f.Kube.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) })
+	Eventually(t, time.Minute, "kwok to make node "+node.Name+" Ready", func(ctx context.Context) error {
+		current, err := f.Kube.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range current.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not Ready: %v", current.Status.Conditions)
+	})
+	return node.Name
+}
+
+// Command is a binary of the bin dir that a test runs, with its output
+// captured and copied to a log file of the cluster's log directory.
+type Command struct {
+	Name   string
+	cmd    *exec.Cmd
+	stdout syncBuffer
+	stderr syncBuffer
+	done   chan struct{}
+	err    error
+}
+
+// StartCommand starts bin of the bin dir with args and the cluster's admin
+// kubeconfig; the test's cleanup kills it if it still runs.
+func (f *Framework) StartCommand(t testing.TB, bin string, args ...string) *Command {
+	t.Helper()
+	logName := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + "-" + bin + ".log"
+	log, err := os.OpenFile(filepath.Join(f.LogDir(), logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(log, "\n=== %s %s %s\n", time.Now().Format(time.RFC3339), bin, strings.Join(args, " "))
+	c := &Command{Name: bin, cmd: exec.Command(filepath.Join(*binDir, bin), args...), done: make(chan struct{})}
+	c.cmd.Env = append(os.Environ(), "KUBECONFIG="+f.KubeconfigPath)
+	c.cmd.Stdout = io.MultiWriter(&c.stdout, log)
+	c.cmd.Stderr = io.MultiWriter(&c.stderr, log)
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := c.cmd.Start(); err != nil {
+		log.Close()
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	go func() {
+		c.err = c.cmd.Wait()
+		log.Close()
+		close(c.done)
+	}()
+	t.Cleanup(c.Kill)
+	return c
+}
+
+// RunCommand runs bin to its end, at most timeout, and returns its output.
+func (f *Framework) RunCommand(t testing.TB, timeout time.Duration, bin string, args ...string) KubectlResult {
+	t.Helper()
+	c := f.StartCommand(t, bin, args...)
+	err := c.Wait(timeout)
+	return KubectlResult{Stdout: c.Stdout(), Stderr: c.Stderr(), Err: err}
+}
+
+// Wait waits at most timeout for the command to exit and returns how it
+// exited; on time-out it kills it.
+func (c *Command) Wait(timeout time.Duration) error {
+	select {
+	case <-c.done:
+		return c.err
+	case <-time.After(timeout):
+		c.Kill()
+		return fmt.Errorf("%s did not exit within %s", c.Name, timeout)
+	}
+}
+
+// Signal sends sig to the command.
+func (c *Command) Signal(sig os.Signal) error {
+	return c.cmd.Process.Signal(sig)
+}
+
+// Kill ends the command at once, as a crash would, and waits for it.
+func (c *Command) Kill() {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	_ = c.cmd.Process.Kill()
+	<-c.done
+}
+
+// ExitCode is the command's exit code once it exited, -1 before.
+func (c *Command) ExitCode() int {
+	select {
+	case <-c.done:
+		return c.cmd.ProcessState.ExitCode()
+	default:
+		return -1
+	}
+}
+
+// Stdout is what the command printed on stdout so far.
+func (c *Command) Stdout() string { return c.stdout.String() }
+
+// Stderr is what the command printed on stderr so far.
+func (c *Command) Stderr() string { return c.stderr.String() }
+
+// syncBuffer is a bytes.Buffer safe for a writer and concurrent readers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
