@@ -44,7 +44,11 @@ type hold struct {
 	key    string
 	ctx    context.Context
 	cancel context.CancelFunc
-	logger klog.Logger
+	// termCtx is the context of the term: the final write uses it, so that
+	// the echo of that very write in the cache, which ends the hold, does
+	// not cancel the call that made it.
+	termCtx context.Context
+	logger  klog.Logger
 
 	progress progressState
 
@@ -63,7 +67,7 @@ type hold struct {
 func newHold(parent context.Context, t *term, key string, er *v1alpha1.EvictionRequest) *hold {
 	logger := klog.LoggerWithValues(klog.FromContext(parent), "evictionRequest", key, "pod", klog.KRef(er.Namespace, er.Spec.Target.PodRef.Name))
 	ctx, cancel := context.WithCancel(klog.NewContext(parent, logger))
-	return &hold{t: t, key: key, ctx: ctx, cancel: cancel, logger: logger, latest: er, found: er}
+	return &hold{t: t, key: key, ctx: ctx, cancel: cancel, termCtx: parent, logger: logger, latest: er, found: er}
 }
 
 func (h *hold) observe(er *v1alpha1.EvictionRequest) {
@@ -230,7 +234,7 @@ func (h *hold) heartbeat(ctx context.Context) error {
 // set, and the controller passes the request to the next interceptor.
 func (h *hold) finish(result Result) error {
 	now := metav1.NewTime(h.t.cfg.Clock.Now())
-	err := h.writeStatus(h.ctx, func(s *v1alpha1.EvictionRequestStatus) {
+	err := h.writeStatus(h.termCtx, func(s *v1alpha1.EvictionRequestStatus) {
 		s.ActiveInterceptorCompleted = true
 		s.HeartbeatTime = &now
 		s.ExpectedInterceptorFinishTime = nil
