@@ -1,0 +1,345 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/cmd/plugin"
+	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+const pluginBinary = "kubectl-evictionrequest"
+
+// createPDB creates a budget that keeps minAvailable pods labeled app=name
+// and waits until kube-controller-manager has computed it.
+func createPDB(t *testing.T, ns, name string, minAvailable int32, expectedPods int32) *policyv1.PodDisruptionBudget {
+	t.Helper()
+	pdb, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Create(framework.Context(t), &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, time.Minute, "the status of PDB "+name, func(ctx context.Context) error {
+		pdb, err = f.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.ExpectedPods != expectedPods {
+			return fmt.Errorf("status %+v", pdb.Status)
+		}
+		return nil
+	})
+	return pdb
+}
+
+// skippedPods creates a DaemonSet pod and a mirror pod on node, which a
+// drain leaves alone.
+func skippedPods(t *testing.T, ns, node string) {
+	t.Helper()
+	ds, err := f.Kube.AppsV1().DaemonSets(ns).Create(framework.Context(t), &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "fluentd"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "fluentd"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "fluentd"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "fluentd", Image: "fluentd"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.CreatePod(t, ns, "fluentd-x", framework.PodOptions{Node: node, Labels: map[string]string{"app": "fluentd"}, Mutate: func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr.To(true)}}
+	}})
+	f.CreatePod(t, ns, "etcd-static", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
+		p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "static-pod-hash"}
+	}})
+}
+
+// TestPluginDrainsANode drains a node with ten pods through the plugin
+// binary: eight get requests (two with SDK interceptors, one of which works
+// with heartbeats and an ETA while the other declines, and one under a
+// PodDisruptionBudget relaxed midway), a DaemonSet pod and a mirror pod are
+// skipped.
+func TestPluginDrainsANode(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	const (
+		migrator = "migrator.e2e.example.com"
+		decliner = "decliner.e2e.example.com"
+	)
+	startInterceptor(t, ns, migrator, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+		for i := 1; i <= 3; i++ {
+			finish := time.Now().Add(time.Duration(4-i) * 2 * time.Second)
+			if err := req.Report(ctx, interceptor.Progress{Message: fmt.Sprintf("copying volume %d of 3", i), ExpectedFinishTime: &finish}); err != nil {
+				return interceptor.Result{}, err
+			}
+			select {
+			case <-ctx.Done():
+				return interceptor.Result{}, ctx.Err()
+			case <-time.After(2 * time.Second):
+			}
+		}
+		return interceptor.Complete("volumes copied"), nil
+	})
+	startInterceptor(t, ns, decliner, declines)
+
+	var evicted []string
+	for i := 0; i < 5; i++ {
+		evicted = append(evicted, f.CreatePod(t, ns, fmt.Sprintf("web-%d", i), framework.PodOptions{Node: node}).Name)
+	}
+	evicted = append(evicted,
+		f.CreatePod(t, ns, "migrate-0", framework.PodOptions{Node: node, Interceptors: []string{migrator}}).Name,
+		f.CreatePod(t, ns, "decline-0", framework.PodOptions{Node: node, Interceptors: []string{decliner}}).Name,
+		f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Labels: map[string]string{"app": "db"}}).Name,
+	)
+	skippedPods(t, ns, node)
+	pdb := createPDB(t, ns, "db", 1, 1)
+
+	drain := f.StartCommand(t, pluginBinary, "drain", node, "--timeout=4m")
+	// The PodDisruptionBudget refuses db-0's eviction; it is relaxed once
+	// the drain reports the block.
+	framework.Eventually(t, 2*time.Minute, "the drain to report the blocking budget", func(context.Context) error {
+		if !strings.Contains(drain.Stdout(), "PodDisruptionBudget db allows no disruption") {
+			return fmt.Errorf("output so far:\n%s", drain.Stdout())
+		}
+		return nil
+	})
+	pdb, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, pdb.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
+	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := drain.Wait(4 * time.Minute); err != nil {
+		t.Fatalf("the drain failed: %v\nstdout:\n%s\nstderr:\n%s", err, drain.Stdout(), drain.Stderr())
+	}
+	out, errOut := drain.Stdout(), drain.Stderr()
+
+	for _, want := range []string{
+		"node/" + node + " cordoned",
+		"requested the eviction of 8 pods as " + plugin.DefaultRequesterName,
+		"pod " + ns + "/migrate-0: Intercepted: interceptor " + migrator + " is active",
+		"expects to finish in",
+		"copying volume 2 of 3",
+		"pod " + ns + "/db-0: Blocked: the eviction was refused",
+		"pod " + ns + "/web-0: Gone",
+		"8/8 pods gone",
+		"node/" + node + " drained",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the drain did not print %q; stdout:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{
+		"Warning: node " + node + ": skipping DaemonSet-managed pods: " + ns + "/fluentd-x",
+		"Warning: node " + node + ": skipping mirror pods: " + ns + "/etcd-static",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the drain did not warn %q; stderr:\n%s", want, errOut)
+		}
+	}
+
+	// The final state: the node cordoned, the eight pods gone, the skipped
+	// ones still there, every request complete or collected with its pod.
+	n, err := f.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil || !n.Spec.Unschedulable {
+		t.Errorf("node %s after the drain: %v, unschedulable %v", node, err, n != nil && n.Spec.Unschedulable)
+	}
+	pods, err := f.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, p := range pods.Items {
+		left = append(left, p.Name)
+	}
+	slices.Sort(left)
+	if !slices.Equal(left, []string{"etcd-static", "fluentd-x"}) {
+		t.Errorf("pods left after the drain: %v, want the DaemonSet and mirror pods", left)
+	}
+	requests, err := f.EvictionRequests(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, er := range requests.Items {
+		if !isComplete(&er) {
+			t.Errorf("request of %s is not complete: %+v", er.Spec.Target.PodRef.Name, er.Status)
+		}
+	}
+	for _, name := range evicted {
+		if attempts, granted := auditedEvictions(t, ns, name); granted > 1 {
+			t.Errorf("pod %s was evicted %d times (%d attempts)", name, granted, attempts)
+		}
+	}
+}
+
+// Ctrl-C during a drain withdraws the drain's requester from the requests
+// that are not complete: they are canceled and the pods stay.
+func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	var pods []*corev1.Pod
+	for i := 0; i < 3; i++ {
+		pods = append(pods, f.CreatePod(t, ns, fmt.Sprintf("db-%d", i), framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}}))
+	}
+	drain := f.StartCommand(t, pluginBinary, "drain", node)
+	framework.Eventually(t, time.Minute, "the drain to request the evictions", func(ctx context.Context) error {
+		if !strings.Contains(drain.Stdout(), "requested the eviction of 3 pods") {
+			return fmt.Errorf("output so far:\n%s", drain.Stdout())
+		}
+		return nil
+	})
+	if err := drain.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := drain.Wait(time.Minute); err == nil {
+		t.Fatalf("an interrupted drain exited 0; stdout:\n%s", drain.Stdout())
+	}
+	if got := drain.Stderr(); !strings.Contains(got, "interrupted: withdrew "+plugin.DefaultRequesterName+" from 3 EvictionRequests that were not complete") {
+		t.Errorf("stderr:\n%s", got)
+	}
+	for _, pod := range pods {
+		waitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
+		if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil {
+			t.Errorf("pod %s after the interrupted drain: %v", pod.Name, err)
+		}
+	}
+}
+
+// A drain that times out exits non-zero and names what blocks each pod.
+func TestPluginDrainTimesOutNamingTheBlockers(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	f.CreatePod(t, ns, "parked-0", framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}})
+	f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Labels: map[string]string{"app": "db"}})
+	createPDB(t, ns, "db", 1, 1)
+
+	r := f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", node, "--timeout=25s")
+	if r.Err == nil {
+		t.Fatalf("a drain that cannot finish exited 0; stdout:\n%s", r.Stdout)
+	}
+	for _, want := range []string{
+		"timed out after 25s waiting for 2 pods:",
+		"pod " + ns + "/parked-0: Intercepted: interceptor " + parkedInterceptor + " is active, no heartbeat yet",
+		"pod " + ns + "/db-0: Blocked: the eviction was refused",
+		"PodDisruptionBudget db allows no disruption",
+	} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
+		}
+	}
+}
+
+// Bad input gets a clear error and changes nothing.
+func TestPluginRefusesBadInputAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	empty := f.NewNode(t)
+	busy := f.NewNode(t)
+	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: busy})
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a missing node", []string{"drain", busy, "no-such-node"}, `node "no-such-node" not found; nothing was changed`},
+		{"a node with no pods", []string{"drain", empty}, "node " + empty + " has no pods: nothing to drain; nothing was changed"},
+		{"no permission", []string{"drain", busy, "--as=nobody"}, "you are not allowed to:"},
+		{"a missing pod", []string{"request", "-n", ns, "web-0", "no-such-pod"}, `pod "no-such-pod" not found in namespace ` + ns + "; nothing was changed"},
+		{"no permission to delete the pod", []string{"request", "-n", ns, "web-0", "--as=viewer", "--as-group=system:authenticated"}, "delete pods in namespace " + ns},
+		{"status of a missing node", []string{"status", "--node", "no-such-node"}, `node "no-such-node" not found`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.RunCommand(t, time.Minute, pluginBinary, tc.args...)
+			if r.Err == nil {
+				t.Fatalf("exited 0; stdout:\n%s", r.Stdout)
+			}
+			if !strings.Contains(r.Stderr, tc.want) {
+				t.Errorf("stderr lacks %q:\n%s", tc.want, r.Stderr)
+			}
+		})
+	}
+	for _, name := range []string{empty, busy} {
+		if n, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err != nil || n.Spec.Unschedulable {
+			t.Errorf("node %s after bad input: %v, unschedulable %v", name, err, n != nil && n.Spec.Unschedulable)
+		}
+	}
+	if _, err := f.EvictionRequests(ns).Get(ctx, string(pod.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an EvictionRequest of web-0 exists after bad input: %v", err)
+	}
+}
+
+// request, status and withdraw of single pods.
+func TestPluginRequestStatusAndWithdraw(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	pod := parkedPod(t, ns, "db-0")
+
+	r := f.RunCommand(t, time.Minute, pluginBinary, "request", "-n", ns, "db-0")
+	if r.Err != nil || !strings.Contains(r.Stdout, "pod/db-0: eviction requested (evictionrequest/"+string(pod.UID)+")") {
+		t.Fatalf("request: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	waitUntilActive(t, ns, string(pod.UID), parkedInterceptor)
+	r = f.RunCommand(t, time.Minute, pluginBinary, "status", "-n", ns, "db-0")
+	for _, want := range []string{"State:", "Intercepted", plugin.DefaultRequesterName, "[0] " + parkedInterceptor, "active, heartbeat none yet", "Cancellation policy:", "Allow", "InterceptorSelected"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("status lacks %q:\n%s%s", want, r.Stdout, r.Stderr)
+		}
+	}
+	r = f.RunCommand(t, time.Minute, pluginBinary, "withdraw", "-n", ns, "db-0")
+	if r.Err != nil || !strings.Contains(r.Stdout, "the request is canceled") {
+		t.Fatalf("withdraw: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	waitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
+	if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, "db-0", metav1.GetOptions{}); err != nil {
+		t.Errorf("db-0 after the withdrawal: %v", err)
+	}
+}
