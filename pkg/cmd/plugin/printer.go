@@ -48,10 +48,11 @@ func newLinePrinter(out io.Writer) *linePrinter {
 func (p *linePrinter) update(summary drain.Summary, pods []drain.PodProgress, now time.Time) {
 	for _, pod := range pods {
 		name := pod.Namespace + "/" + pod.Name
-		// Ages are left out of what counts as a change, they change every
-		// second; so is the message of a pod that is gone.
+		// What counts as a change is what describe prints, but ages, which
+		// change every second.
 		key := string(pod.State)
-		if pod.State != drain.StateGone {
+		switch pod.State {
+		case drain.StateIntercepted, drain.StateBlocked, drain.StateEvicting, drain.StateCanceled:
 			key = fmt.Sprintf("%s|%s|%d|%v|%s", pod.State, pod.ActiveInterceptor, pod.FailedEvictions, pod.BlockingPDBs, pod.Message)
 		}
 		if p.last[name] == key {

@@ -1,0 +1,273 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+	"github.com/evictionrequest/apiserver/test/localcluster"
+)
+
+// markForDrain sets or removes the drain annotation of a node.
+func markForDrain(t *testing.T, node string, drain bool) {
+	t.Helper()
+	var value any
+	if drain {
+		value = "true"
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.NodeDrainAnnotation: value}}})
+	if _, err := f.Kube.CoreV1().Nodes().Patch(framework.Context(t), node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForNode waits until the node satisfies cond and returns it.
+func waitForNode(t *testing.T, name, what string, cond func(*corev1.Node) error) *corev1.Node {
+	t.Helper()
+	var node *corev1.Node
+	framework.Eventually(t, controllerTimeout, what, func(ctx context.Context) error {
+		current, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		node = current
+		return cond(current)
+	})
+	return node
+}
+
+func nodeCondition(node *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == t {
+			return &node.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func conditionIs(node *corev1.Node, t corev1.NodeConditionType, status corev1.ConditionStatus, message string) error {
+	c := nodeCondition(node, t)
+	if c == nil || c.Status != status || !strings.Contains(c.Message, message) {
+		return fmt.Errorf("%s = %+v, want %s with %q", t, c, status, message)
+	}
+	return nil
+}
+
+// nodeEventReasons lists the reasons of the events on a node.
+func nodeEventReasons(t *testing.T, node string) []string {
+	t.Helper()
+	events, err := f.Kube.CoreV1().Events(metav1.NamespaceAll).List(framework.Context(t), metav1.ListOptions{
+		FieldSelector: fields.AndSelectors(fields.OneTermEqualSelector("involvedObject.kind", "Node"), fields.OneTermEqualSelector("involvedObject.name", node)).String(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, e := range events.Items {
+		reasons = append(reasons, e.Reason)
+	}
+	return reasons
+}
+
+func waitForNodeEvents(t *testing.T, node string, reasons ...string) {
+	t.Helper()
+	framework.Eventually(t, controllerTimeout, fmt.Sprintf("events %v on node %s", reasons, node), func(context.Context) error {
+		got := nodeEventReasons(t, node)
+		for _, r := range reasons {
+			if !slices.Contains(got, r) {
+				return fmt.Errorf("no %s event yet, have %v", r, got)
+			}
+		}
+		return nil
+	})
+}
+
+// A node marked for drain is cordoned and emptied, pods that land later too;
+// its conditions survive the kubelet's status updates; unmarking it
+// uncordons it.
+func TestDeclarativeNodeDrain(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	web := []*corev1.Pod{
+		f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: node}),
+		f.CreatePod(t, ns, "web-1", framework.PodOptions{Node: node}),
+	}
+	skippedPods(t, ns, node)
+
+	markForDrain(t, node, true)
+	drained := waitForNode(t, node, "the node to be drained", func(n *corev1.Node) error {
+		if !n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != nodedrain.DefaultRequesterName {
+			return fmt.Errorf("not cordoned by the drain: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
+		}
+		if err := conditionIs(n, v1alpha1.NodeDrained, corev1.ConditionTrue, "skipped: 1 DaemonSet-managed, 1 mirror"); err != nil {
+			return err
+		}
+		return conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionFalse, "no pod is left to evict")
+	})
+	for _, pod := range web {
+		waitForPodGone(t, ns, pod.Name)
+		if _, granted := auditedEvictions(t, ns, pod.Name); granted != 1 {
+			t.Errorf("pod %s was evicted %d times, want once", pod.Name, granted)
+		}
+	}
+	waitForNodeEvents(t, node, nodedrain.EventCordoned, nodedrain.EventDrainStarted, nodedrain.EventDrained)
+
+	// A pod that lands on the node later is evicted too.
+	late := f.CreatePod(t, ns, "late-0", framework.PodOptions{Node: node})
+	waitForPodGone(t, ns, late.Name)
+
+	// The kubelet's status updates leave the drain's conditions alone.
+	beat := nodeCondition(drained, corev1.NodeReady).LastHeartbeatTime
+	waitForNode(t, node, "a status update of the kubelet", func(n *corev1.Node) error {
+		if c := nodeCondition(n, corev1.NodeReady); c == nil || !c.LastHeartbeatTime.After(beat.Time) {
+			return fmt.Errorf("no heartbeat since %v", beat)
+		}
+		return conditionIs(n, v1alpha1.NodeDrained, corev1.ConditionTrue, "")
+	})
+
+	markForDrain(t, node, false)
+	waitForNode(t, node, "the drain to end", func(n *corev1.Node) error {
+		if n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
+			return fmt.Errorf("still cordoned: %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
+		}
+		if nodeCondition(n, v1alpha1.NodeDrained) != nil || nodeCondition(n, v1alpha1.NodeDrainInProgress) != nil {
+			return fmt.Errorf("the drain's conditions remain: %+v", n.Status.Conditions)
+		}
+		return nil
+	})
+	waitForNodeEvents(t, node, nodedrain.EventUncordoned, nodedrain.EventDrainStopped)
+}
+
+// The node's conditions count what a drain waits for; ending the drain
+// withdraws its requester, canceling the requests nobody else wants.
+func TestDeclarativeNodeDrainShowsProgressAndWithdraws(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	parked := f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}})
+	f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: node})
+
+	markForDrain(t, node, true)
+	waitForNode(t, node, "the drain's progress on the node", func(n *corev1.Node) error {
+		if err := conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionTrue, "1 pod left to evict (1 intercepted)"); err != nil {
+			return err
+		}
+		return conditionIs(n, v1alpha1.NodeDrained, corev1.ConditionFalse, "1 pod left to evict")
+	})
+	er := waitUntilActive(t, ns, string(parked.UID), parkedInterceptor)
+	if len(er.Spec.Requesters) != 1 || er.Spec.Requesters[0].Name != nodedrain.DefaultRequesterName {
+		t.Errorf("requesters %v, want the node drain", er.Spec.Requesters)
+	}
+
+	markForDrain(t, node, false)
+	waitForCompletion(t, ns, string(parked.UID), v1alpha1.CompleteReasonCanceled)
+	waitForNode(t, node, "the node uncordoned", func(n *corev1.Node) error {
+		if n.Spec.Unschedulable || nodeCondition(n, v1alpha1.NodeDrainInProgress) != nil {
+			return fmt.Errorf("unschedulable %v, conditions %+v", n.Spec.Unschedulable, n.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+// A node whose kubelet reports a graceful shutdown gets the eviction of its
+// pods requested, so that their interceptors learn of it, without being
+// cordoned; when it is Ready again the requests are withdrawn.
+func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	var pods []*corev1.Pod
+	for _, name := range []string{"db-0", "db-1"} {
+		pods = append(pods, f.CreatePod(t, ns, name, framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}}))
+	}
+
+	// The kubelet (kwok here) reports the shutdown; kwok stops acting for
+	// the node, so that the report stays.
+	n, err := f.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(n.Labels, localcluster.KwokNodeLabel)
+	if _, err := f.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, controllerTimeout, "requests for the pods of the node that shuts down", func(ctx context.Context) error {
+		// A heartbeat kwok queued before it let go may mark the node Ready
+		// once more.
+		if err := nodeReadyIs(ctx, node, corev1.ConditionFalse); err != nil {
+			if err := setNodeNotReady(ctx, node); err != nil {
+				return err
+			}
+		}
+		for _, pod := range pods {
+			er, err := f.EvictionRequests(ns).Get(ctx, string(pod.UID), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if len(er.Spec.Requesters) != 1 || er.Spec.Requesters[0].Name != nodedrain.DefaultRequesterName {
+				return fmt.Errorf("requesters %v", er.Spec.Requesters)
+			}
+		}
+		return nil
+	})
+	shuttingDown := waitForNode(t, node, "the drain's condition", func(n *corev1.Node) error {
+		return conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionTrue, "the node is shutting down")
+	})
+	if shuttingDown.Spec.Unschedulable {
+		t.Error("the drain cordoned a node that shuts down")
+	}
+
+	// The shutdown is canceled: the node is Ready again.
+	if err := setNodeReady(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range pods {
+		waitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
+	}
+}
+
+func setNodeReady(ctx context.Context, name string) error {
+	node, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	for i := range node.Status.Conditions {
+		if c := &node.Status.Conditions[i]; c.Type == corev1.NodeReady {
+			c.Status, c.Reason, c.Message = corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"
+			c.LastHeartbeatTime, c.LastTransitionTime = now, now
+		}
+	}
+	_, err = f.Kube.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	return err
+}
