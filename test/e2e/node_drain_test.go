@@ -140,9 +140,19 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 	}
 	waitForNodeEvents(t, node, nodedrain.EventCordoned, nodedrain.EventDrainStarted, nodedrain.EventDrained)
 
-	// A pod that lands on the node later is evicted too.
-	late := f.CreatePod(t, ns, "late-0", framework.PodOptions{Node: node})
+	// A pod that lands on the node later is evicted too (perhaps before it
+	// even runs).
+	late := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "late-0", Namespace: ns},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+	if _, err := f.Kube.CoreV1().Pods(ns).Create(framework.Context(t), late, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	waitForPodGone(t, ns, late.Name)
+	if _, granted := auditedEvictions(t, ns, late.Name); granted != 1 {
+		t.Errorf("pod late-0 was evicted %d times, want once", granted)
+	}
 
 	// The kubelet's status updates leave the drain's conditions alone.
 	beat := nodeCondition(drained, corev1.NodeReady).LastHeartbeatTime
