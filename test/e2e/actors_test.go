@@ -62,10 +62,24 @@ func startInterceptor(t *testing.T, ns, name string, handler interceptor.Handler
 	})
 }
 
-// newRequester is an SDK requester of the suite, as the cluster admin.
+// newRequester is an SDK requester of the suite, as the cluster admin. Its
+// requests outlive their pods (requester.Options.KeepAfterPod), so that the
+// tests can read how they completed before the garbage collector would
+// delete them with the pod; ownedRequester makes them owned by the pod.
 func newRequester(t *testing.T, name string) *requester.Requester {
 	t.Helper()
-	r, err := requester.New(name, f.Clientset, f.Kube.CoreV1(), requester.Options{})
+	return newRequesterWith(t, name, requester.Options{KeepAfterPod: true})
+}
+
+// ownedRequester is a requester whose requests the pod owns, as by default.
+func ownedRequester(t *testing.T, name string) *requester.Requester {
+	t.Helper()
+	return newRequesterWith(t, name, requester.Options{})
+}
+
+func newRequesterWith(t *testing.T, name string, opts requester.Options) *requester.Requester {
+	t.Helper()
+	r, err := requester.New(name, f.Clientset, f.Kube.CoreV1(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,7 @@ func TestCancellationMultipleDynamicRequestersNoCancellation(t *testing.T) {
 	// 10-14. B is done; A is designated, deletes p-1; the request is complete.
 	close(e.bDone)
 	e.aFound(t)
-	result, err := deschedulerRequester.Wait(ctx, ns, pod.UID)
+	result, err := deschedulerRequester.Wait(ctx, pod)
 	if err != nil || result.Reason != v1alpha1.CompleteReasonPodDeleted {
 		t.Fatalf("the descheduler saw the request end with %+v, %v; want PodDeleted", result, err)
 	}
@@ -192,7 +192,7 @@ func TestCancellationSingleDynamicRequester(t *testing.T) {
 	if _, err := e.nodeDrain.Withdraw(ctx, ns, pod.UID); err != nil {
 		t.Fatal(err)
 	}
-	result, err := e.nodeDrain.Wait(ctx, ns, pod.UID)
+	result, err := e.nodeDrain.Wait(ctx, pod)
 	if err != nil || result.Reason != v1alpha1.CompleteReasonCanceled || result.Evicted() {
 		t.Fatalf("Wait() = %+v, %v; want Canceled", result, err)
 	}

@@ -49,7 +49,7 @@ func TestControllerEvictsAPodWithoutInterceptors(t *testing.T) {
 	if _, err := nodeDrain.Request(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	result, err := nodeDrain.Wait(ctx, ns, pod.UID)
+	result, err := nodeDrain.Wait(ctx, pod)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,7 +207,7 @@ func TestSDKRequestersShareARequestOwnedByThePod(t *testing.T) {
 	ctx := framework.Context(t)
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "db-0")
-	drain, descheduler := newRequester(t, "drain.example.com"), newRequester(t, "descheduler.example.com")
+	drain, descheduler := ownedRequester(t, "drain.example.com"), ownedRequester(t, "descheduler.example.com")
 	for _, r := range []interface {
 		Request(context.Context, *corev1.Pod) (*v1alpha1.EvictionRequest, error)
 	}{drain, descheduler, drain} {
@@ -241,7 +241,7 @@ func TestSDKRequestersShareARequestOwnedByThePod(t *testing.T) {
 	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
-	result, err := descheduler.Wait(ctx, ns, pod.UID)
+	result, err := descheduler.Wait(ctx, pod)
 	if err != nil || result.Reason != v1alpha1.CompleteReasonPodDeleted {
 		t.Errorf("Wait() = %+v, %v; want PodDeleted", result, err)
 	}

@@ -129,7 +129,7 @@ func (p *PodsOptions) RunRequest(ctx context.Context) error {
 		return nil
 	}
 	for _, pod := range pods {
-		result, err := p.requester.Wait(ctx, pod.Namespace, pod.UID)
+		result, err := p.requester.Wait(ctx, pod)
 		if err != nil {
 			return fmt.Errorf("waiting for the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}

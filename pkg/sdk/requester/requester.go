@@ -59,6 +59,11 @@ type Options struct {
 	HeartbeatDeadlineSeconds *int32
 	// CallTimeout bounds every API call; DefaultCallTimeout when zero.
 	CallTimeout time.Duration
+	// KeepAfterPod leaves out the ownerReference to the pod: the request
+	// then outlives its pod, with its Complete condition, until the
+	// requester deletes it. By default the pod owns the request and the
+	// garbage collector deletes it with the pod.
+	KeepAfterPod bool
 }
 
 // Requester asks for, withdraws and waits for the eviction of pods under
@@ -145,10 +150,11 @@ func (r *Requester) apply(ctx context.Context, pod *corev1.Pod, deadline *int32)
 	if deadline != nil {
 		spec = spec.WithHeartbeatDeadlineSeconds(*deadline)
 	}
-	config := coordinationapply.EvictionRequest(string(pod.UID), pod.Namespace).
-		WithOwnerReferences(metav1apply.OwnerReference().
-			WithAPIVersion("v1").WithKind("Pod").WithName(pod.Name).WithUID(pod.UID)).
-		WithSpec(spec)
+	config := coordinationapply.EvictionRequest(string(pod.UID), pod.Namespace).WithSpec(spec)
+	if !r.opts.KeepAfterPod {
+		config = config.WithOwnerReferences(metav1apply.OwnerReference().
+			WithAPIVersion("v1").WithKind("Pod").WithName(pod.Name).WithUID(pod.UID))
+	}
 	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	return r.requests.EvictionRequests(pod.Namespace).Apply(callCtx, config, metav1.ApplyOptions{FieldManager: r.opts.FieldManager})

@@ -307,7 +307,7 @@ func TestWait(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 			_, _ = f.evr.CoordinationV1alpha1().EvictionRequests(ns).UpdateStatus(f.ctx, complete(v1alpha1.CompleteReasonPodTerminated), metav1.UpdateOptions{})
 		}()
-		result, err := r.Wait(f.ctx, ns, testPod.UID)
+		result, err := r.Wait(f.ctx, testPod)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +317,7 @@ func TestWait(t *testing.T) {
 	})
 	t.Run("canceled", func(t *testing.T) {
 		f := newFixture(t, complete(v1alpha1.CompleteReasonCanceled))
-		result, err := f.requester("drain.example.com", Options{}).Wait(f.ctx, ns, testPod.UID)
+		result, err := f.requester("drain.example.com", Options{}).Wait(f.ctx, testPod)
 		if err != nil || result.Reason != v1alpha1.CompleteReasonCanceled || result.Evicted() {
 			t.Errorf("Wait() = %+v, %v", result, err)
 		}
@@ -342,7 +342,7 @@ func TestWait(t *testing.T) {
 				}
 				_ = f.evr.CoordinationV1alpha1().EvictionRequests(ns).Delete(f.ctx, er.Name, metav1.DeleteOptions{})
 			}()
-			result, err := r.Wait(f.ctx, ns, testPod.UID)
+			result, err := r.Wait(f.ctx, testPod)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("Wait() error = %v, want %v", err, tc.wantErr)
 			}
@@ -353,8 +353,29 @@ func TestWait(t *testing.T) {
 	}
 	t.Run("no request", func(t *testing.T) {
 		f := newFixture(t)
-		if _, err := f.requester("drain.example.com", Options{}).Wait(f.ctx, ns, testPod.UID); !apierrors.IsNotFound(err) {
+		if _, err := f.requester("drain.example.com", Options{}).Wait(f.ctx, testPod); !apierrors.IsNotFound(err) {
 			t.Errorf("Wait() without a request = %v, want NotFound", err)
 		}
 	})
+	t.Run("the request was collected with its pod before the wait", func(t *testing.T) {
+		f := newFixture(t)
+		if err := f.kube.CoreV1().Pods(ns).Delete(f.ctx, testPod.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		result, err := f.requester("drain.example.com", Options{}).Wait(f.ctx, testPod)
+		if err != nil || result.Reason != v1alpha1.CompleteReasonPodDeleted {
+			t.Errorf("Wait() = %+v, %v; want PodDeleted", result, err)
+		}
+	})
+}
+
+func TestKeepAfterPodLeavesOutTheOwnerReference(t *testing.T) {
+	f := newFixture(t)
+	er, err := f.requester("drain.example.com", Options{KeepAfterPod: true}).Request(f.ctx, testPod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(er.OwnerReferences) != 0 {
+		t.Errorf("ownerReferences %+v, want none", er.OwnerReferences)
+	}
 }

@@ -21,11 +21,11 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -56,12 +56,13 @@ func (r Result) Evicted() bool {
 	return r.Reason == v1alpha1.CompleteReasonPodDeleted || r.Reason == v1alpha1.CompleteReasonPodTerminated
 }
 
-// Wait waits until the EvictionRequest of the pod with the given UID is
-// complete, or ctx ends. A request the garbage collector deleted with its pod
-// before it was seen complete counts as complete with reason PodDeleted; a
-// request deleted while its pod runs is ErrRequestDeleted.
-func (r *Requester) Wait(ctx context.Context, namespace string, podUID types.UID) (Result, error) {
-	name := string(podUID)
+// Wait waits until the EvictionRequest of pod is complete, or ctx ends. A
+// request the garbage collector deleted with its pod before it was seen
+// complete counts as complete with reason PodDeleted; a request deleted
+// while its pod runs is ErrRequestDeleted, and a pod that has no request
+// at all is a NotFound error.
+func (r *Requester) Wait(ctx context.Context, pod *corev1.Pod) (Result, error) {
+	namespace, name := pod.Namespace, string(pod.UID)
 	client := r.requests.EvictionRequests(namespace)
 	selector := fields.OneTermEqualSelector("metadata.name", name).String()
 	lw := &cache.ListWatch{
@@ -77,19 +78,17 @@ func (r *Requester) Wait(ctx context.Context, namespace string, podUID types.UID
 		},
 	}
 	var result Result
-	var podRef *v1alpha1.LocalPodReference
+	seen := false
 	missing := func(store cache.Store) (bool, error) {
-		if _, exists, err := store.GetByKey(namespace + "/" + name); err != nil || exists {
-			return false, err
-		}
-		return true, fmt.Errorf("EvictionRequest %s/%s: %w", namespace, name, apierrors.NewNotFound(v1alpha1.Resource("evictionrequests"), name))
+		_, exists, err := store.GetByKey(namespace + "/" + name)
+		return !exists, err
 	}
 	_, err := watchtools.UntilWithSync(ctx, cache.ToListWatcherWithWatchListSemantics(lw, r.client), &v1alpha1.EvictionRequest{}, missing, func(event watch.Event) (bool, error) {
 		er, ok := event.Object.(*v1alpha1.EvictionRequest)
 		if !ok || er.Name != name {
 			return false, nil
 		}
-		podRef = er.Spec.Target.PodRef
+		seen = true
 		if event.Type == watch.Deleted {
 			return true, nil
 		}
@@ -105,23 +104,22 @@ func (r *Requester) Wait(ctx context.Context, namespace string, podUID types.UID
 	if result.Reason != "" {
 		return result, nil
 	}
-	return r.deletedResult(ctx, namespace, podUID, podRef)
+	return r.missingResult(ctx, pod, seen)
 }
 
-// deletedResult judges a request deleted before it was seen complete by
-// whether its pod is gone.
-func (r *Requester) deletedResult(ctx context.Context, namespace string, podUID types.UID, podRef *v1alpha1.LocalPodReference) (Result, error) {
-	if podRef == nil {
-		return Result{}, ErrRequestDeleted
-	}
+// missingResult judges a request that is gone, or never was, by whether
+// its pod is gone: the garbage collector deletes the request with its pod.
+func (r *Requester) missingResult(ctx context.Context, pod *corev1.Pod, seen bool) (Result, error) {
 	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	pod, err := r.pods.Pods(namespace).Get(callCtx, podRef.Name, metav1.GetOptions{})
+	current, err := r.pods.Pods(pod.Namespace).Get(callCtx, pod.Name, metav1.GetOptions{})
 	switch {
-	case apierrors.IsNotFound(err) || (err == nil && pod.UID != podUID):
-		return Result{Reason: v1alpha1.CompleteReasonPodDeleted, Message: fmt.Sprintf("Pod %s was deleted, and its EvictionRequest with it.", podRef.Name)}, nil
+	case apierrors.IsNotFound(err) || (err == nil && current.UID != pod.UID):
+		return Result{Reason: v1alpha1.CompleteReasonPodDeleted, Message: fmt.Sprintf("Pod %s was deleted, and its EvictionRequest with it.", pod.Name)}, nil
 	case err != nil:
 		return Result{}, err
+	case seen:
+		return Result{}, ErrRequestDeleted
 	}
-	return Result{}, ErrRequestDeleted
+	return Result{}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, apierrors.NewNotFound(v1alpha1.Resource("evictionrequests"), string(pod.UID)))
 }
