@@ -234,7 +234,7 @@ func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
 		// A heartbeat kwok queued before it let go may mark the node Ready
 		// once more.
 		if err := nodeReadyIs(ctx, node, corev1.ConditionFalse); err != nil {
-			if err := setNodeNotReady(ctx, node); err != nil {
+			if err := setNodeReadyCondition(ctx, node, corev1.ConditionFalse, "KubeletNotReady", "node is shutting down"); err != nil {
 				return err
 			}
 		}
@@ -257,26 +257,10 @@ func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
 	}
 
 	// The shutdown is canceled: the node is Ready again.
-	if err := setNodeReady(ctx, node); err != nil {
+	if err := setNodeReadyCondition(ctx, node, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"); err != nil {
 		t.Fatal(err)
 	}
 	for _, pod := range pods {
 		waitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
 	}
-}
-
-func setNodeReady(ctx context.Context, name string) error {
-	node, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	now := metav1.Now()
-	for i := range node.Status.Conditions {
-		if c := &node.Status.Conditions[i]; c.Type == corev1.NodeReady {
-			c.Status, c.Reason, c.Message = corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"
-			c.LastHeartbeatTime, c.LastTransitionTime = now, now
-		}
-	}
-	_, err = f.Kube.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
-	return err
 }

@@ -97,9 +97,10 @@ func TestOutOfServiceNodeCompletesTheRequests(t *testing.T) {
 	}
 	framework.Eventually(t, 2*time.Minute, "the pods of "+name+" to be removed", func(ctx context.Context) error {
 		// A heartbeat kwok queued before it let go may mark the node Ready
-		// once more: keep it NotReady, as a dead kubelet would leave it.
-		if err := nodeReadyIs(ctx, name, corev1.ConditionFalse); err != nil {
-			if err := setNodeNotReady(ctx, name); err != nil {
+		// once more: keep it as a dead kubelet leaves it, which is not a
+		// graceful shutdown.
+		if err := nodeReadyIs(ctx, name, corev1.ConditionUnknown); err != nil {
+			if err := setNodeReadyCondition(ctx, name, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status."); err != nil {
 				return err
 			}
 		}
@@ -136,7 +137,9 @@ func nodeReadyIs(ctx context.Context, name string, want corev1.ConditionStatus) 
 	return fmt.Errorf("node %s has no Ready condition", name)
 }
 
-func setNodeNotReady(ctx context.Context, name string) error {
+// setNodeReadyCondition writes the node's Ready condition as a kubelet, or
+// the node lifecycle controller for a kubelet that stopped posting, would.
+func setNodeReadyCondition(ctx context.Context, name string, status corev1.ConditionStatus, reason, message string) error {
 	node, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -144,7 +147,7 @@ func setNodeNotReady(ctx context.Context, name string) error {
 	now := metav1.Now()
 	for i := range node.Status.Conditions {
 		if c := &node.Status.Conditions[i]; c.Type == corev1.NodeReady {
-			c.Status, c.Reason, c.Message = corev1.ConditionFalse, "KubeletNotReady", "node is shutting down"
+			c.Status, c.Reason, c.Message = status, reason, message
 			c.LastHeartbeatTime, c.LastTransitionTime = now, now
 		}
 	}

@@ -194,6 +194,13 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 
 	requeueAfter, err := c.sync(ctx, key)
 	switch {
+	case apierrors.IsNotFound(err):
+		// The request was deleted since the cache saw it, for example by
+		// the garbage collector with its pod: there is nothing left to do.
+		klog.FromContext(ctx).V(4).Info("EvictionRequest deleted while syncing", "evictionRequest", key)
+		c.queue.Forget(key)
+		c.backoff.forget(key)
+		return true
 	case apierrors.IsConflict(err):
 		// Someone wrote the request since the cache saw it: the next sync
 		// reads the newer object.
