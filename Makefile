@@ -66,8 +66,20 @@ test-e2e: build tools ## The e2e suite on the local control plane, through the k
 	$(GO) test -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
 
 .PHONY: bench
-bench: ## Benchmarks of the working tree against BASE (default HEAD), as benchstat ratios.
+bench: bench-micro bench-drain ## The micro-benchmarks and the drain benchmark.
+
+.PHONY: bench-micro
+bench-micro: ## Go benchmarks of the working tree against BASE (default HEAD), as benchstat ratios.
 	hack/bench.sh
+
+# BENCH_DRAIN_PODS and BENCH_DRAIN_ROUNDS size the drain benchmark.
+BENCH_DRAIN_PODS   ?= 500
+BENCH_DRAIN_ROUNDS ?= 3
+
+.PHONY: bench-drain
+bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequest drain against kubectl drain, side by side.
+	$(GO) run ./test/cmd/bench-drain --dir=_output/bench-drain --bin-dir=$(BIN_DIR) --out=_output/bench/drain.json \
+		--pods=$(BENCH_DRAIN_PODS) --rounds=$(BENCH_DRAIN_ROUNDS)
 
 .PHONY: verify
 verify: verify-gofmt verify-vet verify-codegen ## gofmt, go vet and generated code up to date.

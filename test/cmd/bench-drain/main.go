@@ -1,0 +1,230 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command bench-drain measures, side by side on one local control plane,
+// how long `kubectl evictionrequest drain` and `kubectl drain` take to empty
+// a node of the same number of pods: from the start of the command until it
+// exits, every pod gone (and, for ours, every EvictionRequest complete).
+// Rounds alternate which command goes first; it prints the medians and their
+// ratio and writes them as JSON. `make bench-drain` runs it.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/evictionrequest/apiserver/test/localcluster"
+)
+
+type options struct {
+	dir, binDir, out string
+	pods, rounds     int
+	timeout          time.Duration
+}
+
+// result is what the benchmark writes as JSON.
+type result struct {
+	Pods          int       `json:"pods"`
+	Rounds        int       `json:"rounds"`
+	OursSeconds   []float64 `json:"oursSeconds"`
+	KubectlDrain  []float64 `json:"kubectlDrainSeconds"`
+	OursMedian    float64   `json:"oursMedianSeconds"`
+	KubectlMedian float64   `json:"kubectlDrainMedianSeconds"`
+	Ratio         float64   `json:"ratio"`
+	When          time.Time `json:"when"`
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.dir, "dir", "_output/bench-drain", "Directory of the benchmark's cluster; wiped at start.")
+	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "Directory of the cluster binaries, kubectl and kubectl-evictionrequest.")
+	flag.StringVar(&o.out, "out", "_output/bench/drain.json", "Where to write the results as JSON.")
+	flag.IntVar(&o.pods, "pods", 500, "Pods on each drained node.")
+	flag.IntVar(&o.rounds, "rounds", 3, "Rounds; each drains one node with each command.")
+	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "Time-out of one drain.")
+	klog.InitFlags(nil)
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		klog.ErrorS(err, "bench-drain failed")
+		klog.Flush()
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	logger := klog.FromContext(ctx)
+	cluster, err := localcluster.Start(ctx, localcluster.Config{
+		Dir: o.dir, BinDir: o.binDir,
+		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
+	})
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+
+	res := result{Pods: o.pods, Rounds: o.rounds, When: time.Now().UTC()}
+	for round := 0; round < o.rounds; round++ {
+		commands := []string{"ours", "kubectl-drain"}
+		if round%2 == 1 {
+			slices.Reverse(commands)
+		}
+		for _, which := range commands {
+			seconds, err := drainOnce(ctx, cluster, o, fmt.Sprintf("%s-%d", which, round), which)
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w", round, which, err)
+			}
+			logger.Info("Drained", "round", round, "command", which, "pods", o.pods, "seconds", seconds)
+			if which == "ours" {
+				res.OursSeconds = append(res.OursSeconds, seconds)
+			} else {
+				res.KubectlDrain = append(res.KubectlDrain, seconds)
+			}
+		}
+	}
+	res.OursMedian, res.KubectlMedian = median(res.OursSeconds), median(res.KubectlDrain)
+	res.Ratio = res.OursMedian / res.KubectlMedian
+	fmt.Printf("Drain of %d pods on one node, median of %d rounds (min-max):\n", o.pods, o.rounds)
+	fmt.Printf("  kubectl evictionrequest drain  %6.1f s  (%.1f-%.1f)\n", res.OursMedian, slices.Min(res.OursSeconds), slices.Max(res.OursSeconds))
+	fmt.Printf("  kubectl drain                  %6.1f s  (%.1f-%.1f)\n", res.KubectlMedian, slices.Min(res.KubectlDrain), slices.Max(res.KubectlDrain))
+	fmt.Printf("  ratio                          %6.2f\n", res.Ratio)
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(o.out, append(data, '\n'), 0o644)
+}
+
+// drainOnce fills a fresh node with pods and times one command draining it.
+func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, name, which string) (float64, error) {
+	client := cluster.Client
+	node, err := client.CoreV1().Nodes().Create(ctx, benchNode(name), metav1.CreateOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = client.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) }()
+	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) }()
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return 0, fmt.Errorf("the default service account of %s: %w", ns.Name, err)
+	}
+
+	var createErr error
+	workqueue.ParallelizeUntil(ctx, 16, o.pods, func(i int) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: ns.Name},
+			Spec:       corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
+		}
+		if _, err := client.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			createErr = err
+		}
+	})
+	if createErr != nil {
+		return 0, createErr
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == o.pods, nil
+	}); err != nil {
+		return 0, fmt.Errorf("waiting for %d pods to run: %w", o.pods, err)
+	}
+
+	args := []string{"--kubeconfig=" + cluster.KubeconfigPath}
+	bin := filepath.Join(o.binDir, "kubectl-evictionrequest")
+	if which == "ours" {
+		args = append(args, "drain", node.Name, "--output=lines", fmt.Sprintf("--timeout=%s", o.timeout))
+	} else {
+		bin = filepath.Join(o.binDir, "kubectl")
+		args = append(args, "drain", node.Name, "--force", "--ignore-daemonsets", "--delete-emptydir-data", fmt.Sprintf("--timeout=%s", o.timeout))
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	start := time.Now()
+	err = cmd.Run()
+	elapsed := time.Since(start).Seconds()
+	logFile := filepath.Join(cluster.LogDir(), name+".log")
+	_ = os.WriteFile(logFile, output.Bytes(), 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w (output in %s)", bin, err, logFile)
+	}
+	pods, err := client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	if len(pods.Items) != 0 {
+		return 0, fmt.Errorf("%d pods left after %s exited", len(pods.Items), bin)
+	}
+	return elapsed, nil
+}
+
+func benchNode(name string) *corev1.Node {
+	capacity := corev1.ResourceList{
+		corev1.ResourcePods:   resource.MustParse("1000"),
+		corev1.ResourceCPU:    resource.MustParse("256"),
+		corev1.ResourceMemory: resource.MustParse("1Ti"),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench-" + name, Labels: map[string]string{localcluster.KwokNodeLabel: "fake"}},
+		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+}
+
+func median(values []float64) float64 {
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
