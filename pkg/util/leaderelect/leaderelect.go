@@ -109,6 +109,12 @@ func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, cfg Conf
 			cancelCampaign()
 			<-campaignDone
 			logger.Info("Leadership term ended", "lease", lease, "identity", identity)
+			// A term that ended on its own gave the Lease up: let another
+			// replica take it before campaigning again.
+			select {
+			case <-ctx.Done():
+			case <-time.After(orDefault(cfg.RetryPeriod, 2*time.Second)):
+			}
 		case <-campaignDone:
 			// ctx ended before the Lease was acquired.
 			cancelCampaign()

@@ -1,0 +1,100 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package leaderelect
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2/ktesting"
+)
+
+func config(identity string) Config {
+	// A Lease that only expires after a minute: anyone who gets it sooner
+	// got it because its holder gave it up.
+	return Config{Namespace: "kube-system", Name: "test", Identity: identity,
+		LeaseDuration: time.Minute, RenewDeadline: 30 * time.Second, RetryPeriod: 50 * time.Millisecond}
+}
+
+func TestATermThatEndsGivesTheLeaseUp(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	client := k8sfake.NewClientset()
+
+	aLed := make(chan struct{})
+	aDone := make(chan struct{})
+	go func() {
+		defer close(aDone)
+		// A's term fails at once, as a controller that cannot start would.
+		_ = Run(ctx, client.CoordinationV1(), config("a"), func(context.Context) {
+			select {
+			case <-aLed:
+			default:
+				close(aLed)
+			}
+		})
+	}()
+	<-aLed
+
+	bLeads := make(chan struct{})
+	bDone := make(chan struct{})
+	go func() {
+		defer close(bDone)
+		_ = Run(ctx, client.CoordinationV1(), config("b"), func(termCtx context.Context) {
+			close(bLeads)
+			<-termCtx.Done()
+		})
+	}()
+	select {
+	case <-bLeads:
+	case <-time.After(10 * time.Second):
+		t.Fatal("b never led: a kept renewing the Lease after its term ended")
+	}
+	cancel()
+	<-aDone
+	<-bDone
+}
+
+func TestRunReturnsOnlyAfterTheTermEnded(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	client := k8sfake.NewClientset()
+	var running atomic.Int32
+	started := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = Run(ctx, client.CoordinationV1(), config("a"), func(termCtx context.Context) {
+			running.Add(1)
+			close(started)
+			<-termCtx.Done()
+			// A term that takes its time to stop.
+			time.Sleep(200 * time.Millisecond)
+			running.Add(-1)
+		})
+	}()
+	<-started
+	cancel()
+	<-done
+	if n := running.Load(); n != 0 {
+		t.Errorf("Run returned while %d terms still ran", n)
+	}
+}
