@@ -27,6 +27,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 	"github.com/evictionrequest/apiserver/test/localcluster"
 )
@@ -84,9 +85,13 @@ func TestLeaderElectionHandsOverAndNeverEvictsTwice(t *testing.T) {
 	evict := func(via *replica, podName string) {
 		t.Helper()
 		pod := f.CreatePod(t, ns, podName, framework.PodOptions{})
-		er := framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io")
-		if _, err := via.client.CoordinationV1alpha1().EvictionRequests(ns).Create(ctx, er, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating the request of %s through %s: %v", podName, via.name, err)
+		nodeDrain, err := requester.New("nodemaintenance.k8s.io", via.client, f.Kube.CoreV1(), requester.Options{KeepAfterPod: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		er, err := nodeDrain.Request(ctx, pod)
+		if err != nil {
+			t.Fatalf("requesting the eviction of %s through %s: %v", podName, via.name, err)
 		}
 		waitForPodGone(t, ns, podName)
 		framework.Eventually(t, controllerTimeout, "the request of "+podName+" to complete", func(ctx context.Context) error {

@@ -33,11 +33,19 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 		interceptor = "metrics.e2e.example.com"
 		requester   = "metrics-requester.example.com"
 	)
+	ctx := framework.Context(t)
+	r := newRequester(t, requester)
 	evicted := f.CreatePod(t, ns, "evicted-0", framework.PodOptions{})
-	er := f.CreateEvictionRequest(t, evicted, requester)
+	er, err := r.Request(ctx, evicted)
+	if err != nil {
+		t.Fatal(err)
+	}
 	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 	parked := f.CreatePod(t, ns, "parked-0", framework.PodOptions{Interceptors: []string{interceptor}})
-	parkedER := f.CreateEvictionRequest(t, parked, requester)
+	parkedER, err := r.Request(ctx, parked)
+	if err != nil {
+		t.Fatal(err)
+	}
 	waitUntilActive(t, ns, parkedER.Name, interceptor)
 
 	metrics := scrapeMetrics(t, f.ServerClientConfig(f.EvictionServer()))
