@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package localcluster runs a real Kubernetes control plane on loopback with
 // evictionrequest-apiserver registered behind the aggregator: etcd,
-// kube-apiserver, kube-controller-manager, kwok and our server, each a child
+// kube-apiserver, kube-controller-manager, kube-scheduler, kwok and our
+// server (and, on request, the surge interceptor), each a child
 // process on free ports. `make run` and the e2e suite both use it.
 package localcluster
 
@@ -96,7 +97,7 @@ type Cluster struct {
 // Available and the nodes are Ready. On failure it stops what it started.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Nodes == 0 {
-		cfg.Nodes = 2
+		cfg.Nodes = 3
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -140,6 +141,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		{"etcd", c.startEtcd},
 		{"kube-apiserver", c.startKubeAPIServer},
 		{"kube-controller-manager", c.startControllerManager},
+		{"kube-scheduler", c.startScheduler},
 		{"kwok and its nodes", c.startKwok},
 		{"evictionrequest-apiserver", c.startEvictionServer},
 	}

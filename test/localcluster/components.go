@@ -18,6 +18,7 @@ package localcluster
 
 import (
 	"context"
+	"crypto/tls"
 	_ "embed"
 	"fmt"
 	"io"
@@ -59,7 +60,9 @@ const KwokNodeLabel = "kwok.x-k8s.io/node"
 // for pods, namespace deletion, and the node lifecycle, taint eviction and
 // pod GC that handle unreachable and out-of-service nodes (taint eviction
 // finds pods through an index the node lifecycle controller installs).
-var controllers = []string{"disruption", "garbagecollector", "serviceaccount", "namespace", "nodelifecycle", "taint-eviction-controller", "podgc"}
+var controllers = []string{"disruption", "garbagecollector", "serviceaccount", "namespace", "nodelifecycle", "taint-eviction-controller", "podgc",
+	// Deployments and their ReplicaSets, which the surge interceptor scales.
+	"deployment", "replicaset"}
 
 // waitFor polls check until it succeeds, the process p exits, or
 // startTimeout passes.
@@ -202,6 +205,35 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 	return waitFor(ctx, p, "kube-controller-manager", func(ctx context.Context) error {
 		_, err := c.Client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
 		return err
+	})
+}
+
+// startScheduler starts kube-scheduler as the system:kube-scheduler user,
+// which kube-apiserver's bootstrap RBAC authorizes.
+func (c *Cluster) startScheduler(ctx context.Context) error {
+	kubeconfig, err := c.writeKubeconfig("kube-scheduler", loopbackURL("https", c.apiPort), c.pki.scheduler)
+	if err != nil {
+		return err
+	}
+	ports, err := c.reservePorts(1)
+	if err != nil {
+		return err
+	}
+	p, err := c.run("kube-scheduler", nil, "kube-scheduler",
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", ports[0]),
+	)
+	if err != nil {
+		return err
+	}
+	// Its serving certificate is self-signed; only its health is read here.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	return waitFor(ctx, p, "kube-scheduler", func(ctx context.Context) error {
+		return httpGetOK(ctx, client, loopbackURL("https", ports[0])+"/readyz", "ok")
 	})
 }
 

@@ -144,6 +144,7 @@ type pki struct {
 	evictionServing   *keyPair
 	admin             *keyPair
 	controllerManager *keyPair
+	scheduler         *keyPair
 	kwok              *keyPair
 	evictionServer    *keyPair
 
@@ -177,6 +178,7 @@ func newPKI(dir string) (*pki, error) {
 		{p.clusterCA, &p.admin, certRequest{name: "admin", commonName: "kubernetes-admin", organization: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth}},
 		{p.clusterCA, &p.controllerManager, certRequest{name: "kube-controller-manager", commonName: "system:kube-controller-manager",
 			organization: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth}},
+		{p.clusterCA, &p.scheduler, certRequest{name: "kube-scheduler", commonName: "system:kube-scheduler", usage: x509.ExtKeyUsageClientAuth}},
 		{p.clusterCA, &p.kwok, certRequest{name: "kwok", commonName: "kwok", organization: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth}},
 		// Our server authenticates as its service account, so the RBAC of
 		// artifacts/deploy is what authorizes it, as in a real cluster.

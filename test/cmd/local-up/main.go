@@ -38,7 +38,7 @@ import (
 func main() {
 	dir := flag.String("dir", "_output/local", "Directory of the cluster: certificates, kubeconfig, data and logs/. Wiped at start.")
 	binDir := flag.String("bin-dir", "_output/bin", "Directory of the etcd, kube-apiserver, kube-controller-manager, kwok, kubectl and evictionrequest-apiserver binaries.")
-	nodes := flag.Int("nodes", 2, "Number of kwok nodes.")
+	nodes := flag.Int("nodes", 3, "Number of kwok nodes.")
 	klog.InitFlags(nil)
 	flag.Parse()
 
