@@ -24,9 +24,10 @@ E2E_TIMEOUT ?= 45m
 E2E_RUN     ?= .
 
 .PHONY: build
-build: ## Build evictionrequest-apiserver, the kubectl plugin and the local control plane runner into _output/bin.
+build: ## Build evictionrequest-apiserver, the kubectl plugin, the surge interceptor and the test programs into _output/bin.
 	$(GO) build -o $(BIN_DIR)/evictionrequest-apiserver ./cmd/evictionrequest-apiserver
 	$(GO) build -o $(BIN_DIR)/kubectl-evictionrequest ./cmd/kubectl-evictionrequest
+	$(GO) build -o $(BIN_DIR)/surge-interceptor ./cmd/surge-interceptor
 	$(GO) build -o $(BIN_DIR)/local-up ./test/cmd/local-up
 	$(GO) build -o $(BIN_DIR)/sample-interceptor ./test/cmd/sample-interceptor
 

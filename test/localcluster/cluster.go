@@ -59,6 +59,8 @@ type Config struct {
 	Nodes int
 	// ServerArgs are extra flags of evictionrequest-apiserver.
 	ServerArgs []string
+	// SurgeInterceptor runs the surge interceptor too.
+	SurgeInterceptor bool
 	// Logf reports progress; nil is silent.
 	Logf func(format string, args ...any)
 }
@@ -144,6 +146,12 @@ func (c *Cluster) start(ctx context.Context) error {
 		{"kube-scheduler", c.startScheduler},
 		{"kwok and its nodes", c.startKwok},
 		{"evictionrequest-apiserver", c.startEvictionServer},
+	}
+	if c.cfg.SurgeInterceptor {
+		steps = append(steps, struct {
+			what string
+			run  func(context.Context) error
+		}{"the surge interceptor", c.startSurgeInterceptor})
 	}
 	for _, step := range steps {
 		c.cfg.Logf("Starting %s", step.what)

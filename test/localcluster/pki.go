@@ -147,6 +147,7 @@ type pki struct {
 	scheduler         *keyPair
 	kwok              *keyPair
 	evictionServer    *keyPair
+	surgeInterceptor  *keyPair
 
 	// serviceAccountKeyFile signs and verifies service account tokens.
 	serviceAccountKeyFile string
@@ -184,6 +185,9 @@ func newPKI(dir string) (*pki, error) {
 		// artifacts/deploy is what authorizes it, as in a real cluster.
 		{p.clusterCA, &p.evictionServer, certRequest{name: "evictionrequest-apiserver-client",
 			commonName:   "system:serviceaccount:" + serverNamespace + ":" + serverName,
+			organization: []string{"system:serviceaccounts", "system:serviceaccounts:" + serverNamespace}, usage: x509.ExtKeyUsageClientAuth}},
+		{p.clusterCA, &p.surgeInterceptor, certRequest{name: "surge-interceptor-client",
+			commonName:   "system:serviceaccount:" + serverNamespace + ":" + surgeInterceptorName,
 			organization: []string{"system:serviceaccounts", "system:serviceaccounts:" + serverNamespace}, usage: x509.ExtKeyUsageClientAuth}},
 		{p.frontProxyCA, &p.frontProxyClient, certRequest{name: "front-proxy-client", commonName: frontProxyClientName, usage: x509.ExtKeyUsageClientAuth}},
 		{p.servingCA, &p.evictionServing, certRequest{name: "evictionrequest-apiserver", commonName: serverName,

@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Command local-up runs the local control plane of `make run` in the
-// foreground: etcd, kube-apiserver, kube-controller-manager, kwok and
-// evictionrequest-apiserver registered with the aggregator. Ctrl-C or
+// foreground: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+// kwok, evictionrequest-apiserver registered with the aggregator, and the
+// surge interceptor. Ctrl-C or
 // SIGTERM stops every process it started.
 package main
 
@@ -61,8 +62,9 @@ func run(ctx context.Context, dir, binDir string, nodes int) error {
 	cluster, err := localcluster.Start(ctx, localcluster.Config{
 		Dir: dir, BinDir: binDir, Nodes: nodes,
 		// make run shows the whole product: the node drain requester too.
-		ServerArgs: []string{"--enable-node-drain-controller"},
-		Logf:       func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
+		ServerArgs:       []string{"--enable-node-drain-controller"},
+		SurgeInterceptor: true,
+		Logf:             func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		return err

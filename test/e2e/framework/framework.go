@@ -68,10 +68,11 @@ func Run(m *testing.M, f **Framework) int {
 	flag.Parse()
 	ctx := context.Background()
 	cluster, err := localcluster.Start(ctx, localcluster.Config{
-		Dir:        *clusterDir,
-		BinDir:     *binDir,
-		ServerArgs: []string{"--enable-node-drain-controller"},
-		Logf:       func(format string, args ...any) { fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...) },
+		Dir:              *clusterDir,
+		BinDir:           *binDir,
+		ServerArgs:       []string{"--enable-node-drain-controller"},
+		SurgeInterceptor: true,
+		Logf:             func(format string, args ...any) { fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...) },
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: starting the local control plane: %v\n", err)

@@ -1,0 +1,32 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command surge-interceptor replaces the pods of Deployments by a surge
+// before they are evicted: the deployment.apps.k8s.io interceptor.
+package main
+
+import (
+	"os"
+
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/component-base/cli"
+
+	"github.com/evictionrequest/apiserver/pkg/cmd/surge"
+)
+
+func main() {
+	os.Exit(cli.Run(surge.NewCommand(genericapiserver.SetupSignalContext())))
+}

@@ -1,0 +1,291 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package surge holds the options and the command of surge-interceptor, in
+// the Complete, Validate, Run flow of Kubernetes components.
+package surge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/record"
+	cliflag "k8s.io/component-base/cli/flag"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/component-base/term"
+	"k8s.io/component-base/version"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
+	"github.com/evictionrequest/apiserver/pkg/surge"
+	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
+	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
+)
+
+// Options are the command-line options of surge-interceptor.
+type Options struct {
+	Kubeconfig string
+	Name       string
+	Namespace  string
+	// QPS and Burst limit the client to kube-apiserver.
+	QPS         float32
+	Burst       int
+	CallTimeout time.Duration
+	// HeartbeatPeriod, PollInterval and JanitorPeriod pace the work.
+	HeartbeatPeriod time.Duration
+	PollInterval    time.Duration
+	JanitorPeriod   time.Duration
+	// LeaderElect runs the interceptor only while it holds the Lease
+	// LeaseNamespace/LeaseName.
+	LeaderElect                  bool
+	LeaseNamespace, LeaseName    string
+	LeaseDuration, RenewDeadline time.Duration
+	RetryPeriod                  time.Duration
+	// MetricsBindAddress serves /metrics, /healthz and /readyz; empty or
+	// "0" serves nothing.
+	MetricsBindAddress string
+	Logs               *logsapi.LoggingConfiguration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		Name:               surge.DefaultName,
+		QPS:                20,
+		Burst:              40,
+		CallTimeout:        30 * time.Second,
+		PollInterval:       2 * time.Second,
+		JanitorPeriod:      10 * time.Second,
+		LeaderElect:        true,
+		LeaseNamespace:     "evictionrequest-system",
+		LeaseName:          "evictionrequest-surge-interceptor",
+		LeaseDuration:      15 * time.Second,
+		RenewDeadline:      10 * time.Second,
+		RetryPeriod:        2 * time.Second,
+		MetricsBindAddress: ":8080",
+		Logs:               logsapi.NewLoggingConfiguration(),
+	}
+}
+
+// Flags returns the flags in named sections.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+	fs := fss.FlagSet("interceptor")
+	fs.StringVar(&o.Name, "name", o.Name, "Interceptor name, as the pods' evictionrequest.coordination.k8s.io/interceptors annotation lists it.")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Only answer the EvictionRequests of this namespace; all when empty.")
+	fs.DurationVar(&o.HeartbeatPeriod, "heartbeat-period", o.HeartbeatPeriod, "Heartbeat period while a surge runs; 0 is a tenth of the request's heartbeatDeadlineSeconds.")
+	fs.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "How often a surge looks again at the replacement pods while it waits for them.")
+	fs.DurationVar(&o.JanitorPeriod, "janitor-period", o.JanitorPeriod, "How often surges whose request was withdrawn, canceled or passed on are undone.")
+	fs = fss.FlagSet("cluster")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster; in-cluster when empty.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Requests per second to kube-apiserver.")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of requests to kube-apiserver.")
+	fs.DurationVar(&o.CallTimeout, "kube-api-call-timeout", o.CallTimeout, "Timeout of each call to kube-apiserver.")
+	fs = fss.FlagSet("leader election")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Act only while holding the Lease, so that several replicas are safe.")
+	fs.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", o.LeaseNamespace, "Namespace of the Lease.")
+	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", o.LeaseName, "Name of the Lease.")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a standby waits before taking over a Lease that is not renewed.")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader tries to renew before it gives up leading.")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How often leader election is tried.")
+	fs = fss.FlagSet("metrics")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of /metrics, /healthz and /readyz; \"0\" serves none.")
+	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
+	return fss
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if msgs := validation.IsDNS1123Subdomain(o.Name); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--name %q: %v", o.Name, msgs))
+	}
+	if o.QPS <= 0 || o.Burst < 1 {
+		errs = append(errs, errors.New("--kube-api-qps must be positive and --kube-api-burst at least 1"))
+	}
+	for flag, d := range map[string]time.Duration{"--kube-api-call-timeout": o.CallTimeout, "--poll-interval": o.PollInterval, "--janitor-period": o.JanitorPeriod} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", flag))
+		}
+	}
+	if o.LeaderElect && (o.RetryPeriod <= 0 || o.RenewDeadline <= 0 || o.LeaseDuration <= o.RenewDeadline) {
+		errs = append(errs, errors.New("leader election needs 0 < --leader-elect-retry-period and 0 < --leader-elect-renew-deadline < --leader-elect-lease-duration"))
+	}
+	if o.LeaderElect && (o.LeaseNamespace == "" || o.LeaseName == "") {
+		errs = append(errs, errors.New("--leader-elect-resource-namespace and --leader-elect-resource-name must be set"))
+	}
+	return errors.Join(errs...)
+}
+
+// Run runs the surge interceptor until ctx ends.
+func (o *Options) Run(ctx context.Context) error {
+	if err := logsapi.ValidateAndApply(o.Logs, nil); err != nil {
+		return err
+	}
+	logger := klog.FromContext(ctx)
+	config, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	config.QPS, config.Burst = o.QPS, o.Burst
+	config = rest.AddUserAgent(config, "surge-interceptor")
+	kube, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	evr, err := versioned.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	metrics.Register()
+	leaderHealth := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	stopServing, err := o.serve(ctx, leaderHealth)
+	if err != nil {
+		return err
+	}
+	defer stopServing()
+
+	logger.Info("Starting the surge interceptor", "name", o.Name, "version", version.Get().GitVersion)
+	if !o.LeaderElect {
+		return o.runTerm(ctx, kube, evr)
+	}
+	return leaderelect.Run(ctx, kube.CoordinationV1(), leaderelect.Config{
+		Namespace: o.LeaseNamespace, Name: o.LeaseName,
+		LeaseDuration: o.LeaseDuration, RenewDeadline: o.RenewDeadline, RetryPeriod: o.RetryPeriod,
+		Healthz: leaderHealth,
+	}, func(ctx context.Context) {
+		if err := o.runTerm(ctx, kube, evr); err != nil {
+			klog.FromContext(ctx).Error(err, "Surge interceptor term failed")
+		}
+	})
+}
+
+// runTerm runs the interceptor and its janitor on informers of their own.
+func (o *Options) runTerm(ctx context.Context, kube kubernetes.Interface, evr versioned.Interface) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(o.Namespace))
+	defer factory.Shutdown()
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	surger := surge.New(surge.Config{
+		Name: o.Name, Kube: kube, EvictionRequests: evr, Informers: factory,
+		Recorder:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "surge-interceptor"}),
+		Clock:        clock.RealClock{},
+		PollInterval: o.PollInterval, CallTimeout: o.CallTimeout,
+	})
+	i, err := interceptor.New(interceptor.Config{
+		Name: o.Name, Namespace: o.Namespace, Handler: surger.Handle,
+		Client: evr, KubeClient: kube,
+		HeartbeatPeriod: o.HeartbeatPeriod, CallTimeout: o.CallTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	if !surger.WaitForCacheSync(ctx) {
+		return ctx.Err()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		surger.RunJanitor(ctx, o.JanitorPeriod)
+	}()
+	err = i.Run(ctx)
+	<-done
+	return err
+}
+
+// serve serves /metrics, /healthz and /readyz until the returned function
+// is called.
+func (o *Options) serve(ctx context.Context, leaderHealth *leaderelection.HealthzAdaptor) (func(), error) {
+	if o.MetricsBindAddress == "" || o.MetricsBindAddress == "0" {
+		return func() {}, nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", legacyregistry.Handler())
+	checks := []healthz.HealthChecker{healthz.PingHealthz}
+	if o.LeaderElect {
+		checks = append(checks, leaderHealth)
+	}
+	healthz.InstallHandler(mux, checks...)
+	healthz.InstallReadyzHandler(mux, healthz.PingHealthz)
+	listener, err := net.Listen("tcp", o.MetricsBindAddress)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-bind-address: %w", err)
+	}
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.FromContext(ctx).Error(err, "Serving /metrics")
+		}
+	}()
+	klog.FromContext(ctx).Info("Serving /metrics, /healthz and /readyz", "address", listener.Addr().String())
+	return func() {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = server.Shutdown(shutdownCtx)
+	}, nil
+}
+
+// NewCommand returns the surge-interceptor command, run until ctx ends.
+func NewCommand(ctx context.Context) *cobra.Command {
+	o := NewOptions()
+	cmd := &cobra.Command{
+		Use:   "surge-interceptor",
+		Short: "Replace the pods of Deployments by a surge before they are evicted",
+		Long: `surge-interceptor is the deployment.apps.k8s.io interceptor of EvictionRequests (KEP-4563): when the
+eviction of a pod of a Deployment is requested, it scales the Deployment up first, waits until the
+replacements are available on other nodes, and scales it back so that exactly the evicted pod is
+removed. Pods opt in through the evictionrequest.coordination.k8s.io/interceptors annotation of
+their Deployment's pod template.`,
+		Version:      version.Get().GitVersion,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.SetContext(ctx)
+	fs := cmd.Flags()
+	namedFlagSets := o.Flags()
+	for _, f := range namedFlagSets.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cliflag.SetUsageAndHelpFunc(cmd, namedFlagSets, cols)
+	return cmd
+}

@@ -1,0 +1,274 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package surge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
+	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
+)
+
+// startupEstimate is what a surge expects a new pod to take to be Ready
+// before it can tell better: scheduling, pulling and starting.
+const startupEstimate = 30 * time.Second
+
+// Handle is the interceptor's Handler: it replaces the request's pod by a
+// surge of its Deployment, or passes the request on. It keeps all its state
+// on the Deployment and the pod, so that it resumes wherever it stopped.
+func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+	ref, uid := req.Pod(), req.PodUID()
+	logger := klog.FromContext(ctx)
+	reporter := &reporter{req: req}
+	for {
+		pod, err := s.livePod(ctx, ref, uid)
+		if err != nil {
+			return interceptor.Result{}, err
+		}
+		if pod == nil {
+			// The controller completes the request now that the pod is gone.
+			return interceptor.Terminated("Pod %s is gone.", ref.Name), nil
+		}
+		rs, dep, err := s.ownersOf(pod)
+		if err != nil {
+			return interceptor.Result{}, err
+		}
+		if dep == nil {
+			return s.passOn(nil, PassNoDeployment, fmt.Sprintf("Pod %s is not controlled by a Deployment (through a ReplicaSet); the surge interceptor passes it on.", pod.Name)), nil
+		}
+		state, err := currentState(dep)
+		if err != nil {
+			return interceptor.Result{}, err
+		}
+		if state == nil || state.Pods[uid] == "" {
+			if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; marked {
+				// The scale-down was written before a restart: the pod's
+				// removal is under way.
+				return interceptor.Terminated("Deployment %s was scaled back; its ReplicaSet removes pod %s.", dep.Name, pod.Name), nil
+			}
+			joined, result, err := s.join(ctx, reporter, pod, rs, dep, state)
+			if err != nil || result != nil {
+				return ptrOr(result), err
+			}
+			if !joined && !sleep(ctx, s.cfg.PollInterval) {
+				return interceptor.Result{}, ctx.Err()
+			}
+			continue
+		}
+
+		pods, err := s.podsOf(dep)
+		if err != nil {
+			return interceptor.Result{}, err
+		}
+		now := s.cfg.Clock.Now()
+		available, waiting, expected := replacements(pods, state.Pods, dep.Spec.MinReadySeconds, now)
+		if available < state.OriginalReplicas {
+			if expected == nil {
+				// Until a replacement is Ready, an estimate made once.
+				if reporter.estimate == nil {
+					reporter.estimate = ptrTo(now.Add(startupEstimate + time.Duration(dep.Spec.MinReadySeconds)*time.Second))
+				}
+				expected = reporter.estimate
+			}
+			message := fmt.Sprintf("Surging Deployment %s to replace pod %s: %d of the %d pods it needs besides the %d being replaced are available",
+				dep.Name, pod.Name, available, state.OriginalReplicas, len(state.Pods))
+			if len(waiting) > 0 {
+				message += "; " + strings.Join(waiting, "; ")
+			}
+			if err := reporter.report(ctx, interceptor.Progress{Message: message + ".", ExpectedFinishTime: expected}); err != nil {
+				return interceptor.Result{}, err
+			}
+			if !sleep(ctx, s.cfg.PollInterval) {
+				return interceptor.Result{}, ctx.Err()
+			}
+			continue
+		}
+
+		// The replacements are available. From here the pod's removal is
+		// in flight and cannot be undone cleanly: cancellation is forbidden
+		// until the pod is gone.
+		if err := reporter.report(ctx, interceptor.Progress{
+			Message:            fmt.Sprintf("Replacements of pod %s are available; scaling Deployment %s back to %d.", pod.Name, dep.Name, state.OriginalReplicas),
+			CancellationPolicy: v1alpha1.Forbid,
+		}); err != nil {
+			return interceptor.Result{}, err
+		}
+		if err := s.markForRemoval(ctx, pod); err != nil {
+			return interceptor.Result{}, err
+		}
+		delete(state.Pods, uid)
+		updated, err := applyState(dep, state)
+		if err != nil {
+			return interceptor.Result{}, err
+		}
+		if err := s.updateDeployment(ctx, updated); apierrors.IsConflict(err) {
+			logger.V(4).Info("Deployment changed while scaling it back, retrying", "deployment", klog.KObj(dep))
+			continue
+		} else if err != nil {
+			return interceptor.Result{}, err
+		}
+		metrics.Completed.Inc()
+		s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgeScaledDown,
+			"Replacements of pod %s are available: scaled back to %d replicas; the ReplicaSet removes pod %s first (lowest pod-deletion-cost).", pod.Name, *updated.Spec.Replicas, pod.Name)
+		logger.V(2).Info("Scaled the Deployment back", "deployment", klog.KObj(dep), "replicas", *updated.Spec.Replicas)
+		return interceptor.Terminated("Replacements of pod %s are available: scaled Deployment %s back to %d replicas, which removes pod %s.",
+			pod.Name, dep.Name, *updated.Spec.Replicas, pod.Name), nil
+	}
+}
+
+// join adds pod to the surge of its Deployment when the Deployment can
+// surge and a slot within maxSurge is free. It returns a result when the
+// request is passed on, and false when the pod waits for a slot.
+func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, rs *appsv1.ReplicaSet, dep *appsv1.Deployment, state *State) (bool, *interceptor.Result, error) {
+	original := int32(1)
+	if dep.Spec.Replicas != nil {
+		original = *dep.Spec.Replicas
+	}
+	if state != nil {
+		original = state.OriginalReplicas
+	}
+	replicaSets, err := s.replicaSetsOf(dep)
+	if err != nil {
+		return false, nil, err
+	}
+	hpas, err := s.hpas.HorizontalPodAutoscalers(dep.Namespace).List(labels.Everything())
+	if err != nil {
+		return false, nil, err
+	}
+	decision := Decide(dep, rs, replicaSets, hpas, original)
+	if decision.Reason != "" {
+		result := s.passOn(dep, decision.Reason, decision.Message)
+		return false, &result, nil
+	}
+	if state == nil {
+		state = &State{OriginalReplicas: original, Pods: map[types.UID]string{}}
+	}
+	if int32(len(state.Pods)) >= decision.MaxSurge {
+		return false, nil, reporter.report(ctx, interceptor.Progress{Message: fmt.Sprintf(
+			"Waiting for a surge slot of Deployment %s: maxSurge %d, replacing %d pods already.", dep.Name, decision.MaxSurge, len(state.Pods))})
+	}
+	state.Pods[pod.UID] = pod.Name
+	updated, err := applyState(dep, state)
+	if err != nil {
+		return false, nil, err
+	}
+	if err := s.updateDeployment(ctx, updated); apierrors.IsConflict(err) {
+		// Another surge or the Deployment controller wrote it meanwhile.
+		return true, nil, nil
+	} else if err != nil {
+		return false, nil, err
+	}
+	s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgeStarted,
+		"Scaled to %d replicas to replace pod %s, whose eviction is requested, before it goes.", *updated.Spec.Replicas, pod.Name)
+	klog.FromContext(ctx).V(2).Info("Surging the Deployment", "deployment", klog.KObj(dep), "replicas", *updated.Spec.Replicas)
+	return true, nil, nil
+}
+
+// passOn counts and reports a request the interceptor cannot help with.
+func (s *Surger) passOn(dep *appsv1.Deployment, reason PassReason, message string) interceptor.Result {
+	metrics.PassedOn.WithLabelValues(string(reason)).Inc()
+	if dep != nil {
+		s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgePassedOn, "%s", message)
+	}
+	return interceptor.Decline("%s", message)
+}
+
+// markForRemoval gives pod the lowest deletion cost, so that its ReplicaSet
+// removes it first, and records the cost it had to restore on a revert.
+func (s *Surger) markForRemoval(ctx context.Context, pod *corev1.Pod) error {
+	if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; marked {
+		return nil
+	}
+	return s.patchPodAnnotations(ctx, pod, map[string]any{
+		DeletionCostAnnotation:         lowestDeletionCost,
+		OriginalDeletionCostAnnotation: pod.Annotations[DeletionCostAnnotation],
+	})
+}
+
+// restoreDeletionCost undoes markForRemoval.
+func (s *Surger) restoreDeletionCost(ctx context.Context, pod *corev1.Pod) error {
+	original, marked := pod.Annotations[OriginalDeletionCostAnnotation]
+	if !marked {
+		return nil
+	}
+	var cost any
+	if original != "" {
+		cost = original
+	}
+	return s.patchPodAnnotations(ctx, pod, map[string]any{DeletionCostAnnotation: cost, OriginalDeletionCostAnnotation: nil})
+}
+
+func (s *Surger) patchPodAnnotations(ctx context.Context, pod *corev1.Pod, annotations map[string]any) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": pod.UID, "annotations": annotations}})
+	if err != nil {
+		return err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	_, err = s.cfg.Kube.CoreV1().Pods(pod.Namespace).Patch(callCtx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "surge-interceptor"})
+	return err
+}
+
+// reporter reports progress when it changes; the SDK's own heartbeats keep
+// the request in between.
+type reporter struct {
+	req  *interceptor.Request
+	last string
+	// estimate is the finish time expected before anything better is known.
+	estimate *time.Time
+}
+
+func (r *reporter) report(ctx context.Context, p interceptor.Progress) error {
+	key := fmt.Sprintf("%s|%s|%v", p.Message, p.CancellationPolicy, p.ExpectedFinishTime)
+	if key == r.last {
+		return nil
+	}
+	r.last = key
+	return r.req.Report(ctx, p)
+}
+
+// sleep waits d, false when ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func ptrOr(r *interceptor.Result) interceptor.Result {
+	if r == nil {
+		return interceptor.Result{}
+	}
+	return *r
+}

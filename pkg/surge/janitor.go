@@ -1,0 +1,155 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package surge
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
+)
+
+// RunJanitor undoes, every period until ctx ends, what surges whose request
+// the interceptor no longer holds left behind: it scales their Deployments
+// back and restores the deletion cost of their pods.
+func (s *Surger) RunJanitor(ctx context.Context, period time.Duration) {
+	wait.UntilWithContext(ctx, s.cleanUp, period)
+}
+
+// holding says whether the interceptor still holds the request of a pod,
+// and whether its cancellation is forbidden (a scale-down in flight).
+type holding struct {
+	held, forbidden bool
+}
+
+// holdingOf reads the EvictionRequest of the pod with uid in namespace.
+func (s *Surger) holdingOf(ctx context.Context, namespace string, uid types.UID) (holding, error) {
+	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	er, err := s.cfg.EvictionRequests.CoordinationV1alpha1().EvictionRequests(namespace).Get(callCtx, string(uid), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return holding{}, nil
+	}
+	if err != nil {
+		return holding{}, err
+	}
+	held := ptr.Deref(er.Status.ActiveInterceptorName, "") == s.cfg.Name && !er.Status.ActiveInterceptorCompleted &&
+		!apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
+	return holding{held: held, forbidden: held && ptr.Deref(er.Status.EvictionRequestCancellationPolicy, "") == v1alpha1.Forbid}, nil
+}
+
+func (s *Surger) cleanUp(ctx context.Context) {
+	deployments, err := s.deployments.List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Listing Deployments")
+		return
+	}
+	inProgress := 0
+	for _, dep := range deployments {
+		if _, ok := dep.Annotations[StateAnnotation]; !ok {
+			continue
+		}
+		left, err := s.cleanUpDeployment(ctx, dep)
+		if err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Cleaning up the surge of a Deployment", "deployment", klog.KObj(dep))
+		}
+		inProgress += left
+	}
+	metrics.InProgress.Set(float64(inProgress))
+
+	// A pod whose deletion cost was lowered keeps it only while its
+	// removal is in flight.
+	pods, err := s.pods.List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Listing pods")
+		return
+	}
+	for _, pod := range pods {
+		if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; !marked || pod.DeletionTimestamp != nil {
+			continue
+		}
+		h, err := s.holdingOf(ctx, pod.Namespace, pod.UID)
+		if err != nil || h.forbidden {
+			continue
+		}
+		if err := s.restoreDeletionCost(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
+			utilruntime.HandleErrorWithContext(ctx, err, "Restoring the deletion cost of a pod", "pod", klog.KObj(pod))
+		}
+	}
+}
+
+// cleanUpDeployment drops from the surge of dep the pods that are gone or
+// whose request the interceptor no longer holds, scaling it back, and
+// returns how many pods the surge still replaces.
+func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment) (int, error) {
+	state, err := currentState(dep)
+	if err != nil || state == nil {
+		return 0, err
+	}
+	var reverted []string
+	changed := false
+	for uid, name := range state.Pods {
+		pod, err := s.pods.Pods(dep.Namespace).Get(name)
+		gone := apierrors.IsNotFound(err) || (err == nil && pod.UID != uid)
+		if !gone {
+			h, err := s.holdingOf(ctx, dep.Namespace, uid)
+			if err != nil {
+				return len(state.Pods), err
+			}
+			if h.held {
+				continue
+			}
+			if err := s.restoreDeletionCost(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
+				return len(state.Pods), err
+			}
+			reverted = append(reverted, name)
+		}
+		delete(state.Pods, uid)
+		changed = true
+	}
+	if !changed {
+		return len(state.Pods), nil
+	}
+	updated, err := applyState(dep, state)
+	if err != nil {
+		return len(state.Pods), err
+	}
+	if err := s.updateDeployment(ctx, updated); err != nil {
+		// A conflict is looked at again next round.
+		return len(state.Pods), err
+	}
+	for _, name := range reverted {
+		metrics.Reverted.Inc()
+		s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgeReverted,
+			"The eviction of pod %s is no longer asked of the surge interceptor (withdrawn, canceled or passed on): scaled back to %d replicas.", name, *updated.Spec.Replicas)
+	}
+	klog.FromContext(ctx).V(2).Info("Cleaned up a surge", "deployment", klog.KObj(dep), "reverted", reverted, "replicas", *updated.Spec.Replicas)
+	return len(state.Pods), nil
+}
