@@ -26,9 +26,11 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,20 +148,46 @@ func waitForPodGone(t *testing.T, ns, name string) {
 // eventReasons lists the reasons of the events recorded on an object, oldest first.
 func eventReasons(t *testing.T, ns, name string) []string {
 	t.Helper()
-	events, err := f.Kube.CoreV1().Events(ns).List(framework.Context(t), metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", name).String(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.SliceStable(events.Items, func(i, j int) bool {
-		return events.Items[i].FirstTimestamp.Before(&events.Items[j].FirstTimestamp)
-	})
+	return eventReasonsOf(t, ns, "", name)
+}
+
+// eventReasonsOf lists the reasons of the events recorded on an object of
+// kind (any kind when empty), oldest first.
+func eventReasonsOf(t *testing.T, ns, kind, name string) []string {
+	t.Helper()
 	var reasons []string
-	for _, e := range events.Items {
+	for _, e := range events(t, ns, kind, name) {
 		reasons = append(reasons, e.Reason)
 	}
 	return reasons
+}
+
+// eventMessages joins the messages of the events with reason on an object.
+func eventMessages(t *testing.T, ns, name, reason string) string {
+	t.Helper()
+	var messages []string
+	for _, e := range events(t, ns, "", name) {
+		if e.Reason == reason {
+			messages = append(messages, e.Message)
+		}
+	}
+	return strings.Join(messages, "\n")
+}
+
+func events(t *testing.T, ns, kind, name string) []corev1.Event {
+	t.Helper()
+	selector := fields.OneTermEqualSelector("involvedObject.name", name)
+	if kind != "" {
+		selector = fields.AndSelectors(selector, fields.OneTermEqualSelector("involvedObject.kind", kind))
+	}
+	list, err := f.Kube.CoreV1().Events(ns).List(framework.Context(t), metav1.ListOptions{FieldSelector: selector.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.SliceStable(list.Items, func(i, j int) bool {
+		return list.Items[i].FirstTimestamp.Before(&list.Items[j].FirstTimestamp)
+	})
+	return list.Items
 }
 
 // waitForEvents waits until the object has events with all the reasons.

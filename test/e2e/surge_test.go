@@ -1,0 +1,505 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
+	"github.com/evictionrequest/apiserver/pkg/surge"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+	"github.com/evictionrequest/apiserver/test/localcluster"
+)
+
+// poolLabel keeps the pods of a test's Deployments on the test's own nodes.
+const poolLabel = "e2e.evictionrequest.example.com/pool"
+
+// poolNode creates a node of the test in its pool.
+func poolNode(t *testing.T, ns string) string {
+	t.Helper()
+	name := f.NewNode(t)
+	patchNode(t, name, map[string]any{"metadata": map[string]any{"labels": map[string]any{poolLabel: ns}}})
+	return name
+}
+
+func patchNode(t *testing.T, name string, patch map[string]any) {
+	t.Helper()
+	data, _ := json.Marshal(patch)
+	if _, err := f.Kube.CoreV1().Nodes().Patch(framework.Context(t), name, types.MergePatchType, data, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func cordon(t *testing.T, name string) {
+	t.Helper()
+	patchNode(t, name, map[string]any{"spec": map[string]any{"unschedulable": true}})
+}
+
+// createDeployment creates a Deployment of the test's pool, opted in to
+// interceptor (none when empty), with maxSurge 1 and maxUnavailable 0, and
+// waits until it is available.
+func createDeployment(t *testing.T, ns, name string, replicas int32, interceptorName string, mutate func(*appsv1.Deployment)) *appsv1.Deployment {
+	t.Helper()
+	ctx := framework.Context(t)
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{poolLabel: ns},
+			Containers:   []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+	if interceptorName != "" {
+		template.Annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: interceptorName}
+	}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: template,
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+			}},
+		},
+	}
+	if mutate != nil {
+		mutate(dep)
+	}
+	dep, err := f.Kube.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForDeployment(t, ns, name, replicas)
+	return dep
+}
+
+// waitForDeployment waits until the Deployment asks for and has exactly
+// replicas available pods and no surge of the interceptor.
+func waitForDeployment(t *testing.T, ns, name string, replicas int32) *appsv1.Deployment {
+	t.Helper()
+	var dep *appsv1.Deployment
+	framework.Eventually(t, 2*time.Minute, fmt.Sprintf("Deployment %s at %d available replicas", name, replicas), func(ctx context.Context) error {
+		var err error
+		if dep, err = f.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		s := dep.Status
+		if *dep.Spec.Replicas != replicas || s.ObservedGeneration != dep.Generation || s.Replicas != replicas || s.AvailableReplicas != replicas || s.UpdatedReplicas != replicas {
+			return fmt.Errorf("spec %d, status %+v", *dep.Spec.Replicas, s)
+		}
+		if _, ok := dep.Annotations[surge.StateAnnotation]; ok {
+			return fmt.Errorf("a surge is in progress: %s", dep.Annotations[surge.StateAnnotation])
+		}
+		return nil
+	})
+	return dep
+}
+
+func podsOf(t *testing.T, ns, app string) []corev1.Pod {
+	t.Helper()
+	pods, err := f.Kube.CoreV1().Pods(ns).List(framework.Context(t), metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+// readyWatcher follows the pods of an app through a watch, in the order
+// kube-apiserver saw the changes, and records the fewest Ready pods and the
+// most live pods there ever were.
+type readyWatcher struct {
+	mu                sync.Mutex
+	ready, live       map[types.UID]bool
+	minReady, maxLive int
+	stop              context.CancelFunc
+	done              chan struct{}
+}
+
+func watchReady(t *testing.T, ns, app string) *readyWatcher {
+	t.Helper()
+	w := &readyWatcher{ready: map[types.UID]bool{}, live: map[types.UID]bool{}, minReady: -1, done: make(chan struct{})}
+	factory := informers.NewSharedInformerFactoryWithOptions(f.Kube, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = labels.Set{"app": app}.String() }))
+	informer := factory.Core().V1().Pods().Informer()
+	observe := func(obj any, deleted bool) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			if tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown); isTombstone {
+				pod, ok = tombstone.Obj.(*corev1.Pod)
+			}
+			if !ok {
+				return
+			}
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		live := !deleted && pod.DeletionTimestamp == nil
+		w.live[pod.UID] = live
+		w.ready[pod.UID] = live && isReady(pod)
+		w.record()
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { observe(obj, false) },
+		UpdateFunc: func(_, obj any) { observe(obj, false) },
+		DeleteFunc: func(obj any) { observe(obj, true) },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stop = cancel
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		t.Fatal("the pod watch did not sync")
+	}
+	go func() {
+		<-ctx.Done()
+		factory.Shutdown()
+		close(w.done)
+	}()
+	t.Cleanup(w.Stop)
+	return w
+}
+
+func isReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func (w *readyWatcher) record() {
+	ready, live := 0, 0
+	for uid := range w.live {
+		if w.live[uid] {
+			live++
+		}
+		if w.ready[uid] {
+			ready++
+		}
+	}
+	if w.minReady < 0 || ready < w.minReady {
+		w.minReady = ready
+	}
+	w.maxLive = max(w.maxLive, live)
+}
+
+// Stop ends the watch.
+func (w *readyWatcher) Stop() {
+	w.stop()
+	<-w.done
+}
+
+func (w *readyWatcher) extremes() (minReady, maxLive int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.minReady, w.maxLive
+}
+
+// A one-replica Deployment that opted in keeps a Ready pod throughout the
+// drain of its node; one that did not has a moment without any.
+func TestSurgeReplacesASingleReplicaWithoutDowntime(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		interceptor string
+		wantMin     int
+	}{
+		{"opted in", surge.DefaultName, 1},
+		{"not opted in", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := framework.Context(t)
+			ns := f.NewNamespace(t)
+			drained := poolNode(t, ns)
+			createDeployment(t, ns, "db", 1, tc.interceptor, nil)
+			original := podsOf(t, ns, "db")[0]
+			if original.Spec.NodeName != drained {
+				t.Fatalf("the pod runs on %s, want %s", original.Spec.NodeName, drained)
+			}
+			other := poolNode(t, ns)
+
+			w := watchReady(t, ns, "db")
+			r := f.RunCommand(t, 3*time.Minute, pluginBinary, "drain", drained, "--timeout=150s")
+			if r.Err != nil {
+				t.Fatalf("the drain failed: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+			}
+			dep := waitForDeployment(t, ns, "db", 1)
+			w.Stop()
+			if minReady, _ := w.extremes(); minReady != tc.wantMin {
+				t.Errorf("the fewest Ready pods during the drain: %d, want %d", minReady, tc.wantMin)
+			}
+			pods := podsOf(t, ns, "db")
+			if len(pods) != 1 || pods[0].UID == original.UID || pods[0].Spec.NodeName != other {
+				t.Errorf("pods after the drain: %v, want one replacement on %s", podNames(pods), other)
+			}
+			if tc.interceptor == "" {
+				return
+			}
+			if !strings.Contains(r.Stdout, "Surging Deployment db to replace pod "+original.Name) {
+				t.Errorf("the drain did not show the surge:\n%s", r.Stdout)
+			}
+			events := eventReasonsOf(t, ns, "Deployment", dep.Name)
+			for _, want := range []string{surge.EventSurgeStarted, surge.EventSurgeScaledDown} {
+				if !slices.Contains(events, want) {
+					t.Errorf("Deployment events %v lack %s", events, want)
+				}
+			}
+			if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, original.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the original pod is still there: %v", err)
+			}
+		})
+	}
+}
+
+// Three replicas, two on the drained node, maxSurge 1: one surge at a time,
+// never fewer than three Ready pods and never more than four.
+func TestSurgeStaysWithinMaxSurge(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	drained := poolNode(t, ns)
+	createDeployment(t, ns, "web", 2, surge.DefaultName, nil)
+	cordon(t, drained)
+	poolNode(t, ns)
+	poolNode(t, ns)
+	dep, err := f.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep.Spec.Replicas = ptr.To[int32](3)
+	if _, err := f.Kube.AppsV1().Deployments(ns).Update(ctx, dep, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForDeployment(t, ns, "web", 3)
+	onDrained := 0
+	for _, pod := range podsOf(t, ns, "web") {
+		if pod.Spec.NodeName == drained {
+			onDrained++
+		}
+	}
+	if onDrained != 2 {
+		t.Fatalf("%d pods on the drained node, want 2", onDrained)
+	}
+
+	w := watchReady(t, ns, "web")
+	r := f.RunCommand(t, 3*time.Minute, pluginBinary, "drain", drained, "--timeout=150s")
+	if r.Err != nil {
+		t.Fatalf("the drain failed: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	waitForDeployment(t, ns, "web", 3)
+	w.Stop()
+	if minReady, maxLive := w.extremes(); minReady < 3 || maxLive > 4 {
+		t.Errorf("during the drain: at least %d Ready pods (want 3), at most %d live pods (want 4)", minReady, maxLive)
+	}
+	for _, pod := range podsOf(t, ns, "web") {
+		if pod.Spec.NodeName == drained {
+			t.Errorf("pod %s is still on the drained node", pod.Name)
+		}
+	}
+}
+
+// startOwnSurgeInterceptor runs a surge interceptor of the test's own, named
+// name and limited to ns, so that the test may kill it.
+func startOwnSurgeInterceptor(t *testing.T, ns, name string, args ...string) *localcluster.Process {
+	t.Helper()
+	p, err := f.StartSurgeInterceptor(framework.Context(t), localcluster.SurgeInterceptorOptions{
+		Name: "surge-" + ns,
+		Args: append([]string{"--name=" + name, "--namespace=" + ns, "--leader-elect-resource-name=surge-" + ns,
+			"--poll-interval=500ms", "--janitor-period=1s", "--heartbeat-period=1s", "--v=4"}, args...),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// waitForSurge waits until the Deployment surges and returns it.
+func waitForSurge(t *testing.T, ns, name string, replicas int32) *appsv1.Deployment {
+	t.Helper()
+	var dep *appsv1.Deployment
+	framework.Eventually(t, 2*time.Minute, "the surge of "+name, func(ctx context.Context) error {
+		var err error
+		if dep, err = f.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		if _, ok := dep.Annotations[surge.StateAnnotation]; !ok || *dep.Spec.Replicas != replicas {
+			return fmt.Errorf("replicas %d, annotations %v", *dep.Spec.Replicas, dep.Annotations)
+		}
+		return nil
+	})
+	return dep
+}
+
+// The interceptor is killed mid-surge; started again it finishes the job
+// from the state it left on the objects.
+func TestSurgeInterceptorRestartedMidSurgeFinishes(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	const name = "surge-restart.e2e.example.com"
+	first := startOwnSurgeInterceptor(t, ns, name)
+	poolNode(t, ns)
+	// The replacement is Ready at once on kwok, and available 8 s later:
+	// the surge is still waiting when the interceptor is killed.
+	createDeployment(t, ns, "db", 1, name, func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 8 })
+	original := podsOf(t, ns, "db")[0]
+	cordon(t, original.Spec.NodeName)
+	poolNode(t, ns)
+	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, &original); err != nil {
+		t.Fatal(err)
+	}
+	waitForSurge(t, ns, "db", 2)
+
+	first.Kill()
+	startOwnSurgeInterceptor(t, ns, name)
+	waitForCompletion(t, ns, string(original.UID), v1alpha1.CompleteReasonPodDeleted)
+	waitForDeployment(t, ns, "db", 1)
+	if pods := podsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
+		t.Errorf("pods after the surge: %v", podNames(pods))
+	}
+	if reasons := eventReasons(t, ns, string(original.UID)); slices.Contains(reasons, evictioncontroller.EventEvicted) || slices.Contains(reasons, evictioncontroller.EventInterceptorTimedOut) {
+		t.Errorf("the pod was evicted through the API or the interceptor timed out: %v", reasons)
+	}
+}
+
+// A surge whose pod can never become Ready keeps the request by heartbeats
+// and says why, rather than removing the only Ready pod; when the requester
+// withdraws, the Deployment is scaled back and the pod's deletion cost left
+// as it was.
+func TestSurgeWaitsForAReadyReplacementAndRevertsOnWithdrawal(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	const name = "surge-revert.e2e.example.com"
+	startOwnSurgeInterceptor(t, ns, name)
+	only := poolNode(t, ns)
+	createDeployment(t, ns, "db", 1, name, nil)
+	original := podsOf(t, ns, "db")[0]
+	// The pool's only node is cordoned: the replacement cannot be scheduled.
+	cordon(t, only)
+	nodeDrain := newRequester(t, "nodemaintenance.k8s.io")
+	if _, err := nodeDrain.Request(ctx, &original); err != nil {
+		t.Fatal(err)
+	}
+	waitForSurge(t, ns, "db", 2)
+	uid := string(original.UID)
+	er := waitForRequest(t, ns, uid, "the surge to report the unschedulable replacement", func(er *v1alpha1.EvictionRequest) error {
+		if !strings.Contains(er.Status.Message, "not Ready: Pending, not scheduled") || er.Status.ExpectedInterceptorFinishTime == nil {
+			return fmt.Errorf("status %+v", er.Status)
+		}
+		return nil
+	})
+	beat := er.Status.HeartbeatTime.Time
+	waitForRequest(t, ns, uid, "more heartbeats", func(er *v1alpha1.EvictionRequest) error {
+		if !er.Status.HeartbeatTime.After(beat.Add(2 * time.Second)) {
+			return fmt.Errorf("heartbeat %v", er.Status.HeartbeatTime)
+		}
+		return nil
+	})
+	if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, original.Name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the only Ready pod was removed: %v", err)
+	}
+
+	if _, err := nodeDrain.Withdraw(ctx, ns, original.UID); err != nil {
+		t.Fatal(err)
+	}
+	waitForCompletion(t, ns, uid, v1alpha1.CompleteReasonCanceled)
+	waitForDeployment(t, ns, "db", 1)
+	pods := podsOf(t, ns, "db")
+	if len(pods) != 1 || pods[0].UID != original.UID {
+		t.Fatalf("pods after the withdrawal: %v, want the original", podNames(pods))
+	}
+	for _, key := range []string{surge.DeletionCostAnnotation, surge.OriginalDeletionCostAnnotation} {
+		if v, ok := pods[0].Annotations[key]; ok {
+			t.Errorf("the original pod keeps annotation %s=%q", key, v)
+		}
+	}
+	if events := eventReasonsOf(t, ns, "Deployment", "db"); !slices.Contains(events, surge.EventSurgeReverted) {
+		t.Errorf("Deployment events %v lack %s", events, surge.EventSurgeReverted)
+	}
+}
+
+// Deployments the interceptor cannot help are passed on at once, with the
+// reason in the message; the Eviction API path then applies.
+func TestSurgePassesOnRecreateAndAutoscaledDeployments(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	poolNode(t, ns)
+	createDeployment(t, ns, "recreate", 1, surge.DefaultName, func(d *appsv1.Deployment) {
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	})
+	createDeployment(t, ns, "autoscaled", 1, surge.DefaultName, nil)
+	if _, err := f.Kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "autoscaled"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "autoscaled"},
+			MinReplicas:    ptr.To[int32](1), MaxReplicas: 3,
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nodeDrain := newRequester(t, "nodemaintenance.k8s.io")
+	for app, want := range map[string]string{
+		"recreate":   "Deployment recreate: its Recreate strategy replaces pods by deleting them first",
+		"autoscaled": "Deployment autoscaled: HorizontalPodAutoscaler autoscaled owns its replica count",
+	} {
+		pod := podsOf(t, ns, app)[0]
+		if _, err := nodeDrain.Request(ctx, &pod); err != nil {
+			t.Fatal(err)
+		}
+		waitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonPodDeleted)
+		waitForEvents(t, ns, string(pod.UID), interceptor.EventDeclined, evictioncontroller.EventEvicted)
+		declined := eventMessages(t, ns, string(pod.UID), interceptor.EventDeclined)
+		if !strings.Contains(declined, want) {
+			t.Errorf("%s: the interceptor declined with %q, want %q", app, declined, want)
+		}
+	}
+}
+
+func podNames(pods []corev1.Pod) []string {
+	var names []string
+	for _, p := range pods {
+		names = append(names, p.Name+"@"+p.Spec.NodeName)
+	}
+	return names
+}
