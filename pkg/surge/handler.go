@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -171,8 +172,13 @@ func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, 
 		state = &State{OriginalReplicas: original, Pods: map[types.UID]string{}}
 	}
 	if int32(len(state.Pods)) >= decision.MaxSurge {
+		replacing := make([]string, 0, len(state.Pods))
+		for _, name := range state.Pods {
+			replacing = append(replacing, name)
+		}
+		sort.Strings(replacing)
 		return false, nil, reporter.report(ctx, interceptor.Progress{Message: fmt.Sprintf(
-			"Waiting for a surge slot of Deployment %s: maxSurge %d, replacing %d pods already.", dep.Name, decision.MaxSurge, len(state.Pods))})
+			"Waiting for a surge slot of Deployment %s: its maxSurge of %d is taken by the replacement of %s.", dep.Name, decision.MaxSurge, strings.Join(replacing, ", "))})
 	}
 	state.Pods[pod.UID] = pod.Name
 	updated, err := applyState(dep, state)

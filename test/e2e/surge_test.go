@@ -186,6 +186,12 @@ func watchReady(t *testing.T, ns, app string) *readyWatcher {
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		t.Fatal("the pod watch did not sync")
 	}
+	// The pods of the initial list arrive one by one: the extremes count
+	// from the state once all of them are in.
+	w.mu.Lock()
+	w.minReady, w.maxLive = -1, 0
+	w.record()
+	w.mu.Unlock()
 	go func() {
 		<-ctx.Done()
 		factory.Shutdown()
