@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -77,6 +78,10 @@ type Options struct {
 	// SelfSignedCertHosts are the extra DNS names of the self-signed serving
 	// certificate generated when no --tls-cert-file is given.
 	SelfSignedCertHosts []string
+	// ShutdownWatchTerminationGracePeriod bounds how long a shutdown waits
+	// for the watches, which are told to end at once; without it a watch
+	// proxied by the aggregator would hold the shutdown for a minute.
+	ShutdownWatchTerminationGracePeriod time.Duration
 
 	StdOut io.Writer
 	StdErr io.Writer
@@ -89,13 +94,14 @@ func NewOptions(out, errOut io.Writer) *Options {
 			defaultEtcdPathPrefix,
 			apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion),
 		),
-		EmbeddedEtcd:             NewEmbeddedEtcdOptions(),
-		Controller:               NewControllerOptions(),
-		Logs:                     logsapi.NewLoggingConfiguration(),
-		ComponentGlobalsRegistry: compatibility.DefaultComponentGlobalsRegistry,
-		SelfSignedCertHosts:      defaultServiceDNSNames,
-		StdOut:                   out,
-		StdErr:                   errOut,
+		EmbeddedEtcd:                        NewEmbeddedEtcdOptions(),
+		Controller:                          NewControllerOptions(),
+		Logs:                                logsapi.NewLoggingConfiguration(),
+		ComponentGlobalsRegistry:            compatibility.DefaultComponentGlobalsRegistry,
+		SelfSignedCertHosts:                 defaultServiceDNSNames,
+		ShutdownWatchTerminationGracePeriod: 5 * time.Second,
+		StdOut:                              out,
+		StdErr:                              errOut,
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
 		v1alpha1.SchemeGroupVersion, schema.GroupKind{Group: v1alpha1.GroupName})
@@ -114,6 +120,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Controller.AddFlags(fs)
 	logsapi.AddFlags(o.Logs, fs)
 	o.ComponentGlobalsRegistry.AddFlags(fs)
+	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod,
+		"How long a shutdown waits for the active watches to drain; they are told to end when it starts, and their clients reconnect (to another replica).")
 	fs.StringSliceVar(&o.SelfSignedCertHosts, "self-signed-cert-hosts", o.SelfSignedCertHosts,
 		"DNS names, besides localhost, of the self-signed serving certificate generated when --tls-cert-file is not set. "+
 			"Include <service>.<namespace>.svc of the Service the APIService points to.")
@@ -140,6 +148,9 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.EmbeddedEtcd.Validate()...)
 	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
+	if o.ShutdownWatchTerminationGracePeriod < 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period must not be negative, got %s", o.ShutdownWatchTerminationGracePeriod))
+	}
 	return utilerrors.NewAggregate(errs)
 }
 
@@ -160,6 +171,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	serverConfig.OpenAPIV3Config.Info.Version = v1alpha1.SchemeGroupVersion.Version
 	serverConfig.FeatureGate = o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 	serverConfig.EffectiveVersion = o.ComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent)
+	serverConfig.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
