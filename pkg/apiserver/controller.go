@@ -140,8 +140,9 @@ func (s *EvictionRequestServer) installController(c completedConfig) error {
 					return
 				}
 			}
+			// The server-wide factory is started by the server, for its
+			// lifetime; only the term's own informers stop with the term.
 			informers.Start(ctx.Done())
-			factory.Start(ctx.Done())
 			done := make(chan struct{})
 			if drainController != nil {
 				go func() {

@@ -44,11 +44,16 @@ const startupEstimate = 30 * time.Second
 // Handle is the interceptor's Handler: it replaces the request's pod by a
 // surge of its Deployment, or passes the request on. It keeps all its state
 // on the Deployment and the pod, so that it resumes wherever it stopped.
+// After each write it waits a poll interval, so that its cache catches up
+// rather than a stale copy being written again.
 func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
 	ref, uid := req.Pod(), req.PodUID()
 	logger := klog.FromContext(ctx)
 	reporter := &reporter{req: req}
-	for {
+	for first := true; ; first = false {
+		if !first && !sleep(ctx, s.cfg.PollInterval) {
+			return interceptor.Result{}, ctx.Err()
+		}
 		pod, err := s.livePod(ctx, ref, uid)
 		if err != nil {
 			return interceptor.Result{}, err
@@ -74,12 +79,21 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 				// removal is under way.
 				return interceptor.Terminated("Deployment %s was scaled back; its ReplicaSet removes pod %s.", dep.Name, pod.Name), nil
 			}
-			joined, result, err := s.join(ctx, reporter, pod, rs, dep, state)
+			if pod.DeletionTimestamp != nil {
+				// Its ReplicaSet replaces it already; a surge would add a second replacement.
+				return interceptor.Terminated("Pod %s is being deleted already.", pod.Name), nil
+			}
+			result, err := s.join(ctx, reporter, pod, rs, dep, state)
 			if err != nil || result != nil {
 				return ptrOr(result), err
 			}
-			if !joined && !sleep(ctx, s.cfg.PollInterval) {
-				return interceptor.Result{}, ctx.Err()
+			continue
+		}
+		if surged := state.OriginalReplicas + int32(len(state.Pods)); *dep.Spec.Replicas != surged {
+			// Someone set the replica count back (an apply of the
+			// Deployment's manifest): the surge is applied again.
+			if err := s.write(ctx, dep, state); err != nil {
+				return interceptor.Result{}, err
 			}
 			continue
 		}
@@ -90,7 +104,7 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 		}
 		now := s.cfg.Clock.Now()
 		available, waiting, expected := replacements(pods, state.Pods, dep.Spec.MinReadySeconds, now)
-		if available < state.OriginalReplicas {
+		if need := state.need(); available < need {
 			if expected == nil {
 				// Until a replacement is Ready, an estimate made once.
 				if reporter.estimate == nil {
@@ -98,16 +112,13 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 				}
 				expected = reporter.estimate
 			}
-			message := fmt.Sprintf("Surging Deployment %s to replace pod %s: %d of the %d pods it needs besides the %d being replaced are available",
-				dep.Name, pod.Name, available, state.OriginalReplicas, len(state.Pods))
+			message := fmt.Sprintf("Surging Deployment %s to replace pod %s: %d of the %d available pods it needs besides the %d being replaced",
+				dep.Name, pod.Name, available, need, len(state.Pods))
 			if len(waiting) > 0 {
 				message += "; " + strings.Join(waiting, "; ")
 			}
-			if err := reporter.report(ctx, interceptor.Progress{Message: message + ".", ExpectedFinishTime: expected}); err != nil {
+			if err := reporter.report(ctx, interceptor.Progress{Message: message + ".", ExpectedFinishTime: expected, CancellationPolicy: v1alpha1.Allow}); err != nil {
 				return interceptor.Result{}, err
-			}
-			if !sleep(ctx, s.cfg.PollInterval) {
-				return interceptor.Result{}, ctx.Err()
 			}
 			continue
 		}
@@ -144,10 +155,22 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 	}
 }
 
+// write writes state to dep; a conflict is no error: the caller looks again.
+func (s *Surger) write(ctx context.Context, dep *appsv1.Deployment, state *State) error {
+	updated, err := applyState(dep, state)
+	if err != nil {
+		return err
+	}
+	if err := s.updateDeployment(ctx, updated); err != nil && !apierrors.IsConflict(err) {
+		return err
+	}
+	return nil
+}
+
 // join adds pod to the surge of its Deployment when the Deployment can
 // surge and a slot within maxSurge is free. It returns a result when the
-// request is passed on, and false when the pod waits for a slot.
-func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, rs *appsv1.ReplicaSet, dep *appsv1.Deployment, state *State) (bool, *interceptor.Result, error) {
+// request is passed on.
+func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, rs *appsv1.ReplicaSet, dep *appsv1.Deployment, state *State) (*interceptor.Result, error) {
 	original := int32(1)
 	if dep.Spec.Replicas != nil {
 		original = *dep.Spec.Replicas
@@ -157,19 +180,27 @@ func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, 
 	}
 	replicaSets, err := s.replicaSetsOf(dep)
 	if err != nil {
-		return false, nil, err
+		return nil, err
 	}
 	hpas, err := s.hpas.HorizontalPodAutoscalers(dep.Namespace).List(labels.Everything())
 	if err != nil {
-		return false, nil, err
+		return nil, err
 	}
 	decision := Decide(dep, rs, replicaSets, hpas, original)
 	if decision.Reason != "" {
 		result := s.passOn(dep, decision.Reason, decision.Message)
-		return false, &result, nil
+		return &result, nil
 	}
 	if state == nil {
-		state = &State{OriginalReplicas: original, Pods: map[types.UID]string{}}
+		// The availability to keep: what the Deployment has now, the pod
+		// to replace included, at most its replica count. A Deployment
+		// short of pods before the surge is not held to more.
+		pods, err := s.podsOf(dep)
+		if err != nil {
+			return nil, err
+		}
+		availableNow, _, _ := replacements(pods, nil, dep.Spec.MinReadySeconds, s.cfg.Clock.Now())
+		state = &State{OriginalReplicas: original, Available: min(availableNow, original), Pods: map[types.UID]string{}}
 	}
 	if int32(len(state.Pods)) >= decision.MaxSurge {
 		replacing := make([]string, 0, len(state.Pods))
@@ -177,24 +208,25 @@ func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, 
 			replacing = append(replacing, name)
 		}
 		sort.Strings(replacing)
-		return false, nil, reporter.report(ctx, interceptor.Progress{Message: fmt.Sprintf(
-			"Waiting for a surge slot of Deployment %s: its maxSurge of %d is taken by the replacement of %s.", dep.Name, decision.MaxSurge, strings.Join(replacing, ", "))})
+		return nil, reporter.report(ctx, interceptor.Progress{Message: fmt.Sprintf(
+			"Waiting for a surge slot of Deployment %s: its maxSurge of %d is taken by the replacement of %s.", dep.Name, decision.MaxSurge, strings.Join(replacing, ", ")),
+			CancellationPolicy: v1alpha1.Allow})
 	}
 	state.Pods[pod.UID] = pod.Name
 	updated, err := applyState(dep, state)
 	if err != nil {
-		return false, nil, err
+		return nil, err
 	}
 	if err := s.updateDeployment(ctx, updated); apierrors.IsConflict(err) {
 		// Another surge or the Deployment controller wrote it meanwhile.
-		return true, nil, nil
+		return nil, nil
 	} else if err != nil {
-		return false, nil, err
+		return nil, err
 	}
 	s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgeStarted,
 		"Scaled to %d replicas to replace pod %s, whose eviction is requested, before it goes.", *updated.Spec.Replicas, pod.Name)
 	klog.FromContext(ctx).V(2).Info("Surging the Deployment", "deployment", klog.KObj(dep), "replicas", *updated.Spec.Replicas)
-	return true, nil, nil
+	return nil, nil
 }
 
 // passOn counts and reports a request the interceptor cannot help with.

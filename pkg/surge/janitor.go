@@ -116,8 +116,12 @@ func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment) 
 	var reverted []string
 	changed := false
 	for uid, name := range state.Pods {
-		pod, err := s.pods.Pods(dep.Namespace).Get(name)
-		gone := apierrors.IsNotFound(err) || (err == nil && pod.UID != uid)
+		// A pod the handler just added may not be in the cache yet.
+		pod, err := s.livePod(ctx, types.NamespacedName{Namespace: dep.Namespace, Name: name}, uid)
+		if err != nil {
+			return len(state.Pods), err
+		}
+		gone := pod == nil
 		if !gone {
 			h, err := s.holdingOf(ctx, dep.Namespace, uid)
 			if err != nil {

@@ -61,8 +61,18 @@ const (
 type State struct {
 	// OriginalReplicas is spec.replicas before the surge.
 	OriginalReplicas int32 `json:"originalReplicas"`
+	// Available is how many pods were available when the surge began, at
+	// most OriginalReplicas: the replacements must bring the pods that are
+	// not being replaced back to it before one is removed.
+	Available int32 `json:"available"`
 	// Pods are the pods the surge replaces, name by UID.
 	Pods map[types.UID]string `json:"pods"`
+}
+
+// need is how many available pods, besides those being replaced, the
+// Deployment must have before one of them is removed.
+func (s *State) need() int32 {
+	return min(s.Available, s.OriginalReplicas)
 }
 
 // stateOf reads the surge in progress on dep; nil when there is none.

@@ -110,7 +110,7 @@ func TestStateRoundTripAndReplicas(t *testing.T) {
 	if s, err := stateOf(dep); s != nil || err != nil {
 		t.Fatalf("stateOf() without a surge = %v, %v", s, err)
 	}
-	state := &State{OriginalReplicas: 3, Pods: map[types.UID]string{"a": "web-a", "b": "web-b"}}
+	state := &State{OriginalReplicas: 3, Available: 3, Pods: map[types.UID]string{"a": "web-a", "b": "web-b"}}
 	surged, err := applyState(dep, state)
 	if err != nil {
 		t.Fatal(err)
@@ -126,14 +126,20 @@ func TestStateRoundTripAndReplicas(t *testing.T) {
 		t.Errorf("state after a round trip (-want +got):\n%s", diff)
 	}
 
-	// Someone scaled the Deployment during the surge: their count becomes
-	// the one to return to.
-	surged.Spec.Replicas = ptr.To[int32](7)
-	if read, _ := currentState(surged); read.OriginalReplicas != 5 {
-		t.Errorf("original replicas after an outside scale to 7 = %d, want 5", read.OriginalReplicas)
+	// Someone scaled the Deployment during the surge: a scale-up is the
+	// count to return to; an apply of the manifest's original count does
+	// not shrink the surge's goal; a scale-down below it is the new goal.
+	for replicas, want := range map[int32]int32{7: 5, 5: 3, 3: 3, 2: 2} {
+		surged.Spec.Replicas = ptr.To(replicas)
+		if read, _ := currentState(surged); read.OriginalReplicas != want {
+			t.Errorf("original replicas after an outside scale to %d = %d, want %d", replicas, read.OriginalReplicas, want)
+		}
 	}
 
 	// The last pod replaced: the surge is over.
+	if need := (&State{OriginalReplicas: 3, Available: 2}).need(); need != 2 {
+		t.Errorf("need() of a Deployment with 2 of 3 pods available before the surge = %d, want 2", need)
+	}
 	done, err := applyState(surged, &State{OriginalReplicas: 3, Pods: map[types.UID]string{}})
 	if err != nil {
 		t.Fatal(err)

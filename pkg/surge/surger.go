@@ -173,8 +173,12 @@ func (s *Surger) podsOf(dep *appsv1.Deployment) ([]*corev1.Pod, error) {
 	return pods, nil
 }
 
-// currentState reads the surge on dep, adopting a replica count someone
-// else set meanwhile as the new original one.
+// currentState reads the surge on dep. A replica count someone else set
+// meanwhile counts as follows: more than the surge asked for is a scale-up,
+// adopted as the new original count; less is a scale-down to it, or, when it
+// is the original count, an apply of the Deployment's manifest that undid
+// the surge, which is then applied again. The surge never makes the
+// Deployment smaller than someone asked for.
 func currentState(dep *appsv1.Deployment) (*State, error) {
 	state, err := stateOf(dep)
 	if err != nil || state == nil {
@@ -184,8 +188,11 @@ func currentState(dep *appsv1.Deployment) (*State, error) {
 	if dep.Spec.Replicas != nil {
 		replicas = *dep.Spec.Replicas
 	}
-	if want := state.OriginalReplicas + int32(len(state.Pods)); replicas != want {
-		state.OriginalReplicas = max(replicas-int32(len(state.Pods)), 0)
+	switch surged := state.OriginalReplicas + int32(len(state.Pods)); {
+	case replicas > surged:
+		state.OriginalReplicas = replicas - int32(len(state.Pods))
+	case replicas < surged:
+		state.OriginalReplicas = min(state.OriginalReplicas, replicas)
 	}
 	return state, nil
 }

@@ -56,6 +56,7 @@ func (p permission) String() string {
 // pod.
 func requesterPermissions(namespace, why string) []permission {
 	return []permission{
+		{verb: "get", group: v1alpha1.GroupName, resource: "evictionrequests", namespace: namespace, why: why},
 		{verb: "patch", group: v1alpha1.GroupName, resource: "evictionrequests", namespace: namespace, why: why},
 		{verb: "delete", resource: "pods", namespace: namespace, why: why + "; the server requires it of whoever asks for a pod's eviction"},
 	}

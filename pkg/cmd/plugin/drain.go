@@ -76,6 +76,8 @@ type DrainOptions struct {
 
 	printer  progressPrinter
 	selector labels.Selector
+	// stopSignals lets a second Ctrl-C end the command while it withdraws.
+	stopSignals func()
 	// mu guards tracked and lastRequest, written by the requesting workers.
 	mu          sync.Mutex
 	tracked     map[types.UID]trackedPod
@@ -177,6 +179,7 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 	}
 	sigCtx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
+	d.stopSignals = stopSignals
 	waitCtx, cancelWait := sigCtx, context.CancelFunc(func() {})
 	if d.Timeout > 0 {
 		waitCtx, cancelWait = context.WithTimeout(sigCtx, d.Timeout)
@@ -368,7 +371,7 @@ func (d *DrainOptions) request(ctx context.Context, p trackedPod, pod *corev1.Po
 	d.lastRequest[p.uid] = time.Now()
 	d.mu.Unlock()
 	if _, err := d.requester.Request(ctx, pod); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(d.ErrOut, "error: requesting the eviction of pod %s (retrying): %v\n", p.ref, err)
+		d.printer.note(fmt.Sprintf("error: requesting the eviction of pod %s (retrying): %v", p.ref, err))
 		d.mu.Lock()
 		d.lastRequest[p.uid] = time.Now()
 		d.mu.Unlock()
@@ -416,7 +419,7 @@ func (d *DrainOptions) adoptNewPods(ctx context.Context, t *tracker) {
 		}
 		d.mu.Unlock()
 		for _, pod := range fresh {
-			fmt.Fprintf(d.Out, "pod %s/%s landed on node %s: requesting its eviction\n", pod.Namespace, pod.Name, node)
+			d.printer.note(fmt.Sprintf("pod %s/%s landed on node %s: requesting its eviction", pod.Namespace, pod.Name, node))
 			d.request(ctx, trackedPod{ref: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, uid: pod.UID, node: node}, pod)
 		}
 	}
@@ -482,6 +485,7 @@ func allSettled(progress []drain.PodProgress) bool {
 // what blocks each remaining pod.
 func (d *DrainOptions) ended(ctx, sigCtx context.Context, t *tracker, err error) error {
 	if sigCtx.Err() != nil && ctx.Err() == nil {
+		d.stopSignals()
 		if !d.WithdrawOnInterrupt {
 			return errors.New("interrupted; the EvictionRequests stay (--withdraw-on-interrupt=false)")
 		}
@@ -489,6 +493,12 @@ func (d *DrainOptions) ended(ctx, sigCtx context.Context, t *tracker, err error)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return err
+	}
+	d.mu.Lock()
+	started := len(d.tracked) > 0
+	d.mu.Unlock()
+	if !started {
+		return fmt.Errorf("timed out after %s before the evictions were requested: %w", d.Timeout, err)
 	}
 	now := time.Now()
 	var lines []string
@@ -506,17 +516,19 @@ func (d *DrainOptions) withdrawAll(ctx context.Context, t *tracker) string {
 	withdrawn, forbidden := 0, 0
 	var failures []string
 	for _, p := range d.progress(t) {
-		if p.Settled() || p.RequestComplete || !p.HasRequest {
+		// A request the cache does not show yet may exist: Withdraw
+		// finds out.
+		if p.Settled() || p.RequestComplete {
 			continue
 		}
-		_, err := d.requester.Withdraw(ctx, p.Namespace, p.UID)
+		er, err := d.requester.Withdraw(ctx, p.Namespace, p.UID)
 		switch {
 		case requester.IsCancellationForbidden(err):
 			forbidden++
 			fmt.Fprintf(d.ErrOut, "pod %s/%s: %v\n", p.Namespace, p.Name, err)
 		case err != nil:
 			failures = append(failures, fmt.Sprintf("pod %s/%s: %v", p.Namespace, p.Name, err))
-		default:
+		case er != nil:
 			withdrawn++
 		}
 	}

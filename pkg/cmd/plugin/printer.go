@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -30,6 +31,8 @@ import (
 type progressPrinter interface {
 	// update shows the summary and the pods that are not settled.
 	update(summary drain.Summary, pods []drain.PodProgress, now time.Time)
+	// note shows a message besides the progress.
+	note(message string)
 }
 
 // linePrinter prints one line per change, so that logs stay readable: a
@@ -43,6 +46,10 @@ type linePrinter struct {
 
 func newLinePrinter(out io.Writer) *linePrinter {
 	return &linePrinter{out: out, last: map[string]string{}}
+}
+
+func (p *linePrinter) note(message string) {
+	fmt.Fprintln(p.out, message)
 }
 
 func (p *linePrinter) update(summary drain.Summary, pods []drain.PodProgress, now time.Time) {
@@ -92,6 +99,22 @@ type tablePrinter struct {
 	// maxRows bounds the rows so that the table fits the terminal.
 	maxRows int
 	lines   int
+	// notes are the latest messages, drawn under the table: a line
+	// printed between two drawings would shift what the next one erases.
+	mu    sync.Mutex
+	notes []string
+}
+
+// maxNotes is how many messages the table keeps under it.
+const maxNotes = 5
+
+func (p *tablePrinter) note(message string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notes = append(p.notes, truncate(message, 160))
+	if len(p.notes) > maxNotes {
+		p.notes = p.notes[len(p.notes)-maxNotes:]
+	}
 }
 
 func (p *tablePrinter) update(summary drain.Summary, pods []drain.PodProgress, now time.Time) {
@@ -120,6 +143,11 @@ func (p *tablePrinter) update(summary drain.Summary, pods []drain.PodProgress, n
 		fmt.Fprintf(w, "%s/%s\t%s\t%s\t%s\t%s\t%d\t%s\n", pod.Namespace, pod.Name, pod.State, interceptor, heartbeat, expected, pod.FailedEvictions, truncate(message, 60))
 	}
 	_ = w.Flush()
+	p.mu.Lock()
+	for _, n := range p.notes {
+		fmt.Fprintln(&b, n)
+	}
+	p.mu.Unlock()
 	// Move up over the last drawing and clear it before drawing again.
 	if p.lines > 0 {
 		fmt.Fprintf(p.out, "\x1b[%dA\r\x1b[J", p.lines)

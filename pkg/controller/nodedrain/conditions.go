@@ -29,19 +29,28 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
-// Reasons of the Node conditions of a drain.
+// Reasons of the Node conditions of a drain. Those of a drain for a
+// graceful shutdown differ, so that the drain goes on after the node
+// lifecycle controller turns the Ready condition of the node, which is
+// down, from "shutting down" to Unknown.
 const (
 	ReasonEvictingPods  = "EvictingPods"
 	ReasonAllPodsGone   = "AllPodsGone"
 	ReasonPodsRemaining = "PodsRemaining"
+	// ReasonShutdownEvictingPods and ReasonShutdownAllPodsGone are the
+	// reasons of DrainInProgress in a drain for a graceful shutdown.
+	ReasonShutdownEvictingPods = "NodeShuttingDown"
+	ReasonShutdownAllPodsGone  = "AllPodsGoneBeforeShutdown"
 )
 
 // desiredConditions are the DrainInProgress and Drained conditions that
 // say how far the drain of a node has come.
 func desiredConditions(state nodeState, selection drain.Selection, summary drain.Summary) (inProgress, drained corev1.NodeCondition) {
 	why := "the " + v1alpha1.NodeDrainAnnotation + " annotation asks for it"
+	evicting, gone := ReasonEvictingPods, ReasonAllPodsGone
 	if !state.marked {
 		why = "the node is shutting down"
+		evicting, gone = ReasonShutdownEvictingPods, ReasonShutdownAllPodsGone
 	}
 	skipped := ""
 	if s := selection.SkippedSummary(); s != "" {
@@ -50,12 +59,12 @@ func desiredConditions(state nodeState, selection drain.Selection, summary drain
 	inProgress = corev1.NodeCondition{Type: v1alpha1.NodeDrainInProgress}
 	drained = corev1.NodeCondition{Type: v1alpha1.NodeDrained}
 	if summary.Left() == 0 {
-		inProgress.Status, inProgress.Reason = corev1.ConditionFalse, ReasonAllPodsGone
+		inProgress.Status, inProgress.Reason = corev1.ConditionFalse, gone
 		inProgress.Message = fmt.Sprintf("Drained because %s: no pod is left to evict%s.", why, skipped)
-		drained.Status, drained.Reason, drained.Message = corev1.ConditionTrue, ReasonAllPodsGone, inProgress.Message
+		drained.Status, drained.Reason, drained.Message = corev1.ConditionTrue, gone, inProgress.Message
 		return inProgress, drained
 	}
-	inProgress.Status, inProgress.Reason = corev1.ConditionTrue, ReasonEvictingPods
+	inProgress.Status, inProgress.Reason = corev1.ConditionTrue, evicting
 	inProgress.Message = fmt.Sprintf("Draining because %s: %s left to evict (%s)%s.", why, drain.Pods(summary.Left()), summary.Breakdown(), skipped)
 	drained.Status, drained.Reason = corev1.ConditionFalse, ReasonPodsRemaining
 	drained.Message = fmt.Sprintf("%s left to evict.", drain.Pods(summary.Left()))

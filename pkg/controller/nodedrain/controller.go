@@ -156,6 +156,7 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		add(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.enqueueNode,
 			UpdateFunc: c.updateNode,
+			DeleteFunc: c.deleteNode,
 		}),
 		add(podInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.enqueuePod,
@@ -243,6 +244,14 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 func (c *Controller) enqueueNode(obj any) {
 	if node, ok := obj.(*corev1.Node); ok {
 		c.queue.Add(node.Name)
+	}
+}
+
+// deleteNode forgets what the drain announced of a node that is gone.
+func (c *Controller) deleteNode(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err == nil {
+		c.announce(key, "")
 	}
 }
 

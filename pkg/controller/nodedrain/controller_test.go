@@ -412,6 +412,23 @@ func TestAShuttingDownNodeGetsRequestsWithoutACordon(t *testing.T) {
 		t.Errorf("DrainInProgress = %+v", c)
 	}
 
+	if c := condition(n, v1alpha1.NodeDrainInProgress); c.Reason != ReasonShutdownEvictingPods {
+		t.Errorf("DrainInProgress reason %q, want %q", c.Reason, ReasonShutdownEvictingPods)
+	}
+
+	// The kubelet is gone: the node lifecycle controller turns Ready to
+	// Unknown. The drain goes on.
+	*condition(n, corev1.NodeReady) = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}
+	if _, err := f.kube.CoreV1().Nodes().UpdateStatus(f.ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.refreshNode()
+	f.sync()
+	if diff := cmp.Diff(map[string][]string{"web-0": {me}}, f.requesters()); diff != "" {
+		t.Errorf("requests once the node stopped posting its status (-want +got):\n%s", diff)
+	}
+	n = f.refreshNode()
+
 	// The shutdown is canceled: the node is Ready again.
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}, *condition(n, v1alpha1.NodeDrainInProgress)}
 	if _, err := f.kube.CoreV1().Nodes().UpdateStatus(f.ctx, n, metav1.UpdateOptions{}); err != nil {
@@ -422,6 +439,17 @@ func TestAShuttingDownNodeGetsRequestsWithoutACordon(t *testing.T) {
 	f.sync()
 	if diff := cmp.Diff(map[string][]string{"web-0": {}}, f.requesters()); diff != "" {
 		t.Errorf("requests after the node was Ready again (-want +got):\n%s", diff)
+	}
+}
+
+func TestAnUnreachableNodeIsNoShutdown(t *testing.T) {
+	f := newFixture(t)
+	f.add(node(func(n *corev1.Node) {
+		n.Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}
+	}), pod("web-0"))
+	f.sync()
+	if got := f.requesters(); len(got) != 0 {
+		t.Errorf("requests for a node that merely stopped posting its status: %v", got)
 	}
 }
 

@@ -69,13 +69,17 @@ func (s nodeState) wanted() bool {
 
 // isShuttingDown is true while the kubelet reports a graceful node
 // shutdown: its Ready condition is not True and says the node is shutting
-// down (spec/node-shutdowns.md).
+// down (spec/node-shutdowns.md). A node whose drain for a shutdown started
+// stays so until it is Ready again: once the kubelet is gone the node
+// lifecycle controller turns its Ready condition to Unknown.
 func isShuttingDown(node *corev1.Node) bool {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status != corev1.ConditionTrue &&
-				(strings.Contains(strings.ToLower(c.Message), shutdownMessage) || strings.Contains(strings.ToLower(c.Reason), shutdownMessage))
-		}
+	ready := findCondition(node, corev1.NodeReady)
+	if ready == nil || ready.Status == corev1.ConditionTrue {
+		return false
 	}
-	return false
+	if strings.Contains(strings.ToLower(ready.Message), shutdownMessage) || strings.Contains(strings.ToLower(ready.Reason), shutdownMessage) {
+		return true
+	}
+	inProgress := findCondition(node, v1alpha1.NodeDrainInProgress)
+	return inProgress != nil && (inProgress.Reason == ReasonShutdownEvictingPods || inProgress.Reason == ReasonShutdownAllPodsGone)
 }

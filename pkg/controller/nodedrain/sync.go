@@ -156,7 +156,7 @@ func (c *Controller) undrain(ctx context.Context, node *corev1.Node, state nodeS
 		if err != nil {
 			return 0, fmt.Errorf("uncordoning node %s: %w", node.Name, err)
 		}
-		if uncordoned {
+		if uncordoned && node.Spec.Unschedulable {
 			c.recorder.Eventf(node, corev1.EventTypeNormal, EventUncordoned, "Uncordoned node %s, which its drain had cordoned.", node.Name)
 		}
 	}

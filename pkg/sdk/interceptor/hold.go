@@ -148,12 +148,16 @@ func (h *hold) run() {
 		h.setProgress(Progress{Message: result.Message})
 		h.t.recorder.Eventf(h.current(), corev1.EventTypeNormal, EventPodTerminated, "%s", result.Message)
 		// The controller completes the request once the pod is gone, and
-		// the hold ends with it; until then the interceptor keeps it.
-		if err := h.heartbeat(h.ctx); err == nil {
-			stop := h.startHeartbeats()
-			<-h.ctx.Done()
-			stop()
+		// the hold ends with it; until then the interceptor keeps it. A
+		// heartbeat that fails for a moment is retried by the next tick.
+		if err := h.heartbeat(h.ctx); errors.Is(err, ErrLost) {
+			return
+		} else if err != nil {
+			h.logError(err, "Heartbeat failed")
 		}
+		stop := h.startHeartbeats()
+		<-h.ctx.Done()
+		stop()
 	default:
 		how = endFailed
 		h.logger.Error(nil, "Handler returned no outcome; retrying with backoff", "outcome", result.Outcome)

@@ -184,8 +184,9 @@ func (i *Interceptor) runTerm(ctx context.Context) error {
 		holds:     map[string]*hold{},
 		notBefore: map[string]time.Time{},
 		passedOn:  map[string]bool{},
-		limiter:   workqueue.DefaultTypedControllerRateLimiter[string](),
-		queue:     workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "interceptor", Clock: i.cfg.Clock}),
+		// A Handler that fails runs again after 1s, doubling to 5 minutes.
+		limiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute),
+		queue:   workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "interceptor", Clock: i.cfg.Clock}),
 	}
 	enqueue := func(obj any) {
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
@@ -260,6 +261,8 @@ func (t *term) sync(ctx context.Context, key string) {
 	h := t.holds[key]
 	if !t.owns(er) {
 		delete(t.passedOn, key)
+		delete(t.notBefore, key)
+		t.limiter.Forget(key)
 		if h != nil {
 			if er != nil {
 				h.observe(er)
@@ -330,7 +333,13 @@ func (t *term) released(h *hold, how ending) {
 		t.notBefore[h.key] = t.cfg.Clock.Now().Add(delay)
 		t.queue.AddAfter(h.key, delay)
 	case endPassedOn:
-		t.passedOn[h.key] = true
+		// Until the cache shows the hand-back, a stale copy there must
+		// not start the Handler again.
+		if namespace, name, err := cache.SplitMetaNamespaceKey(h.key); err == nil {
+			if er, err := t.lister.EvictionRequests(namespace).Get(name); err == nil && t.owns(er) {
+				t.passedOn[h.key] = true
+			}
+		}
 		fallthrough
 	default:
 		t.limiter.Forget(h.key)

@@ -116,6 +116,9 @@ func (r *Requester) missingResult(ctx context.Context, pod *corev1.Pod, seen boo
 	switch {
 	case apierrors.IsNotFound(err) || (err == nil && current.UID != pod.UID):
 		return Result{Reason: v1alpha1.CompleteReasonPodDeleted, Message: fmt.Sprintf("Pod %s was deleted, and its EvictionRequest with it.", pod.Name)}, nil
+	case err == nil && current.DeletionTimestamp != nil:
+		// A foreground deletion of the pod deletes its dependents first.
+		return Result{Reason: v1alpha1.CompleteReasonPodDeleted, Message: fmt.Sprintf("Pod %s is being deleted, and its EvictionRequest was deleted with it.", pod.Name)}, nil
 	case err != nil:
 		return Result{}, err
 	case seen:
