@@ -226,7 +226,12 @@ func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, 
 	s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgeStarted,
 		"Scaled to %d replicas to replace pod %s, whose eviction is requested, before it goes.", *updated.Spec.Replicas, pod.Name)
 	klog.FromContext(ctx).V(2).Info("Surging the Deployment", "deployment", klog.KObj(dep), "replicas", *updated.Spec.Replicas)
-	return nil, nil
+	reporter.estimate = ptrTo(s.cfg.Clock.Now().Add(startupEstimate + time.Duration(dep.Spec.MinReadySeconds)*time.Second))
+	return nil, reporter.report(ctx, interceptor.Progress{
+		Message:            fmt.Sprintf("Surging Deployment %s to %d replicas to replace pod %s.", dep.Name, *updated.Spec.Replicas, pod.Name),
+		ExpectedFinishTime: reporter.estimate,
+		CancellationPolicy: v1alpha1.Allow,
+	})
 }
 
 // passOn counts and reports a request the interceptor cannot help with.

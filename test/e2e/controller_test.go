@@ -24,7 +24,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -211,25 +210,7 @@ func TestControllerNeverEvictsDaemonSetOrMirrorPods(t *testing.T) {
 	t.Parallel()
 	ctx := framework.Context(t)
 	ns := f.NewNamespace(t)
-	ds, err := f.Kube.AppsV1().DaemonSets(ns).Create(ctx, &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "fluentd"},
-		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "fluentd"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "fluentd"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "fluentd", Image: "fluentd"}}},
-			},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	daemonPod := f.CreatePod(t, ns, "fluentd-x", framework.PodOptions{Labels: map[string]string{"app": "fluentd"}, Mutate: func(p *corev1.Pod) {
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr.To(true)}}
-	}})
-	mirrorPod := f.CreatePod(t, ns, "etcd-kwok-node-0", framework.PodOptions{Mutate: func(p *corev1.Pod) {
-		p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "static-pod-hash"}
-	}})
+	daemonPod, mirrorPod := skippedPods(t, ns, f.NodeNames[0])
 
 	nodeDrain := newRequester(t, "nodemaintenance.k8s.io")
 	for kind, pod := range map[string]*corev1.Pod{"DaemonSet": daemonPod, "mirror": mirrorPod} {

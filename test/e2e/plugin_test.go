@@ -69,8 +69,8 @@ func createPDB(t *testing.T, ns, name string, minAvailable int32, expectedPods i
 }
 
 // skippedPods creates a DaemonSet pod and a mirror pod on node, which a
-// drain leaves alone.
-func skippedPods(t *testing.T, ns, node string) {
+// drain leaves alone and the controller never evicts through the API.
+func skippedPods(t *testing.T, ns, node string) (daemonPod, mirrorPod *corev1.Pod) {
 	t.Helper()
 	ds, err := f.Kube.AppsV1().DaemonSets(ns).Create(framework.Context(t), &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "fluentd"},
@@ -85,12 +85,13 @@ func skippedPods(t *testing.T, ns, node string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.CreatePod(t, ns, "fluentd-x", framework.PodOptions{Node: node, Labels: map[string]string{"app": "fluentd"}, Mutate: func(p *corev1.Pod) {
+	daemonPod = f.CreatePod(t, ns, "fluentd-x", framework.PodOptions{Node: node, Labels: map[string]string{"app": "fluentd"}, Mutate: func(p *corev1.Pod) {
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr.To(true)}}
 	}})
-	f.CreatePod(t, ns, "etcd-static", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
+	mirrorPod = f.CreatePod(t, ns, "etcd-static", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
 		p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "static-pod-hash"}
 	}})
+	return daemonPod, mirrorPod
 }
 
 // TestPluginDrainsANode drains a node with ten pods through the plugin

@@ -279,7 +279,7 @@ func TestSurgeReplacesASingleReplicaWithoutDowntime(t *testing.T) {
 			if tc.interceptor == "" {
 				return
 			}
-			if !strings.Contains(r.Stdout, "Surging Deployment db to replace pod "+original.Name) {
+			if !strings.Contains(r.Stdout, "Surging Deployment db to 2 replicas to replace pod "+original.Name) {
 				t.Errorf("the drain did not show the surge:\n%s", r.Stdout)
 			}
 			events := eventReasonsOf(t, ns, "Deployment", dep.Name)
