@@ -14,14 +14,91 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package artifacts embeds the manifests that deploy
-// evictionrequest-apiserver, so that the local control plane applies the very
-// RBAC and APIService that users apply.
+// Package artifacts holds the kustomize base, components and overlays that
+// deploy evictionrequest-apiserver, and renders them, so that the local
+// control plane and the e2e suite use exactly what users deploy.
 package artifacts
 
-import "embed"
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
 
-// Deploy holds artifacts/deploy/*.yaml.
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// manifests holds the kustomizations; certificates and keys are never
+// embedded (only *.yaml is).
 //
-//go:embed deploy/*.yaml
-var Deploy embed.FS
+//go:embed base/*.yaml components/*/*.yaml overlays/*/*.yaml
+var manifests embed.FS
+
+// Overlays are the overlays users deploy, in artifacts/overlays.
+var Overlays = []string{"default", "ha", "cert-manager", "dev"}
+
+// ServingCertFiles are the files the serving-cert-files component reads
+// from its certs/ directory: the serving certificate and key, and the CA
+// the APIService trusts.
+var ServingCertFiles = []string{"tls.crt", "tls.key", "ca.crt"}
+
+// Render builds overlay with kustomize, as `kubectl kustomize` does, and
+// returns its objects. certs are the files of the serving-cert-files
+// component by name (ServingCertFiles), for the overlays that use it.
+func Render(overlay string, certs map[string][]byte) ([]*unstructured.Unstructured, error) {
+	fSys := filesys.MakeFsInMemory()
+	err := fs.WalkDir(manifests, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := manifests.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		return fSys.WriteFile(path.Join("/artifacts", name), data)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for name, data := range certs {
+		if err := fSys.WriteFile(path.Join("/artifacts/components/serving-cert-files/certs", name), data); err != nil {
+			return nil, err
+		}
+	}
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fSys, path.Join("/artifacts/overlays", overlay))
+	if err != nil {
+		return nil, fmt.Errorf("rendering overlay %s: %w", overlay, err)
+	}
+	data, err := resources.AsYaml()
+	if err != nil {
+		return nil, err
+	}
+	objects, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("overlay %s: %w", overlay, err)
+	}
+	return objects, nil
+}
+
+// Decode reads the objects of a stream of YAML or JSON documents.
+func Decode(data []byte) ([]*unstructured.Unstructured, error) {
+	var objects []*unstructured.Unstructured
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
+			return objects, nil
+		} else if err != nil {
+			return nil, err
+		}
+		if len(obj.Object) > 0 {
+			objects = append(objects, obj)
+		}
+	}
+}

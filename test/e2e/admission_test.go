@@ -110,6 +110,9 @@ func TestAdmissionRefusesRequestsThatDoNotMatchAPod(t *testing.T) {
 func TestAdmissionRefusesAnInvalidInterceptorAnnotation(t *testing.T) {
 	t.Parallel()
 	ns := f.NewNamespace(t)
+	// The pod's annotation is one the ValidatingAdmissionPolicy refuses;
+	// where it is not applied, the server refuses it in turn.
+	exemptFromInterceptorPolicy(t, ns)
 	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{Interceptors: []string{"fine.example.com", "actor-a.k8s.io"}})
 	_, err := f.EvictionRequests(ns).Create(framework.Context(t), framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io"), metav1.CreateOptions{})
 	if fields := invalidFields(t, err); !slices.Contains(fields, "spec.interceptors[1].name") {

@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -99,4 +100,18 @@ func invalidFields(t *testing.T, err error) []string {
 		fields = append(fields, cause.Field)
 	}
 	return fields
+}
+
+// interceptorPolicyOptOut labels a namespace the ValidatingAdmissionPolicy
+// of the pods' interceptor annotation does not apply to.
+const interceptorPolicyOptOut = "evictionrequest.coordination.k8s.io/interceptor-annotation-policy"
+
+// exemptFromInterceptorPolicy takes namespace ns out of the policy that
+// checks the pods' interceptor annotation.
+func exemptFromInterceptorPolicy(t *testing.T, ns string) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"labels":{"` + interceptorPolicyOptOut + `":"disabled"}}}`)
+	if _, err := f.Kube.CoreV1().Namespaces().Patch(framework.Context(t), ns, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }

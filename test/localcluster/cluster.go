@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -80,12 +81,14 @@ type Cluster struct {
 	// AuditLogPath is kube-apiserver's audit log of pod evictions.
 	AuditLogPath string
 
-	cfg     Config
-	pki     *pki
-	pids    *pidLog
-	logDir  string
-	apiPort int
-	etcdURL string
+	cfg Config
+	pki *pki
+	// manifests are the objects of the deployed overlay of artifacts/.
+	manifests []*unstructured.Unstructured
+	pids      *pidLog
+	logDir    string
+	apiPort   int
+	etcdURL   string
 
 	mu        sync.Mutex
 	processes []*Process

@@ -17,21 +17,15 @@ limitations under the License.
 package localcluster
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
 
-	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
+
+	pkiutil "github.com/evictionrequest/apiserver/pkg/util/pki"
 )
 
 const certValidity = 365 * 24 * time.Hour
@@ -39,8 +33,7 @@ const certValidity = 365 * 24 * time.Hour
 // authority is a certificate authority the harness generates and signs
 // certificates with; nothing of it outlives the cluster directory.
 type authority struct {
-	cert *x509.Certificate
-	key  crypto.Signer
+	*pkiutil.Authority
 	// certFile is the PEM file of the CA certificate.
 	certFile string
 }
@@ -53,21 +46,16 @@ type keyPair struct {
 
 // newAuthority creates a CA named cn and writes its certificate to dir.
 func newAuthority(dir, cn string) (*authority, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := pkiutil.NewAuthority(cn)
 	if err != nil {
 		return nil, err
 	}
-	cert, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: cn}, key)
-	if err != nil {
-		return nil, err
-	}
-	ca := &authority{cert: cert, key: key, certFile: filepath.Join(dir, cn+"-ca.crt")}
-	return ca, os.WriteFile(ca.certFile, ca.certPEM(), 0o600)
+	a := &authority{Authority: ca, certFile: filepath.Join(dir, cn+"-ca.crt")}
+	return a, os.WriteFile(a.certFile, a.certPEM(), 0o600)
 }
 
 func (ca *authority) certPEM() []byte {
-	pem, _ := certutil.EncodeCertificates(ca.cert)
-	return pem
+	return ca.CertPEM()
 }
 
 // certRequest describes a leaf certificate.
@@ -83,49 +71,19 @@ type certRequest struct {
 // sign issues the certificate of req and writes it and its key to dir as
 // <name>.crt and <name>.key.
 func (ca *authority) sign(dir string, req certRequest) (*keyPair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	template := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: req.commonName, Organization: req.organization},
-		DNSNames:     req.dnsNames,
-		IPAddresses:  req.ips,
-		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     now.Add(certValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{req.usage},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, ca.cert, key.Public(), ca.key)
-	if err != nil {
-		return nil, fmt.Errorf("signing %s: %w", req.name, err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	certPEM, err := certutil.EncodeCertificates(cert)
-	if err != nil {
-		return nil, err
-	}
-	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+	signed, err := ca.Sign(pkiutil.Request{CommonName: req.commonName, Organization: req.organization,
+		DNSNames: req.dnsNames, IPs: req.ips, Usage: req.usage, Validity: certValidity})
 	if err != nil {
 		return nil, err
 	}
 	pair := &keyPair{
 		CertFile: filepath.Join(dir, req.name+".crt"), KeyFile: filepath.Join(dir, req.name+".key"),
-		CertPEM: certPEM, KeyPEM: keyPEM,
+		CertPEM: signed.CertPEM, KeyPEM: signed.KeyPEM,
 	}
-	if err := os.WriteFile(pair.CertFile, certPEM, 0o600); err != nil {
+	if err := os.WriteFile(pair.CertFile, pair.CertPEM, 0o600); err != nil {
 		return nil, err
 	}
-	return pair, os.WriteFile(pair.KeyFile, keyPEM, 0o600)
+	return pair, os.WriteFile(pair.KeyFile, pair.KeyPEM, 0o600)
 }
 
 // pki holds every certificate and key of the local control plane.
@@ -191,7 +149,7 @@ func newPKI(dir string) (*pki, error) {
 			organization: []string{"system:serviceaccounts", "system:serviceaccounts:" + serverNamespace}, usage: x509.ExtKeyUsageClientAuth}},
 		{p.frontProxyCA, &p.frontProxyClient, certRequest{name: "front-proxy-client", commonName: frontProxyClientName, usage: x509.ExtKeyUsageClientAuth}},
 		{p.servingCA, &p.evictionServing, certRequest{name: "evictionrequest-apiserver", commonName: serverName,
-			dnsNames: []string{serverName + "." + serverNamespace + ".svc", "localhost"}, ips: loopbackIP, usage: x509.ExtKeyUsageServerAuth}},
+			dnsNames: []string{serverName + "." + serverNamespace + ".svc", localServiceName + "." + serverNamespace + ".svc", "localhost"}, ips: loopbackIP, usage: x509.ExtKeyUsageServerAuth}},
 	}
 	for _, i := range issue {
 		if *i.into, err = i.ca.sign(dir, i.req); err != nil {

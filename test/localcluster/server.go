@@ -17,41 +17,28 @@ limitations under the License.
 package localcluster
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"path"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
-
-	"github.com/evictionrequest/apiserver/artifacts"
 )
 
 const (
-	fieldManager   = "localcluster"
+	// FieldManager is the field manager of what the harness applies; an
+	// apply with it replaces what the harness applied before.
+	FieldManager   = "localcluster"
 	apiServiceName = "v1alpha1.coordination.k8s.io"
 )
 
 var apiServices = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
-
-// manifestsForServer are the files of artifacts/deploy the local control
-// plane applies as they are; the Service and APIService depend on where the
-// server runs and are adapted.
-var manifestsForServer = []string{"namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "user-roles.yaml"}
 
 // Server is one evictionrequest-apiserver process of the cluster.
 type Server struct {
@@ -75,10 +62,11 @@ type ServerOptions struct {
 }
 
 func (c *Cluster) startEvictionServer(ctx context.Context) error {
-	for _, name := range manifestsForServer {
-		if err := c.applyManifest(ctx, name, nil); err != nil {
-			return err
-		}
+	if err := c.renderManifests(); err != nil {
+		return err
+	}
+	if err := c.applyManifests(ctx); err != nil {
+		return err
 	}
 	server, err := c.StartServer(ctx, ServerOptions{Name: serverName, Args: c.cfg.ServerArgs})
 	if err != nil {
@@ -96,10 +84,15 @@ func (c *Cluster) EvictionServer() *Server {
 	return c.server
 }
 
-// StartServer starts an evictionrequest-apiserver authenticated as the
-// service account of artifacts/deploy, serving on a free loopback port with
-// a certificate of the serving CA, and waits until it is ready.
+// StartServer starts an evictionrequest-apiserver with the arguments the
+// Deployment of the deployed overlay gives it, authenticated as its service
+// account, serving on a free loopback port with the serving certificate and
+// storing in a data directory of the cluster, and waits until it is ready.
 func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	w, err := c.workloadOf(serverName, serverName)
+	if err != nil {
+		return nil, err
+	}
 	kubeconfig, err := c.writeKubeconfig(serverName, loopbackURL("https", c.apiPort), c.pki.evictionServer)
 	if err != nil {
 		return nil, err
@@ -108,16 +101,24 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{
+	args := localArgs(w.args, map[string]string{
+		"bind-address":           "",
+		"secure-port":            "",
+		"kubeconfig":             "",
+		"tls-cert-file":          c.pki.evictionServing.CertFile,
+		"tls-private-key-file":   c.pki.evictionServing.KeyFile,
+		"embedded-etcd-data-dir": c.path(opts.Name + "-etcd"),
+		"cert-dir":               c.path(opts.Name + "-certs"),
+	})
+	// In a pod these come from the service account and the Service.
+	args = append(args,
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", ports[0]),
-		"--tls-cert-file=" + c.pki.evictionServing.CertFile,
-		"--tls-private-key-file=" + c.pki.evictionServing.KeyFile,
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--embedded-etcd-data-dir=" + c.path(opts.Name+"-etcd"),
-	}, opts.Args...)
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+	)
+	args = append(args, opts.Args...)
 	server := &Server{Port: ports[0], args: args}
 	if server.Process, err = c.run(opts.Name, nil, "evictionrequest-apiserver", args...); err != nil {
 		return nil, err
@@ -169,29 +170,23 @@ func (c *Cluster) ServerClientConfig(server *Server) *rest.Config {
 }
 
 // register points the aggregator at the server: an ExternalName Service to
-// localhost (loopback addresses are invalid in Endpoints) and the APIService
-// of artifacts/deploy, trusting the serving CA.
+// localhost and the APIService of the overlay, which trusts the serving CA,
+// on the server's port.
 func (c *Cluster) register(ctx context.Context, port int) error {
-	service := &corev1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: serverName, Namespace: serverNamespace},
-		Spec: corev1.ServiceSpec{
-			Type:         corev1.ServiceTypeExternalName,
-			ExternalName: "localhost",
-			Ports:        []corev1.ServicePort{{Name: "https", Port: int32(port)}},
-		},
-	}
-	if _, err := c.Client.CoreV1().Services(serverNamespace).Create(ctx, service, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Services(serverNamespace).Create(ctx, externalNameService(port), metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	caBundle := base64.StdEncoding.EncodeToString(c.pki.servingCA.certPEM())
-	return c.applyManifest(ctx, "apiservice.yaml", func(obj *unstructured.Unstructured) error {
-		unstructured.RemoveNestedField(obj.Object, "spec", "insecureSkipTLSVerify")
-		if err := unstructured.SetNestedField(obj.Object, caBundle, "spec", "caBundle"); err != nil {
-			return err
-		}
-		return unstructured.SetNestedField(obj.Object, int64(port), "spec", "service", "port")
-	})
+	apiService, err := c.manifest("APIService", apiServiceName)
+	if err != nil {
+		return err
+	}
+	if err := unstructured.SetNestedField(apiService.Object, localServiceName, "spec", "service", "name"); err != nil {
+		return err
+	}
+	if err := unstructured.SetNestedField(apiService.Object, int64(port), "spec", "service", "port"); err != nil {
+		return err
+	}
+	return c.Apply(ctx, []*unstructured.Unstructured{apiService}, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 }
 
 // waitAggregated waits until kube-apiserver serves our API: the APIService
@@ -238,45 +233,4 @@ func (c *Cluster) waitAPIServiceAvailable(ctx context.Context, p *Process) error
 		}
 		return errors.New("no Available condition yet")
 	})
-}
-
-// applyManifest applies every object of artifacts/deploy/<name> with
-// server-side apply, after mutate adapts it.
-func (c *Cluster) applyManifest(ctx context.Context, name string, mutate func(*unstructured.Unstructured) error) error {
-	data, err := artifacts.Deploy.ReadFile(path.Join("deploy", name))
-	if err != nil {
-		return err
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Client.Discovery()))
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
-		if mutate != nil {
-			if err := mutate(obj); err != nil {
-				return err
-			}
-		}
-		mapping, err := mapper.RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		resource := c.Dynamic.Resource(mapping.Resource)
-		var client interface {
-			Apply(context.Context, string, *unstructured.Unstructured, metav1.ApplyOptions, ...string) (*unstructured.Unstructured, error)
-		} = resource
-		if ns := obj.GetNamespace(); ns != "" {
-			client = resource.Namespace(ns)
-		}
-		if _, err := client.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
-			return fmt.Errorf("applying %s %s from %s: %w", obj.GetKind(), obj.GetName(), name, err)
-		}
-	}
 }

@@ -34,11 +34,12 @@ type SurgeInterceptorOptions struct {
 	Args []string
 }
 
-// StartSurgeInterceptor starts a surge-interceptor authenticated as the
-// service account of artifacts/deploy, with the RBAC users deploy, and waits
-// until it is healthy.
+// StartSurgeInterceptor starts a surge-interceptor with the arguments the
+// Deployment of the deployed overlay gives it, authenticated as its service
+// account, whose RBAC the overlay applied, and waits until it is healthy.
 func (c *Cluster) StartSurgeInterceptor(ctx context.Context, opts SurgeInterceptorOptions) (*Process, error) {
-	if err := c.applyManifest(ctx, "surge-interceptor-rbac.yaml", nil); err != nil {
+	w, err := c.workloadOf(surgeInterceptorName, surgeInterceptorName)
+	if err != nil {
 		return nil, err
 	}
 	kubeconfig, err := c.writeKubeconfig(surgeInterceptorName, loopbackURL("https", c.apiPort), c.pki.surgeInterceptor)
@@ -49,10 +50,10 @@ func (c *Cluster) StartSurgeInterceptor(ctx context.Context, opts SurgeIntercept
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.run(opts.Name, nil, "surge-interceptor", append([]string{
-		"--kubeconfig=" + kubeconfig,
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
-	}, opts.Args...)...)
+	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	args := append(localArgs(w.args, map[string]string{"metrics-bind-address": metrics, "kubeconfig": ""}),
+		"--kubeconfig="+kubeconfig, "--metrics-bind-address="+metrics)
+	p, err := c.run(opts.Name, nil, "surge-interceptor", append(args, opts.Args...)...)
 	if err != nil {
 		return nil, err
 	}

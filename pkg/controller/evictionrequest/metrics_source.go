@@ -17,8 +17,6 @@ limitations under the License.
 package evictionrequest
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
@@ -55,8 +53,8 @@ func (c *Controller) MetricsSnapshot() metrics.Snapshot {
 		utilruntime.HandleError(err)
 	}
 	for _, pod := range pods {
-		for _, name := range strings.Split(pod.Annotations[v1alpha1.PodInterceptorsAnnotation], ",") {
-			if name = strings.TrimSpace(name); name != "" {
+		for _, name := range v1alpha1.PodInterceptorNames(pod.Annotations) {
+			if name != "" {
 				snapshot.PodInterceptors[name]++
 			}
 		}

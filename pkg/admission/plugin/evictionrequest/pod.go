@@ -19,7 +19,6 @@ package evictionrequest
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,13 +59,13 @@ func (p *Plugin) livePod(ctx context.Context, namespace, name string) (*corev1.P
 // comma-separated list with index 0 first, and validates them as the
 // spec.interceptors they become.
 func interceptorsOf(pod *corev1.Pod) ([]coordination.Interceptor, field.ErrorList) {
-	value, ok := pod.Annotations[podInterceptorsAnnotation]
-	if !ok || strings.TrimSpace(value) == "" {
+	names := v1alpha1.PodInterceptorNames(pod.Annotations)
+	if names == nil {
 		return nil, nil
 	}
-	var interceptors []coordination.Interceptor
-	for _, name := range strings.Split(value, ",") {
-		interceptors = append(interceptors, coordination.Interceptor{Name: strings.TrimSpace(name)})
+	interceptors := make([]coordination.Interceptor, 0, len(names))
+	for _, name := range names {
+		interceptors = append(interceptors, coordination.Interceptor{Name: name})
 	}
 	errs := validation.ValidateInterceptors(interceptors, field.NewPath("spec", "interceptors"))
 	for _, err := range errs {

@@ -20,16 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-const (
-	// PodInterceptorsAnnotation is the pod annotation that declares the pod's
-	// interceptors: a comma-separated, ordered list of interceptor names,
-	// index 0 first. It stands in for the KEP's pod field
-	// .spec.evictionInterceptors, which pods cannot gain out of tree; the
-	// highest index is selected first. Admission copies it into
-	// .spec.interceptors when an EvictionRequest is created.
-	PodInterceptorsAnnotation = "evictionrequest.coordination.k8s.io/interceptors"
-)
-
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 

@@ -1,0 +1,225 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package artifacts
+
+import (
+	"encoding/base64"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
+)
+
+var testCerts = map[string][]byte{"tls.crt": []byte("CERT"), "tls.key": []byte("KEY"), "ca.crt": []byte("CA")}
+
+func render(t *testing.T, overlay string) []*unstructured.Unstructured {
+	t.Helper()
+	objects, err := Render(overlay, testCerts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objects
+}
+
+func find(objects []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, obj := range objects {
+		if obj.GetKind() == kind && obj.GetName() == name {
+			return obj
+		}
+	}
+	return nil
+}
+
+func deployments(t *testing.T, objects []*unstructured.Unstructured) map[string]*appsv1.Deployment {
+	t.Helper()
+	found := map[string]*appsv1.Deployment{}
+	for _, obj := range objects {
+		if obj.GetKind() != "Deployment" {
+			continue
+		}
+		var d appsv1.Deployment
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
+			t.Fatal(err)
+		}
+		found[d.Name] = &d
+	}
+	return found
+}
+
+// Every overlay renders, runs hardened pods, and verifies the server's
+// certificate unless it is the dev overlay.
+func TestEveryOverlayRendersHardened(t *testing.T) {
+	for _, overlay := range Overlays {
+		t.Run(overlay, func(t *testing.T) {
+			objects := render(t, overlay)
+			apiService := find(objects, "APIService", "v1alpha1.coordination.k8s.io")
+			if apiService == nil {
+				t.Fatal("no APIService")
+			}
+			insecure, _, _ := unstructured.NestedBool(apiService.Object, "spec", "insecureSkipTLSVerify")
+			if insecure != (overlay == "dev") {
+				t.Errorf("insecureSkipTLSVerify = %v", insecure)
+			}
+			for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
+				if find(objects, kind, "evictionrequest-pod-interceptors") == nil {
+					t.Errorf("no %s", kind)
+				}
+			}
+			deps := deployments(t, objects)
+			for _, name := range []string{"evictionrequest-apiserver", "evictionrequest-surge-interceptor"} {
+				d := deps[name]
+				if d == nil {
+					t.Errorf("no Deployment %s", name)
+					continue
+				}
+				checkHardened(t, name, d.Spec.Template.Spec)
+			}
+		})
+	}
+}
+
+func checkHardened(t *testing.T, name string, spec corev1.PodSpec) {
+	t.Helper()
+	sc := spec.SecurityContext
+	if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("%s: pod security context %+v, want non-root and RuntimeDefault seccomp", name, sc)
+	}
+	if spec.PriorityClassName == "" {
+		t.Errorf("%s: no priority class", name)
+	}
+	for _, c := range spec.Containers {
+		csc := c.SecurityContext
+		if csc == nil || csc.AllowPrivilegeEscalation == nil || *csc.AllowPrivilegeEscalation || csc.ReadOnlyRootFilesystem == nil || !*csc.ReadOnlyRootFilesystem ||
+			csc.Capabilities == nil || !slices.Equal(csc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+			t.Errorf("%s/%s: container security context %+v", name, c.Name, csc)
+		}
+		if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Cpu().IsZero() || c.Resources.Limits.Memory().IsZero() {
+			t.Errorf("%s/%s: resources %+v, want requests and limits of CPU and memory", name, c.Name, c.Resources)
+		}
+		if c.LivenessProbe == nil || c.ReadinessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet == nil {
+			t.Errorf("%s/%s: liveness %+v, readiness %+v", name, c.Name, c.LivenessProbe, c.ReadinessProbe)
+		}
+	}
+}
+
+func TestDefaultTrustsTheCAOfItsServingCertificate(t *testing.T) {
+	objects := render(t, "default")
+	var secret *unstructured.Unstructured
+	for _, obj := range objects {
+		if obj.GetKind() == "Secret" && strings.HasPrefix(obj.GetName(), "evictionrequest-apiserver-tls") {
+			secret = obj
+		}
+	}
+	if secret == nil {
+		t.Fatal("no serving certificate Secret")
+	}
+	caBundle, _, _ := unstructured.NestedString(find(objects, "APIService", "v1alpha1.coordination.k8s.io").Object, "spec", "caBundle")
+	if want := base64.StdEncoding.EncodeToString(testCerts["ca.crt"]); caBundle != want {
+		t.Errorf("caBundle %q, want the CA of the certificate files %q", caBundle, want)
+	}
+	d := deployments(t, objects)["evictionrequest-apiserver"]
+	var mounted string
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == "tls" && v.Secret != nil {
+			mounted = v.Secret.SecretName
+		}
+	}
+	if mounted != secret.GetName() {
+		t.Errorf("the server mounts Secret %q, want the generated %q", mounted, secret.GetName())
+	}
+	if find(objects, "PersistentVolumeClaim", "evictionrequest-etcd") == nil || *d.Spec.Replicas != 1 {
+		t.Errorf("default: want one replica with the embedded etcd on a PersistentVolumeClaim")
+	}
+}
+
+func TestHARunsReplicasOnAnEtcdCluster(t *testing.T) {
+	objects := render(t, "ha")
+	d := deployments(t, objects)["evictionrequest-apiserver"]
+	if *d.Spec.Replicas < 2 {
+		t.Errorf("replicas %d, want 2 or more", *d.Spec.Replicas)
+	}
+	args := strings.Join(d.Spec.Template.Spec.Containers[0].Args, " ")
+	if n := len(regexp.MustCompile(`evictionrequest-etcd-\d\.`).FindAllString(args, -1)); n != 3 || strings.Contains(args, "--embedded-etcd-data-dir") {
+		t.Errorf("args %q, want --etcd-servers with three members and no embedded etcd", args)
+	}
+	if find(objects, "PersistentVolumeClaim", "evictionrequest-etcd") != nil {
+		t.Error("the embedded etcd's volume is still there")
+	}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			t.Errorf("the server still mounts volume %s", v.Name)
+		}
+	}
+	if len(d.Spec.Template.Spec.TopologySpreadConstraints) == 0 {
+		t.Error("the replicas are not spread")
+	}
+	var etcd appsv1.StatefulSet
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(find(objects, "StatefulSet", "evictionrequest-etcd").Object, &etcd); err != nil {
+		t.Fatal(err)
+	}
+	if *etcd.Spec.Replicas != 3 {
+		t.Errorf("etcd members %d, want 3", *etcd.Spec.Replicas)
+	}
+	if find(objects, "PodDisruptionBudget", "evictionrequest-apiserver") == nil {
+		t.Error("no PodDisruptionBudget for the server")
+	}
+}
+
+func TestCertManagerInjectsTheCA(t *testing.T) {
+	objects := render(t, "cert-manager")
+	apiService := find(objects, "APIService", "v1alpha1.coordination.k8s.io")
+	if got := apiService.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != "evictionrequest-system/evictionrequest-apiserver" {
+		t.Errorf("inject-ca-from = %q", got)
+	}
+	cert := find(objects, "Certificate", "evictionrequest-apiserver")
+	if secretName, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName"); secretName != "evictionrequest-apiserver-tls" {
+		t.Errorf("the Certificate writes Secret %q, want the one the server mounts", secretName)
+	}
+}
+
+// The policy's allow-list of k8s.io interceptor names is the server's.
+func TestThePolicyAllowsTheServersKubernetesInterceptors(t *testing.T) {
+	policy := find(render(t, "default"), "ValidatingAdmissionPolicy", "evictionrequest-pod-interceptors")
+	validations, _, _ := unstructured.NestedSlice(policy.Object, "spec", "validations")
+	found := false
+	for _, v := range validations {
+		expression, _ := v.(map[string]any)["expression"].(string)
+		if !strings.Contains(expression, "k8s.io") {
+			continue
+		}
+		found = true
+		names := sets.New[string]()
+		for _, m := range regexp.MustCompile(`'([a-z.]+\.k8s\.io)'`).FindAllStringSubmatch(expression, -1) {
+			names.Insert(m[1])
+		}
+		names.Delete(".k8s.io")
+		if !names.Equal(validation.AllowedKubernetesInterceptors) {
+			t.Errorf("the policy allows %v, the server %v", sets.List(names), sets.List(validation.AllowedKubernetesInterceptors))
+		}
+	}
+	if !found {
+		t.Error("no validation of k8s.io names in the policy")
+	}
+}

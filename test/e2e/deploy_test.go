@@ -1,0 +1,188 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/evictionrequest/apiserver/artifacts"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
+	"github.com/evictionrequest/apiserver/pkg/util/pki"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+	"github.com/evictionrequest/apiserver/test/localcluster"
+)
+
+// servingCertFiles issues a CA and a serving certificate for the Service of
+// the server, as `make certs` does.
+func servingCertFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	ca, err := pki.NewAuthority("e2e-serving-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := ca.Sign(pki.Request{CommonName: "evictionrequest-apiserver.evictionrequest-system.svc",
+		DNSNames: []string{"evictionrequest-apiserver.evictionrequest-system.svc"}, Usage: x509.ExtKeyUsageServerAuth, Validity: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{"tls.crt": pair.CertPEM, "tls.key": pair.KeyPEM, "ca.crt": ca.CertPEM()}
+}
+
+// installCertManagerCRDs installs the CustomResourceDefinitions of the
+// cert-manager release pinned in hack/tools/cert-manager, read from the Go
+// module cache, and waits until they are served.
+func installCertManagerCRDs(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
+	cmd.Dir = filepath.Join("..", "..", "hack", "tools", "cert-manager")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("locating the cert-manager module: %v", err)
+	}
+	crdDir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
+	var crds []*unstructured.Unstructured
+	for _, name := range []string{"cert-manager.io_certificates.yaml", "cert-manager.io_issuers.yaml"} {
+		data, err := os.ReadFile(filepath.Join(crdDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects, err := artifacts.Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, objects...)
+	}
+	if err := f.Apply(framework.Context(t), crds, metav1.ApplyOptions{FieldManager: "e2e", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, time.Minute, "cert-manager.io to be served", func(ctx context.Context) error {
+		_, err := f.Kube.Discovery().ServerResourcesForGroupVersion("cert-manager.io/v1")
+		return err
+	})
+}
+
+// Every overlay of artifacts/ renders, and kube-apiserver (with our API,
+// the admission policies and, for the cert-manager overlay, cert-manager's
+// CRDs) accepts every object of it in a server-side dry-run apply.
+func TestEveryOverlayPassesAServerSideDryRun(t *testing.T) {
+	installCertManagerCRDs(t)
+	certs := servingCertFiles(t)
+	for _, overlay := range artifacts.Overlays {
+		t.Run(overlay, func(t *testing.T) {
+			objects, err := artifacts.Render(overlay, certs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As the manager of what the harness applied, so that the dry run
+			// is that of this overlay applied in place of the deployed one.
+			if err := f.Apply(framework.Context(t), objects, metav1.ApplyOptions{FieldManager: localcluster.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
+				t.Fatalf("overlay %s: %v", overlay, err)
+			}
+		})
+	}
+}
+
+// The ValidatingAdmissionPolicy refuses a pod whose interceptor annotation
+// the server would refuse, and accepts one it would accept, with a message
+// that names the rule.
+func TestInterceptorAnnotationPolicy(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	names := func(n int, suffix string) string {
+		var list []string
+		for i := 0; i < n; i++ {
+			list = append(list, fmt.Sprintf("i%d.%s", i, suffix))
+		}
+		return strings.Join(list, ",")
+	}
+	for _, tc := range []struct {
+		name, annotation string
+		// rule is a part of the refusal's message; empty when accepted.
+		rule string
+	}{
+		{"one name", "operator.example.com", ""},
+		{"an ordered list, spaces around names", "fallback.example.com, deployment.apps.k8s.io , operator.example.com", ""},
+		{"every allowed Kubernetes name", "replicaset.apps.k8s.io,deployment.apps.k8s.io,statefulset.apps.k8s.io,daemonset.apps.k8s.io,horizontalpodautoscaler.autoscaling.k8s.io,nodemaintenance.k8s.io", ""},
+		{"blank", "  ", ""},
+		{"100 names", names(100, "example.com"), ""},
+		{"101 names", names(101, "example.com"), "at most 100 are allowed"},
+		{"not a DNS subdomain", "Operator_1.example.com", `must be a DNS-1123 subdomain (lowercase alphanumerics, - and ., at most 253 characters, no empty names); not: "Operator_1.example.com"`},
+		{"an empty name", "a.example.com,,b.example.com", "no empty names"},
+		{"a name too long", strings.Repeat("a", 250) + ".example.com", "at most 253 characters"},
+		{"a repeated name", "a.example.com,b.example.com,a.example.com", "must be unique; repeated: a.example.com"},
+		{"a reserved name", "operator.example.com,actor-a.k8s.io", "reserved for Kubernetes components"},
+		{"the bare reserved domain", "k8s.io", "reserved for Kubernetes components"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: ns, Annotations: map[string]string{v1alpha1.PodInterceptorsAnnotation: tc.annotation}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
+			}
+			_, err := f.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			// The server's own verdict on the same annotation.
+			if serverRefuses := len(serverVerdict(tc.annotation)) > 0; serverRefuses != (tc.rule != "") {
+				t.Fatalf("the server refuses %q: %v, but the case expects refused = %v", tc.annotation, serverVerdict(tc.annotation), tc.rule != "")
+			}
+			if tc.rule == "" {
+				if err != nil {
+					t.Errorf("refused: %v", err)
+				}
+				return
+			}
+			if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+				t.Fatalf("got %v, want a refusal", err)
+			}
+			if !strings.Contains(err.Error(), tc.rule) || !strings.Contains(err.Error(), "evictionrequest-pod-interceptors") {
+				t.Errorf("the refusal %q does not name the policy and %q", err, tc.rule)
+			}
+		})
+	}
+
+	// A pod keeps working with an annotation it had; a change to a bad one
+	// is refused.
+	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Interceptors: []string{"operator.example.com"}})
+	pod.Annotations[v1alpha1.PodInterceptorsAnnotation] = "operator.example.com,Bad"
+	if _, err := f.Kube.CoreV1().Pods(ns).Update(ctx, pod, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "DNS-1123") {
+		t.Errorf("an update to a bad annotation: %v, want a refusal", err)
+	}
+}
+
+// serverVerdict is how the server judges an annotation.
+func serverVerdict(annotation string) field.ErrorList {
+	var interceptors []coordination.Interceptor
+	for _, name := range v1alpha1.PodInterceptorNames(map[string]string{v1alpha1.PodInterceptorsAnnotation: annotation}) {
+		interceptors = append(interceptors, coordination.Interceptor{Name: name})
+	}
+	return validation.ValidateInterceptors(interceptors, field.NewPath("spec", "interceptors"))
+}

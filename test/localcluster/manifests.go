@@ -1,0 +1,187 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/evictionrequest/apiserver/artifacts"
+)
+
+// DeployedOverlay is the overlay of artifacts/ the local control plane
+// deploys: its RBAC, roles, policies and APIService are applied as they are,
+// and its Deployments are run as local processes with the arguments and the
+// service accounts they give their containers.
+const DeployedOverlay = "default"
+
+// renderManifests renders DeployedOverlay with the cluster's serving
+// certificate in place of the one users generate.
+func (c *Cluster) renderManifests() error {
+	objects, err := artifacts.Render(DeployedOverlay, c.ServingCertFiles())
+	if err != nil {
+		return err
+	}
+	c.manifests = objects
+	return nil
+}
+
+// ServingCertFiles are the files of the serving-cert-files component of
+// artifacts/: the cluster's serving certificate of our server and its CA.
+func (c *Cluster) ServingCertFiles() map[string][]byte {
+	return map[string][]byte{
+		"tls.crt": c.pki.evictionServing.CertPEM,
+		"tls.key": c.pki.evictionServing.KeyPEM,
+		"ca.crt":  c.pki.servingCA.certPEM(),
+	}
+}
+
+// standsIn is true for the objects of the overlay a local process, or the
+// cluster's own wiring, stands in for: the workloads, their volumes, and
+// the APIService, applied once the server runs.
+func standsIn(obj *unstructured.Unstructured) bool {
+	switch obj.GetKind() {
+	case "Deployment", "StatefulSet", "PersistentVolumeClaim", "APIService":
+		return true
+	}
+	return false
+}
+
+// applyManifests applies the objects of the overlay no local process stands
+// in for, namespaces first.
+func (c *Cluster) applyManifests(ctx context.Context) error {
+	var objects []*unstructured.Unstructured
+	for _, obj := range c.manifests {
+		if !standsIn(obj) {
+			objects = append(objects, obj)
+		}
+	}
+	return c.Apply(ctx, objects, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+}
+
+// Apply applies objects with server-side apply, namespaces first.
+func (c *Cluster) Apply(ctx context.Context, objects []*unstructured.Unstructured, opts metav1.ApplyOptions) error {
+	sorted := append([]*unstructured.Unstructured(nil), objects...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return sorted[i].GetKind() == "Namespace" && sorted[j].GetKind() != "Namespace"
+	})
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Client.Discovery()))
+	for _, obj := range sorted {
+		gvk := obj.GroupVersionKind()
+		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err)
+		}
+		resource := c.Dynamic.Resource(mapping.Resource)
+		var client interface {
+			Apply(context.Context, string, *unstructured.Unstructured, metav1.ApplyOptions, ...string) (*unstructured.Unstructured, error)
+		} = resource
+		if ns := obj.GetNamespace(); ns != "" {
+			client = resource.Namespace(ns)
+		}
+		if _, err := client.Apply(ctx, obj.GetName(), obj, opts); err != nil {
+			return fmt.Errorf("applying %s %s: %w", gvk.Kind, obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// manifest returns the rendered object of kind and name.
+func (c *Cluster) manifest(kind, name string) (*unstructured.Unstructured, error) {
+	for _, obj := range c.manifests {
+		if obj.GetKind() == kind && obj.GetName() == name {
+			return obj.DeepCopy(), nil
+		}
+	}
+	return nil, fmt.Errorf("overlay %s of artifacts/ has no %s %s", DeployedOverlay, kind, name)
+}
+
+// workload is what a Deployment of the overlay runs: the identity and the
+// command line of its first container.
+type workload struct {
+	namespace, serviceAccount string
+	command, args             []string
+}
+
+// workloadOf reads the Deployment name of the overlay, and checks that it
+// runs as the service account the cluster's PKI issued a certificate for.
+func (c *Cluster) workloadOf(name, serviceAccount string) (workload, error) {
+	obj, err := c.manifest("Deployment", name)
+	if err != nil {
+		return workload{}, err
+	}
+	var dep appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &dep); err != nil {
+		return workload{}, err
+	}
+	spec := dep.Spec.Template.Spec
+	if spec.ServiceAccountName != serviceAccount || dep.Namespace != serverNamespace {
+		return workload{}, fmt.Errorf("Deployment %s runs as service account %s/%s; the local control plane authenticates it as %s/%s",
+			name, dep.Namespace, spec.ServiceAccountName, serverNamespace, serviceAccount)
+	}
+	if len(spec.Containers) == 0 {
+		return workload{}, fmt.Errorf("Deployment %s has no container", name)
+	}
+	return workload{namespace: dep.Namespace, serviceAccount: spec.ServiceAccountName,
+		command: spec.Containers[0].Command, args: spec.Containers[0].Args}, nil
+}
+
+// localArgs turns the arguments of a container into those of a local
+// process: the flags in replace get the local value ("" drops them), the
+// others stay as they are.
+func localArgs(args []string, replace map[string]string) []string {
+	var local []string
+	for _, arg := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		value, ok := replace[name]
+		switch {
+		case !ok:
+			local = append(local, arg)
+		case value != "":
+			local = append(local, "--"+name+"="+value)
+		}
+	}
+	return local
+}
+
+// localServiceName names the Service the APIService points at on the local
+// control plane, beside the overlay's own Service, which selects no pod here.
+const localServiceName = serverName + "-local"
+
+// externalNameService is the Service the APIService points at: localhost,
+// on the server's port, since loopback addresses are invalid in Endpoints.
+func externalNameService(port int) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: localServiceName, Namespace: serverNamespace},
+		Spec: corev1.ServiceSpec{
+			Type:         corev1.ServiceTypeExternalName,
+			ExternalName: "localhost",
+			Ports:        []corev1.ServicePort{{Name: "https", Port: int32(port)}},
+		},
+	}
+}
