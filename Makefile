@@ -101,6 +101,23 @@ verify-codegen:
 update-codegen: ## Regenerate deepcopy, defaults, conversions, OpenAPI and clients.
 	hack/update-codegen.sh
 
+.PHONY: certs
+certs: ## Write a CA and the serving certificate the default and ha overlays of artifacts/ deploy.
+	$(GO) run ./hack/gen-serving-cert --out artifacts/components/serving-cert-files/certs
+
+# IMAGE names the image `make image` builds.
+IMAGE ?= evictionrequest-apiserver:dev
+
+.PHONY: image
+image: ## Build the static, non-root image of the server and the surge interceptor (needs a container engine).
+	@engine="$$(command -v docker || command -v podman || true)"; \
+	if [[ -z "$$engine" ]] || ! "$$engine" info >/dev/null 2>&1; then \
+		echo "make image: no running container engine (docker or podman) on this machine; the image is not built." >&2; \
+		echo "Build it where one runs: docker build -f artifacts/image/Dockerfile -t $(IMAGE) ." >&2; \
+		exit 1; \
+	fi; \
+	"$$engine" build -f artifacts/image/Dockerfile -t $(IMAGE) .
+
 .PHONY: clean
 clean: ## Remove _output.
 	rm -rf _output

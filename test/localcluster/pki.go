@@ -140,7 +140,7 @@ func newPKI(dir string) (*pki, error) {
 		{p.clusterCA, &p.scheduler, certRequest{name: "kube-scheduler", commonName: "system:kube-scheduler", usage: x509.ExtKeyUsageClientAuth}},
 		{p.clusterCA, &p.kwok, certRequest{name: "kwok", commonName: "kwok", organization: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth}},
 		// Our server authenticates as its service account, so the RBAC of
-		// artifacts/deploy is what authorizes it, as in a real cluster.
+		// artifacts/ is what authorizes it, as in a real cluster.
 		{p.clusterCA, &p.evictionServer, certRequest{name: "evictionrequest-apiserver-client",
 			commonName:   "system:serviceaccount:" + serverNamespace + ":" + serverName,
 			organization: []string{"system:serviceaccounts", "system:serviceaccounts:" + serverNamespace}, usage: x509.ExtKeyUsageClientAuth}},

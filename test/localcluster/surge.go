@@ -22,7 +22,7 @@ import (
 	"net/http"
 )
 
-// surgeInterceptorName is the service account of artifacts/deploy the
+// surgeInterceptorName is the service account of the artifacts/ overlays the
 // surge interceptor authenticates as.
 const surgeInterceptorName = "evictionrequest-surge-interceptor"
 

@@ -56,7 +56,7 @@ const (
 
 // defaultServiceDNSNames are the names the aggregator verifies our serving
 // certificate against when the APIService points at the Service of
-// artifacts/deploy; self-signed certificates include them.
+// artifacts/; self-signed certificates include them.
 var defaultServiceDNSNames = []string{
 	"evictionrequest-apiserver.evictionrequest-system.svc",
 	"evictionrequest-apiserver.evictionrequest-system.svc.cluster.local",
