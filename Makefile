@@ -59,8 +59,8 @@ run: build tools ## Run the local control plane with evictionrequest-apiserver r
 test: verify test-unit test-e2e ## Everything CI runs: verify, unit and storage tests, e2e.
 
 .PHONY: test-unit
-test-unit: ## Unit tests, and storage tests on an embedded etcd.
-	$(GO) test -race -count=1 ./pkg/... ./cmd/...
+test-unit: ## Unit tests, storage tests on an embedded etcd, and the rendering of the deploy overlays.
+	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./artifacts/...
 
 .PHONY: test-e2e
 test-e2e: build tools ## The e2e suite on the local control plane, through the kube-apiserver aggregator.
