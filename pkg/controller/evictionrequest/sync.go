@@ -19,6 +19,7 @@ package evictionrequest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,13 +27,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
 // sync brings the EvictionRequest key one step forward and returns when it
@@ -69,24 +73,12 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	return c.progress(ctx, key, er, pod)
 }
 
-// getPod returns the target pod, or nil when it no longer exists. A cache
-// that has no pod with the UID is confirmed by a live read: the request may
-// be newer than the cache, and completing it on a stale miss is final.
+// getPod returns the target pod, or nil when it no longer exists
+// (podlookup.Get, the live read bounded by the call timeout).
 func (c *Controller) getPod(ctx context.Context, namespace string, podRef *v1alpha1.LocalPodReference) (*corev1.Pod, error) {
-	pod, err := c.podLister.Pods(namespace).Get(podRef.Name)
-	if err == nil && string(pod.UID) == podRef.UID {
-		return pod, nil
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, err
-	}
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
-	pod, err = c.kubeClient.CoreV1().Pods(namespace).Get(callCtx, podRef.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return pod, err
+	return podlookup.Get(callCtx, c.podLister, c.kubeClient.CoreV1(), namespace, podRef.Name, types.UID(podRef.UID))
 }
 
 // completion returns why the request is complete, if it is: its pod is gone
@@ -164,11 +156,11 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 		}
 		c.eventf(er, corev1.EventTypeNormal, EventInterceptorSelected, "%s", message)
 		// No heartbeat yet: the deadline counts from the creation of the request.
-		return untilOrNow(v1alpha1.HeartbeatDeadline(er.Status.HeartbeatTime, er.CreationTimestamp, er.Spec.HeartbeatDeadlineSeconds), now), nil
+		return untilOrNow(coordination.HeartbeatDeadline(er.Status.HeartbeatTime, er.CreationTimestamp, er.Spec.HeartbeatDeadlineSeconds), now), nil
 	}
 
 	if active != "" {
-		deadline := v1alpha1.HeartbeatDeadline(er.Status.HeartbeatTime, er.CreationTimestamp, er.Spec.HeartbeatDeadlineSeconds)
+		deadline := coordination.HeartbeatDeadline(er.Status.HeartbeatTime, er.CreationTimestamp, er.Spec.HeartbeatDeadlineSeconds)
 		timedOut := !now.Before(deadline)
 		if !er.Status.ActiveInterceptorCompleted && !timedOut {
 			// The interceptor is within its deadline: wait for it. A heartbeat
@@ -176,7 +168,7 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 			c.backoff.forget(key)
 			return deadline.Sub(now), nil
 		}
-		if index := interceptorIndex(interceptors, active); index > 0 {
+		if index := slices.IndexFunc(interceptors, func(i v1alpha1.Interceptor) bool { return i.Name == active }); index > 0 {
 			next := interceptors[index-1].Name
 			eventType, reason, why := corev1.EventTypeNormal, EventInterceptorHandedOff, "completed"
 			if !er.Status.ActiveInterceptorCompleted {
@@ -236,15 +228,6 @@ func (c *Controller) updateStatusRetryingConflicts(ctx context.Context, er *v1al
 
 func isComplete(er *v1alpha1.EvictionRequest) bool {
 	return apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
-}
-
-func interceptorIndex(interceptors []v1alpha1.Interceptor, name string) int {
-	for i := range interceptors {
-		if interceptors[i].Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // untilOrNow is how long until t, at least a moment so that a deadline

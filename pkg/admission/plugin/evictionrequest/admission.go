@@ -32,6 +32,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission"
 	genericadmissioninitializer "k8s.io/apiserver/pkg/admission/initializer"
@@ -154,7 +155,8 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.
 		return invalid(a, errs...)
 	}
 	er.Spec.Interceptors = interceptors
-	er.Labels = mergeLabels(er.Labels, pod.Labels)
+	// The pod's labels win, so that selectors on them find its requests.
+	er.Labels = labels.Merge(er.Labels, pod.Labels)
 	return nil
 }
 

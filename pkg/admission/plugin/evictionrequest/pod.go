@@ -22,37 +22,36 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
+	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
 const podInterceptorsAnnotation = v1alpha1.PodInterceptorsAnnotation
 
-// getPod returns the pod name in namespace, nil when it does not exist. The
-// informer cache answers first; when it has no pod with the UID, one live
-// GET decides, so that a pod created a moment ago is not missed because the
-// cache lags.
+// getPod looks the pod up (podlookup.Get): nil when it does not exist; a
+// failed live read is a retryable 503.
 func (p *Plugin) getPod(ctx context.Context, namespace, name, uid string) (*corev1.Pod, error) {
-	if pod, err := p.pods.Pods(namespace).Get(name); err == nil && string(pod.UID) == uid {
-		return pod, nil
-	}
-	return p.livePod(ctx, namespace, name)
+	pod, err := podlookup.Get(ctx, p.pods, p.client.CoreV1(), namespace, name, types.UID(uid))
+	return pod, unavailable(err, namespace, name)
 }
 
 // livePod reads the pod from kube-apiserver, nil when it does not exist.
 func (p *Plugin) livePod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	pod, err := p.client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("looking up pod %s/%s: %v", namespace, name, err))
+	pod, err := podlookup.Live(ctx, p.client.CoreV1(), namespace, name)
+	return pod, unavailable(err, namespace, name)
+}
+
+// unavailable turns a failed pod lookup into a 503 the client retries.
+func unavailable(err error, namespace, name string) error {
+	if err == nil {
+		return nil
 	}
-	return pod, nil
+	return apierrors.NewServiceUnavailable(fmt.Sprintf("looking up pod %s/%s: %v", namespace, name, err))
 }
 
 // interceptorsOf resolves the interceptors of a pod from its annotation, a
@@ -72,21 +71,4 @@ func interceptorsOf(pod *corev1.Pod) ([]coordination.Interceptor, field.ErrorLis
 		err.Detail = fmt.Sprintf("from the %s annotation of pod %s: %s", podInterceptorsAnnotation, pod.Name, err.Detail)
 	}
 	return interceptors, errs
-}
-
-// mergeLabels returns the request's labels with the pod's added; the pod's
-// value wins where both have a key, so that selectors on pod labels find the
-// requests of those pods.
-func mergeLabels(requestLabels, podLabels map[string]string) map[string]string {
-	if len(podLabels) == 0 {
-		return requestLabels
-	}
-	merged := make(map[string]string, len(requestLabels)+len(podLabels))
-	for k, v := range requestLabels {
-		merged[k] = v
-	}
-	for k, v := range podLabels {
-		merged[k] = v
-	}
-	return merged
 }

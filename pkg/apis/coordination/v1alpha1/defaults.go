@@ -18,14 +18,13 @@ package v1alpha1
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 )
 
-const (
-	// DefaultHeartbeatDeadlineSeconds is the default of
-	// .spec.heartbeatDeadlineSeconds: 30 minutes, long enough to ride out a
-	// restart of an interceptor.
-	DefaultHeartbeatDeadlineSeconds int32 = 1800
-)
+// DefaultHeartbeatDeadlineSeconds is the default of
+// .spec.heartbeatDeadlineSeconds, the API's rule.
+const DefaultHeartbeatDeadlineSeconds = coordination.DefaultHeartbeatDeadlineSeconds
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
 	return RegisterDefaults(scheme)

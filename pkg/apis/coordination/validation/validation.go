@@ -21,6 +21,7 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -30,7 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
 const (
@@ -232,7 +232,7 @@ func validateActiveInterceptorMove(newER, oldER *coordination.EvictionRequest, n
 		}
 		return nil
 	}
-	oldIndex := interceptorIndex(interceptors, oldName)
+	oldIndex := slices.IndexFunc(interceptors, func(i coordination.Interceptor) bool { return i.Name == oldName })
 	if oldIndex <= 0 || interceptors[oldIndex-1].Name != newName {
 		next := "none, the active interceptor has the lowest index"
 		if oldIndex > 0 {
@@ -241,21 +241,12 @@ func validateActiveInterceptorMove(newER, oldER *coordination.EvictionRequest, n
 		return field.ErrorList{field.Invalid(fldPath, newName,
 			fmt.Sprintf("may only move to the next interceptor at a lower index in spec.interceptors (%s)", next))}
 	}
-	deadline := v1alpha1.HeartbeatDeadline(oldER.Status.HeartbeatTime, oldER.CreationTimestamp, oldER.Spec.HeartbeatDeadlineSeconds)
+	deadline := coordination.HeartbeatDeadline(oldER.Status.HeartbeatTime, oldER.CreationTimestamp, oldER.Spec.HeartbeatDeadlineSeconds)
 	if !oldER.Status.ActiveInterceptorCompleted && now.Add(ClockSkewTolerance).Before(deadline) {
 		return field.ErrorList{field.Forbidden(fldPath, fmt.Sprintf(
 			"may only move from %q once it set status.activeInterceptorCompleted=true or missed its heartbeat deadline", oldName))}
 	}
 	return nil
-}
-
-func interceptorIndex(interceptors []coordination.Interceptor, name string) int {
-	for i := range interceptors {
-		if interceptors[i].Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 func activeInterceptor(status *coordination.EvictionRequestStatus) string {

@@ -14,13 +14,18 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package v1alpha1
+package coordination
 
 import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// DefaultHeartbeatDeadlineSeconds is the default of
+// .spec.heartbeatDeadlineSeconds: 30 minutes, long enough to ride out a
+// restart of an interceptor.
+const DefaultHeartbeatDeadlineSeconds int32 = 1800
 
 // HeartbeatDeadline returns when the active interceptor's heartbeat deadline
 // passes: heartbeatDeadlineSeconds after the last heartbeat, or after the
