@@ -23,11 +23,15 @@ CLUSTER_BINS := $(BIN_DIR)/etcd $(KUBE_BINS) $(BIN_DIR)/kwok
 E2E_TIMEOUT ?= 45m
 E2E_RUN     ?= .
 
+# VERSION is what the binaries of the project report with --version.
+VERSION ?= v0.1.0-$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(VERSION)
+
 .PHONY: build
 build: ## Build evictionrequest-apiserver, the kubectl plugin, the surge interceptor and the test programs into _output/bin.
-	$(GO) build -o $(BIN_DIR)/evictionrequest-apiserver ./cmd/evictionrequest-apiserver
-	$(GO) build -o $(BIN_DIR)/kubectl-evictionrequest ./cmd/kubectl-evictionrequest
-	$(GO) build -o $(BIN_DIR)/surge-interceptor ./cmd/surge-interceptor
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/evictionrequest-apiserver ./cmd/evictionrequest-apiserver
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/kubectl-evictionrequest ./cmd/kubectl-evictionrequest
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/surge-interceptor ./cmd/surge-interceptor
 	$(GO) build -o $(BIN_DIR)/local-up ./test/cmd/local-up
 	$(GO) build -o $(BIN_DIR)/sample-interceptor ./test/cmd/sample-interceptor
 

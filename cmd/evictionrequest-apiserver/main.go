@@ -29,6 +29,6 @@ import (
 
 func main() {
 	ctx := genericapiserver.SetupSignalContext()
-	options := server.NewOptions(os.Stdout, os.Stderr)
+	options := server.NewOptions()
 	os.Exit(cli.Run(server.NewCommandStartServer(ctx, options)))
 }

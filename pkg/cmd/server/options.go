@@ -22,11 +22,11 @@ package server
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"time"
 
-	"github.com/spf13/pflag"
+	cliflag "k8s.io/component-base/cli/flag"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -38,6 +38,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	basecompatibility "k8s.io/component-base/compatibility"
 	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 	netutils "k8s.io/utils/net"
 
@@ -82,13 +83,13 @@ type Options struct {
 	// for the watches, which are told to end at once; without it a watch
 	// proxied by the aggregator would hold the shutdown for a minute.
 	ShutdownWatchTerminationGracePeriod time.Duration
-
-	StdOut io.Writer
-	StdErr io.Writer
+	// Metrics are the options of /metrics: hidden, disabled and
+	// allow-listed metrics and labels.
+	Metrics *metrics.Options
 }
 
 // NewOptions returns the default options.
-func NewOptions(out, errOut io.Writer) *Options {
+func NewOptions() *Options {
 	o := &Options{
 		RecommendedOptions: genericoptions.NewRecommendedOptions(
 			defaultEtcdPathPrefix,
@@ -100,8 +101,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 		ComponentGlobalsRegistry:            compatibility.DefaultComponentGlobalsRegistry,
 		SelfSignedCertHosts:                 defaultServiceDNSNames,
 		ShutdownWatchTerminationGracePeriod: 5 * time.Second,
-		StdOut:                              out,
-		StdErr:                              errOut,
+		Metrics:                             metrics.NewOptions(),
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
 		v1alpha1.SchemeGroupVersion, schema.GroupKind{Group: v1alpha1.GroupName})
@@ -113,18 +113,34 @@ func NewOptions(out, errOut io.Writer) *Options {
 	return o
 }
 
-// AddFlags adds every option to fs.
-func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	o.RecommendedOptions.AddFlags(fs)
-	o.EmbeddedEtcd.AddFlags(fs)
-	o.Controller.AddFlags(fs)
-	logsapi.AddFlags(o.Logs, fs)
-	o.ComponentGlobalsRegistry.AddFlags(fs)
-	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod,
+// Flags returns every option's flags in named sections, as kube-apiserver
+// prints them in --help.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+	ro := o.RecommendedOptions
+	generic := fss.FlagSet("generic")
+	generic.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod,
 		"How long a shutdown waits for the active watches to drain; they are told to end when it starts, and their clients reconnect (to another replica).")
-	fs.StringSliceVar(&o.SelfSignedCertHosts, "self-signed-cert-hosts", o.SelfSignedCertHosts,
+	o.ComponentGlobalsRegistry.AddFlags(generic)
+	ro.Etcd.AddFlags(fss.FlagSet("etcd"))
+	o.EmbeddedEtcd.AddFlags(fss.FlagSet("embedded etcd"))
+	secureServing := fss.FlagSet("secure serving")
+	ro.SecureServing.AddFlags(secureServing)
+	secureServing.StringSliceVar(&o.SelfSignedCertHosts, "self-signed-cert-hosts", o.SelfSignedCertHosts,
 		"DNS names, besides localhost, of the self-signed serving certificate generated when --tls-cert-file is not set. "+
 			"Include <service>.<namespace>.svc of the Service the APIService points to.")
+	ro.Authentication.AddFlags(fss.FlagSet("authentication"))
+	ro.Authorization.AddFlags(fss.FlagSet("authorization"))
+	ro.CoreAPI.AddFlags(fss.FlagSet("cluster"))
+	ro.Admission.AddFlags(fss.FlagSet("admission"))
+	ro.Audit.AddFlags(fss.FlagSet("auditing"))
+	ro.Features.AddFlags(fss.FlagSet("features"))
+	ro.EgressSelector.AddFlags(fss.FlagSet("egress selector"))
+	ro.Traces.AddFlags(fss.FlagSet("traces"))
+	o.Controller.AddFlags(fss.FlagSet("controllers"))
+	o.Metrics.AddFlags(fss.FlagSet("metrics"))
+	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
+	return fss
 }
 
 // Complete fills in what the flags leave open: the embedded etcd when no
@@ -148,6 +164,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.EmbeddedEtcd.Validate()...)
 	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
+	errs = append(errs, o.Metrics.Validate()...)
 	if o.ShutdownWatchTerminationGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period must not be negative, got %s", o.ShutdownWatchTerminationGracePeriod))
 	}
@@ -187,6 +204,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := logsapi.ValidateAndApply(o.Logs, o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)); err != nil {
 		return err
 	}
+	o.Metrics.Apply()
 	stopEtcd, err := o.EmbeddedEtcd.Start(ctx)
 	if err != nil {
 		return err

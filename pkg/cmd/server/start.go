@@ -19,7 +19,11 @@ package server
 import (
 	"context"
 
+	cliflag "k8s.io/component-base/cli/flag"
+
 	"github.com/spf13/cobra"
+	"k8s.io/component-base/term"
+	"k8s.io/component-base/version"
 )
 
 // NewCommandStartServer returns the command that runs
@@ -33,7 +37,8 @@ func NewCommandStartServer(ctx context.Context, defaults *Options) *cobra.Comman
 		Long: `evictionrequest-apiserver serves EvictionRequests of KEP-4563 in coordination.k8s.io/v1alpha1
 from its own etcd (embedded when --etcd-servers is not set), behind the kube-apiserver aggregation
 layer, and enforces the KEP's rules in its registry and its admission plugin.`,
-		Args: cobra.NoArgs,
+		Version: version.Get().GitVersion,
+		Args:    cobra.NoArgs,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			return o.ComponentGlobalsRegistry.Set()
 		},
@@ -48,6 +53,11 @@ layer, and enforces the KEP's rules in its registry and its admission plugin.`,
 		},
 	}
 	cmd.SetContext(ctx)
-	o.AddFlags(cmd.Flags())
+	namedFlagSets := o.Flags()
+	for _, fs := range namedFlagSets.FlagSets {
+		cmd.Flags().AddFlagSet(fs)
+	}
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cliflag.SetUsageAndHelpFunc(cmd, namedFlagSets, cols)
 	return cmd
 }

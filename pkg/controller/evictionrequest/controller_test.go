@@ -688,7 +688,9 @@ func TestEnqueuePodFindsTheRequestByUID(t *testing.T) {
 func TestMetricsSnapshot(t *testing.T) {
 	f := newFixture(t)
 	f.addPod(newPod(func(p *corev1.Pod) {
-		p.Annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: "a.example.com, b.example.com"}
+		// Names the server would refuse are not reported by name: anyone
+		// who may create a pod could otherwise add series at will.
+		p.Annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: "a.example.com, b.example.com, Not_Valid, stolen.k8s.io"}
 	}))
 	er := newEvictionRequest("a.example.com", "b.example.com")
 	er.Status.ActiveInterceptorName = ptr.To("b.example.com")
@@ -703,7 +705,7 @@ func TestMetricsSnapshot(t *testing.T) {
 	want := metrics.Snapshot{
 		ActiveInterceptors: map[string]int{"b.example.com": 1},
 		ActiveRequesters:   map[string]int{"nodemaintenance.k8s.io": 1},
-		PodInterceptors:    map[string]int{"a.example.com": 1, "b.example.com": 1},
+		PodInterceptors:    map[string]int{"a.example.com": 1, "b.example.com": 1, metrics.InvalidLabelValue: 2},
 	}
 	if diff := cmp.Diff(want, f.controller.MetricsSnapshot()); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)

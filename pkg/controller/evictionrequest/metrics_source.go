@@ -19,8 +19,11 @@ package evictionrequest
 import (
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 )
 
@@ -54,9 +57,11 @@ func (c *Controller) MetricsSnapshot() metrics.Snapshot {
 	}
 	for _, pod := range pods {
 		for _, name := range v1alpha1.PodInterceptorNames(pod.Annotations) {
-			if name != "" {
-				snapshot.PodInterceptors[name]++
+			// Only names the server would accept are reported by name.
+			if len(validation.ValidateInterceptors([]coordination.Interceptor{{Name: name}}, field.NewPath("name"))) > 0 {
+				name = metrics.InvalidLabelValue
 			}
+			snapshot.PodInterceptors[name]++
 		}
 	}
 	return snapshot

@@ -19,6 +19,7 @@ limitations under the License.
 package metrics
 
 import (
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -64,6 +65,19 @@ var (
 		"Number of pods that declare the labeled interceptor.",
 		[]string{"interceptor"}, nil, metrics.ALPHA, "")
 )
+
+// MaxLabelValues bounds the distinct label values each gauge reports: the
+// names come from whoever may create pods or EvictionRequests, and every
+// value is a series of its own. The largest counts are reported by name,
+// the rest summed under OtherLabelValue.
+const MaxLabelValues = 50
+
+// OtherLabelValue is the label of the counts past MaxLabelValues.
+const OtherLabelValue = "<other>"
+
+// InvalidLabelValue counts the interceptor names of pods that the server
+// would refuse, which are not reported by name.
+const InvalidLabelValue = "<invalid>"
 
 // Snapshot is the state the gauges report, computed when /metrics is scraped.
 type Snapshot struct {
@@ -129,8 +143,35 @@ func (c *stateCollector) CollectWithStability(ch chan<- metrics.Metric) {
 		{activeRequesterDesc, snapshot.ActiveRequesters},
 		{podInterceptorsDesc, snapshot.PodInterceptors},
 	} {
-		for label, count := range gauge.counts {
+		for label, count := range bounded(gauge.counts, MaxLabelValues) {
 			ch <- metrics.NewLazyConstMetric(gauge.desc, metrics.GaugeValue, float64(count), label)
 		}
 	}
+}
+
+// bounded keeps the max-1 largest counts (ties broken by name) and sums the
+// rest under OtherLabelValue, when there are more than max.
+func bounded(counts map[string]int, max int) map[string]int {
+	if len(counts) <= max {
+		return counts
+	}
+	labels := make([]string, 0, len(counts))
+	for label := range counts {
+		labels = append(labels, label)
+	}
+	sort.Slice(labels, func(i, j int) bool {
+		if counts[labels[i]] != counts[labels[j]] {
+			return counts[labels[i]] > counts[labels[j]]
+		}
+		return labels[i] < labels[j]
+	})
+	kept := make(map[string]int, max)
+	for i, label := range labels {
+		if i < max-1 {
+			kept[label] = counts[label]
+		} else {
+			kept[OtherLabelValue] += counts[label]
+		}
+	}
+	return kept
 }
