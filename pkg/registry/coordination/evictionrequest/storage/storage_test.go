@@ -29,7 +29,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -385,13 +384,6 @@ func TestUpdate(t *testing.T) {
 		_, err := s.update(er)
 		expectInvalid(t, err, "metadata.resourceVersion")
 	})
-	t.Run("a stale resourceVersion conflicts", func(t *testing.T) {
-		er := created.DeepCopy()
-		er.Spec.Requesters = nil
-		if _, err := s.update(er); !apierrors.IsConflict(err) {
-			t.Errorf("got %v, want Conflict", err)
-		}
-	})
 }
 
 func TestStatusUpdate(t *testing.T) {
@@ -444,20 +436,4 @@ func TestStatusUpdate(t *testing.T) {
 		_, err = s.updateStatus(er)
 		expectInvalid(t, err, "status.podEvictionStatus.failedAPIEvictionCounter")
 	})
-}
-
-func TestDelete(t *testing.T) {
-	s := newStorage(t)
-	created := s.create(t, newEvictionRequest(1))
-
-	mismatch := &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID("not-the-uid"))}}
-	if _, _, err := s.rest.Delete(nsContext(), created.Name, rest.ValidateAllObjectFunc, mismatch); !apierrors.IsConflict(err) {
-		t.Errorf("delete with a wrong UID precondition: got %v, want Conflict", err)
-	}
-	if _, _, err := s.rest.Delete(nsContext(), created.Name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.rest.Get(nsContext(), created.Name, &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("get after delete: got %v, want NotFound", err)
-	}
 }
