@@ -63,8 +63,8 @@ run: build tools ## Run the local control plane with evictionrequest-apiserver r
 test: verify test-unit test-e2e ## Everything CI runs: verify, unit and storage tests, e2e.
 
 .PHONY: test-unit
-test-unit: ## Unit tests, storage tests on an embedded etcd, and the rendering of the deploy overlays.
-	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./artifacts/...
+test-unit: ## Unit tests, storage tests on an embedded etcd, the server in-process (test/integration) and the rendering of the deploy overlays.
+	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./artifacts/... ./test/integration/...
 
 .PHONY: test-e2e
 test-e2e: build tools ## The e2e suite on the local control plane, through the kube-apiserver aggregator.

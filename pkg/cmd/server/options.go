@@ -198,13 +198,21 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	return config, nil
 }
 
-// Run starts the embedded etcd when configured, then serves until ctx is
-// canceled; it stops the server before the etcd it stores in.
+// Run applies the process-wide logging and metrics options, then serves as
+// RunServer does.
 func (o *Options) Run(ctx context.Context) error {
 	if err := logsapi.ValidateAndApply(o.Logs, o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)); err != nil {
 		return err
 	}
 	o.Metrics.Apply()
+	return o.RunServer(ctx)
+}
+
+// RunServer starts the embedded etcd when configured, then serves until ctx
+// is canceled; it stops the server before the etcd it stores in. It leaves
+// the process's logging and metrics alone, so that tests may run several
+// servers in one process.
+func (o *Options) RunServer(ctx context.Context) error {
 	stopEtcd, err := o.EmbeddedEtcd.Start(ctx)
 	if err != nil {
 		return err
