@@ -87,7 +87,7 @@ bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequ
 		--pods=$(BENCH_DRAIN_PODS) --rounds=$(BENCH_DRAIN_ROUNDS)
 
 .PHONY: verify
-verify: verify-gofmt verify-vet verify-codegen ## gofmt, go vet and generated code up to date.
+verify: verify-gofmt verify-vet verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck ## gofmt, go vet, generated code, golangci-lint, logcheck, go mod tidy and shellcheck.
 
 .PHONY: verify-gofmt
 verify-gofmt:
@@ -100,6 +100,32 @@ verify-vet:
 .PHONY: verify-codegen
 verify-codegen:
 	hack/verify-codegen.sh
+
+.PHONY: verify-lint
+verify-lint: $(BIN_DIR)/golangci-lint ## golangci-lint with .golangci.yaml.
+	$(BIN_DIR)/golangci-lint run ./...
+
+.PHONY: verify-logcheck
+verify-logcheck: $(BIN_DIR)/logcheck ## Kubernetes' structured and contextual logging rules (hack/logcheck.conf).
+	$(BIN_DIR)/logcheck -config hack/logcheck.conf ./...
+
+.PHONY: verify-mod
+verify-mod: ## go.mod and go.sum of the project and of its tool modules are tidy.
+	hack/verify-mod.sh
+
+.PHONY: verify-shellcheck
+verify-shellcheck: ## shellcheck of the shell scripts (installs Debian's shellcheck when missing).
+	@command -v shellcheck >/dev/null || hack/install-debian-packages.sh shellcheck
+	shellcheck .ci/run hack/*.sh
+
+$(BIN_DIR)/golangci-lint: hack/tools/golangci-lint/go.mod hack/tools/golangci-lint/go.sum
+	@echo ">> Building golangci-lint from the Go module proxy (about a minute on 2 cores)"
+	cd hack/tools/golangci-lint && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	@touch $@
+
+$(BIN_DIR)/logcheck: hack/tools/logcheck/go.mod hack/tools/logcheck/go.sum
+	cd hack/tools/logcheck && $(GO) build -o $@ sigs.k8s.io/logtools/logcheck
+	@touch $@
 
 .PHONY: update-codegen
 update-codegen: ## Regenerate deepcopy, defaults, conversions, OpenAPI and clients.

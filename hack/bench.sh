@@ -22,7 +22,8 @@ cd "${ROOT}"
 BASE="${BASE:-HEAD}"
 COUNT="${COUNT:-6}"
 BENCH="${BENCH:-.}"
-PACKAGES="${PACKAGES:-./pkg/...}"
+# PACKAGES is a space-separated list, split into an array once.
+read -r -a PACKAGES <<< "${PACKAGES:-./pkg/...}"
 OUT="${ROOT}/_output/bench"
 BENCHSTAT="${ROOT}/_output/bin/benchstat"
 
@@ -38,7 +39,7 @@ git worktree add --detach "${BASE_TREE}" "${BASE}" >/dev/null
 trap 'git worktree remove --force "${BASE_TREE}" >/dev/null 2>&1 || true' EXIT
 
 run() {
-    (cd "$1" && go test -run '^$' -bench "${BENCH}" -benchmem -count 1 ${PACKAGES})
+    (cd "$1" && go test -run '^$' -bench "${BENCH}" -benchmem -count 1 "${PACKAGES[@]}")
 }
 
 : > "${OUT}/base.txt"

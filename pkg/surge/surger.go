@@ -126,7 +126,7 @@ func (s *Surger) ownersOf(pod *corev1.Pod) (*appsv1.ReplicaSet, *appsv1.Deployme
 	}
 	dep, err := s.deployments.Deployments(pod.Namespace).Get(ref.Name)
 	if apierrors.IsNotFound(err) || (err == nil && dep.UID != ref.UID) {
-		return nil, nil, fmt.Errorf("Deployment %s of pod %s: %w", ref.Name, pod.Name, errOwnerNotCached)
+		return nil, nil, fmt.Errorf("the Deployment %s of pod %s: %w", ref.Name, pod.Name, errOwnerNotCached)
 	}
 	return rs, dep, err
 }

@@ -54,7 +54,7 @@ func TestUnauthenticatedRequestIsUnauthorized(t *testing.T) {
 	t.Parallel()
 	ctx := framework.Context(t)
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(f.AdminConfig.TLSClientConfig.CAData)
+	pool.AppendCertsFromPEM(f.AdminConfig.CAData)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.AdminConfig.Host+"/apis/coordination.k8s.io/v1alpha1/evictionrequests", nil)

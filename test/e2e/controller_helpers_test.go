@@ -37,7 +37,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
@@ -95,18 +94,6 @@ func waitUntilActive(t *testing.T, ns, name, interceptor string) *v1alpha1.Evict
 	current, _ := f.EvictionRequests(ns).Get(context.Background(), name, metav1.GetOptions{})
 	t.Fatalf("interceptor %s never became active; the request is now %+v", interceptor, current.Status)
 	return nil
-}
-
-// respond writes the status of an EvictionRequest as its active interceptor
-// does: a fresh heartbeat plus whatever mutate sets.
-func respond(t *testing.T, ns, name string, mutate func(*v1alpha1.EvictionRequestStatus)) {
-	t.Helper()
-	setStatus(t, ns, name, func(er *v1alpha1.EvictionRequest) {
-		er.Status.HeartbeatTime = ptr.To(metav1.NewTime(time.Now().Truncate(time.Second)))
-		if mutate != nil {
-			mutate(&er.Status)
-		}
-	})
 }
 
 func isComplete(er *v1alpha1.EvictionRequest) bool {

@@ -88,7 +88,7 @@ func TestSDKInterceptorProcessResumesAfterARestart(t *testing.T) {
 
 	second := f.StartCommand(t, "sample-interceptor", args...)
 	waitForRequest(t, ns, uid, "the restarted interceptor to finish", func(er *v1alpha1.EvictionRequest) error {
-		if er.Status.HeartbeatTime == nil || !er.Status.HeartbeatTime.Time.After(killed.Add(-time.Second)) {
+		if er.Status.HeartbeatTime == nil || !er.Status.HeartbeatTime.After(killed.Add(-time.Second)) {
 			return fmt.Errorf("no heartbeat since the restart: %+v", er.Status)
 		}
 		if !isComplete(er) && !er.Status.ActiveInterceptorCompleted {

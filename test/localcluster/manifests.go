@@ -140,11 +140,11 @@ func (c *Cluster) workloadOf(name, serviceAccount string) (workload, error) {
 	}
 	spec := dep.Spec.Template.Spec
 	if spec.ServiceAccountName != serviceAccount || dep.Namespace != serverNamespace {
-		return workload{}, fmt.Errorf("Deployment %s runs as service account %s/%s; the local control plane authenticates it as %s/%s",
+		return workload{}, fmt.Errorf("the Deployment %s runs as service account %s/%s; the local control plane authenticates it as %s/%s",
 			name, dep.Namespace, spec.ServiceAccountName, serverNamespace, serviceAccount)
 	}
 	if len(spec.Containers) == 0 {
-		return workload{}, fmt.Errorf("Deployment %s has no container", name)
+		return workload{}, fmt.Errorf("the Deployment %s has no container", name)
 	}
 	return workload{namespace: dep.Namespace, serviceAccount: spec.ServiceAccountName,
 		command: spec.Containers[0].Command, args: spec.Containers[0].Args}, nil

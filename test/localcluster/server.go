@@ -164,8 +164,8 @@ func (c *Cluster) waitServerReady(ctx context.Context, server *Server) error {
 func (c *Cluster) ServerClientConfig(server *Server) *rest.Config {
 	config := rest.CopyConfig(c.AdminConfig)
 	config.Host = server.URL()
-	config.TLSClientConfig.CAData = c.pki.servingCA.certPEM()
-	config.TLSClientConfig.ServerName = "localhost"
+	config.CAData = c.pki.servingCA.certPEM()
+	config.ServerName = "localhost"
 	return config
 }
 

@@ -140,7 +140,7 @@ func (c *Controller) complete(ctx context.Context, er *v1alpha1.EvictionRequest,
 func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.EvictionRequest, pod *corev1.Pod) (time.Duration, error) {
 	now := c.clock.Now()
 	interceptors := er.Spec.Interceptors
-	deadlineSeconds := time.Duration(ptr.Deref(er.Spec.HeartbeatDeadlineSeconds, v1alpha1.DefaultHeartbeatDeadlineSeconds)) * time.Second
+	heartbeatDeadline := time.Duration(ptr.Deref(er.Spec.HeartbeatDeadlineSeconds, v1alpha1.DefaultHeartbeatDeadlineSeconds)) * time.Second
 	active := ptr.Deref(er.Status.ActiveInterceptorName, "")
 
 	if active == "" && len(interceptors) > 0 {
@@ -173,7 +173,7 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 			eventType, reason, why := corev1.EventTypeNormal, EventInterceptorHandedOff, "completed"
 			if !er.Status.ActiveInterceptorCompleted {
 				eventType, reason = corev1.EventTypeWarning, EventInterceptorTimedOut
-				why = fmt.Sprintf("missed its heartbeat deadline of %s (at %s)", deadlineSeconds, deadline.UTC().Format(time.RFC3339))
+				why = fmt.Sprintf("missed its heartbeat deadline of %s (at %s)", heartbeatDeadline, deadline.UTC().Format(time.RFC3339))
 			}
 			message := fmt.Sprintf("Interceptor %s replaced %s, which %s.", next, active, why)
 			if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
@@ -186,7 +186,7 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 				return 0, err
 			}
 			c.eventf(er, eventType, reason, "%s", message)
-			return deadlineSeconds, nil
+			return heartbeatDeadline, nil
 		}
 	}
 	return c.evict(ctx, key, er, pod, now)

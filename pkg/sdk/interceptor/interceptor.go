@@ -112,7 +112,7 @@ func New(cfg Config) (*Interceptor, error) {
 		errs = append(errs, errors.New("a Handler is required"))
 	}
 	if cfg.Client == nil || cfg.KubeClient == nil {
-		errs = append(errs, errors.New("Client and KubeClient are required"))
+		errs = append(errs, errors.New("the Client and KubeClient options are required"))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

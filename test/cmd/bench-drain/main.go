@@ -77,8 +77,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o); err != nil {
-		klog.ErrorS(err, "bench-drain failed")
-		klog.Flush()
+		klog.Background().Error(err, "bench-drain failed")
 		os.Exit(1)
 	}
 }

@@ -48,11 +48,10 @@ func main() {
 	// make does not pass its own SIGTERM on; ask for one when the parent
 	// dies, so that stopping `make run` stops the cluster too.
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
-		klog.ErrorS(err, "Cannot follow the parent process; stop this process directly")
+		klog.Background().Error(err, "Cannot follow the parent process; stop this process directly")
 	}
 	if err := run(ctx, *dir, *binDir, *nodes); err != nil {
-		klog.ErrorS(err, "Local control plane failed")
-		klog.Flush()
+		klog.Background().Error(err, "Local control plane failed")
 		os.Exit(1)
 	}
 }

@@ -166,7 +166,7 @@ func validateStatus(status *coordination.EvictionRequestStatus, spec *coordinati
 	if len(status.Message) > MaxMessageBytes {
 		allErrs = append(allErrs, field.TooLong(fldPath.Child("message"), "", MaxMessageBytes))
 	}
-	if hb := status.HeartbeatTime; hb != nil && hb.Time.After(now.Add(ClockSkewTolerance)) {
+	if hb := status.HeartbeatTime; hb != nil && hb.After(now.Add(ClockSkewTolerance)) {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("heartbeatTime"), hb.UTC().Format(time.RFC3339),
 			fmt.Sprintf("must not be more than %s in the future", ClockSkewTolerance)))
 	}

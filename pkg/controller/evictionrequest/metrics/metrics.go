@@ -25,6 +25,7 @@ import (
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
 	// The workqueue of the controller reports depth, adds, latency and
 	// retries under the name evictionrequests through this provider.
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
