@@ -22,7 +22,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/klog/v2/ktesting"
 )
 
@@ -96,5 +100,52 @@ func TestRunReturnsOnlyAfterTheTermEnded(t *testing.T) {
 	<-done
 	if n := running.Load(); n != 0 {
 		t.Errorf("Run returned while %d terms still ran", n)
+	}
+}
+
+func TestHealthzReportsALeaderThatCannotRenew(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	client := k8sfake.NewClientset()
+	// Once stuck, every Lease update hangs, as a call to an unresponsive
+	// kube-apiserver without a timeout would; the elector still believes
+	// it leads.
+	var stuck atomic.Bool
+	unblock := make(chan struct{})
+	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if stuck.Load() {
+			<-unblock
+		}
+		return false, nil, nil
+	})
+	health := leaderelection.NewLeaderHealthzAdaptor(0)
+	cfg := Config{Namespace: "kube-system", Name: "test", Identity: "a",
+		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond, Healthz: health}
+
+	leading := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = Run(ctx, client.CoordinationV1(), cfg, func(termCtx context.Context) {
+			close(leading)
+			<-termCtx.Done()
+		})
+	}()
+	defer func() {
+		cancel()
+		close(unblock)
+		<-done
+	}()
+	<-leading
+	if err := health.Check(nil); err != nil {
+		t.Fatalf("a leader that renews is reported unhealthy: %v", err)
+	}
+
+	stuck.Store(true)
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return health.Check(nil) != nil, nil
+	})
+	if err != nil {
+		t.Errorf("a leader that has not renewed for longer than the lease duration is still reported healthy")
 	}
 }
