@@ -290,12 +290,19 @@ func testStatusSubresource(t *testing.T, c clientset.Interface) {
 	withSpec := updated.DeepCopy()
 	withSpec.Spec.Requesters = append(withSpec.Spec.Requesters, v1alpha1.Requester{Name: "descheduler.example.com"})
 	withSpec.Status.Message = "through /status"
+	// Nor does /status write metadata: no relabeling, no finalizer that
+	// would hold the deletion.
+	withSpec.Labels = map[string]string{"relabeled": "true"}
+	withSpec.Finalizers = []string{"example.com/hold"}
 	updated, err = ers.UpdateStatus(callContext(t), withSpec, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(updated.Spec.Requesters) != 1 || updated.Generation != 1 {
 		t.Errorf("/status changed the spec: requesters %v, generation %d", updated.Spec.Requesters, updated.Generation)
+	}
+	if len(updated.Labels) != 0 || len(updated.Finalizers) != 0 {
+		t.Errorf("/status changed the metadata: labels %v, finalizers %v", updated.Labels, updated.Finalizers)
 	}
 	if updated.Status.Message != "through /status" {
 		t.Errorf("/status did not write status.message: %q", updated.Status.Message)

@@ -42,6 +42,15 @@ const (
 	MaxHeartbeatDeadlineSeconds = 86400
 	// MaxMessageBytes is the maximum length of .status.message.
 	MaxMessageBytes = 32768
+	// MaxConditions is the maximum number of .status.conditions. The KEP
+	// defines one condition type; the room left is for a few more.
+	MaxConditions = 8
+	// MaxStatusBytes bounds the text of the whole status (its message, its
+	// conditions' types, reasons and messages, the active interceptor), so
+	// that a status writer can neither make writes fail at etcd's request
+	// limit nor push the object over the size at which the apiserver drops
+	// managedFields, and with them every requester's ownership.
+	MaxStatusBytes = 64 * 1024
 	// ClockSkewTolerance is how far clocks of the writers may disagree: a
 	// heartbeat may lie this far in the future, and a heartbeat deadline
 	// counts as passed this much early.
@@ -162,9 +171,17 @@ func validateDNSSubdomainName(name string, fldPath *field.Path) field.ErrorList 
 }
 
 func validateStatus(status *coordination.EvictionRequestStatus, spec *coordination.EvictionRequestSpec, fldPath *field.Path, now time.Time) field.ErrorList {
-	allErrs := metav1validation.ValidateConditions(status.Conditions, fldPath.Child("conditions"))
+	var allErrs field.ErrorList
+	if len(status.Conditions) > MaxConditions {
+		allErrs = append(allErrs, field.TooMany(fldPath.Child("conditions"), len(status.Conditions), MaxConditions))
+	} else {
+		allErrs = append(allErrs, metav1validation.ValidateConditions(status.Conditions, fldPath.Child("conditions"))...)
+	}
 	if len(status.Message) > MaxMessageBytes {
 		allErrs = append(allErrs, field.TooLong(fldPath.Child("message"), "", MaxMessageBytes))
+	}
+	if size := statusTextBytes(status); size > MaxStatusBytes {
+		allErrs = append(allErrs, field.TooLong(fldPath, "", MaxStatusBytes))
 	}
 	if hb := status.HeartbeatTime; hb != nil && hb.After(now.Add(ClockSkewTolerance)) {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("heartbeatTime"), hb.UTC().Format(time.RFC3339),
@@ -186,6 +203,16 @@ func validateStatus(status *coordination.EvictionRequestStatus, spec *coordinati
 		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(pes.FailedAPIEvictionCounter), pesPath.Child("failedAPIEvictionCounter"))...)
 	}
 	return allErrs
+}
+
+// statusTextBytes is the length of the text of a status, which is what can
+// make it large: everything else in it has a fixed size.
+func statusTextBytes(status *coordination.EvictionRequestStatus) int {
+	n := len(status.Message) + len(activeInterceptor(status))
+	for _, c := range status.Conditions {
+		n += len(c.Type) + len(c.Reason) + len(c.Message)
+	}
+	return n
 }
 
 func validateStatusTransition(newER, oldER *coordination.EvictionRequest, fldPath *field.Path, now time.Time) field.ErrorList {

@@ -296,6 +296,16 @@ func completeCondition(status metav1.ConditionStatus) metav1.Condition {
 	}
 }
 
+// conditions returns n valid conditions with messages of the given length.
+func conditions(n, messageBytes int) []metav1.Condition {
+	out := make([]metav1.Condition, n)
+	for i := range out {
+		out[i] = metav1.Condition{Type: fmt.Sprintf("Type%d", i), Status: metav1.ConditionFalse, Reason: "Reason",
+			Message: strings.Repeat("m", messageBytes), LastTransitionTime: metav1.NewTime(now)}
+	}
+	return out
+}
+
 func TestValidateEvictionRequestStatusUpdate(t *testing.T) {
 	withActive := func(name string) func(er *coordination.EvictionRequest) {
 		return func(er *coordination.EvictionRequest) { er.Status.ActiveInterceptorName = ptr.To(name) }
@@ -314,6 +324,30 @@ func TestValidateEvictionRequestStatusUpdate(t *testing.T) {
 		"message of 32769 bytes is too long": {
 			new:  func(er *coordination.EvictionRequest) { er.Status.Message = strings.Repeat("x", 32769) },
 			want: []string{"FieldValueTooLong status.message"},
+		},
+		"8 conditions are accepted": {
+			new: func(er *coordination.EvictionRequest) { er.Status.Conditions = conditions(8, 10) },
+		},
+		"9 conditions are too many": {
+			new:  func(er *coordination.EvictionRequest) { er.Status.Conditions = conditions(9, 10) },
+			want: []string{"FieldValueTooMany status.conditions"},
+		},
+		"25000 conditions are refused as too many, without a check of each": {
+			new:  func(er *coordination.EvictionRequest) { er.Status.Conditions = conditions(25000, 1) },
+			want: []string{"FieldValueTooMany status.conditions", "FieldValueTooLong status"},
+		},
+		"a status of 64 KiB of text is accepted": {
+			new: func(er *coordination.EvictionRequest) {
+				er.Status.Message = strings.Repeat("x", 32768)
+				er.Status.Conditions = conditions(1, 32768-len("Type0")-len("Reason"))
+			},
+		},
+		"a status over 64 KiB of text is too long": {
+			new: func(er *coordination.EvictionRequest) {
+				er.Status.Message = strings.Repeat("x", 32768)
+				er.Status.Conditions = conditions(2, 16384)
+			},
+			want: []string{"FieldValueTooLong status"},
 		},
 		"heartbeat 10s in the future is tolerated": {
 			new: func(er *coordination.EvictionRequest) {

@@ -140,12 +140,19 @@ func (StatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	}
 }
 
-// PrepareForUpdate keeps the stored spec. A status without a cancellation
-// policy keeps the stored one: the field is defaulted, so leaving it out
-// must not be read as a wish to drop a Forbid.
+// PrepareForUpdate keeps the stored spec and metadata, as the status
+// subresources of built-in types and CRDs do: whoever may write /status may
+// not relabel a request or hold its deletion with a finalizer. Only the
+// managed fields of the write are kept, since they record who owns the
+// status. A status without a cancellation policy keeps the stored one: the
+// field is defaulted, so leaving it out must not be read as a wish to drop a
+// Forbid.
 func (StatusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	newER := obj.(*coordination.EvictionRequest)
 	oldER := old.(*coordination.EvictionRequest)
+	managedFields := newER.ManagedFields
+	oldER.ObjectMeta.DeepCopyInto(&newER.ObjectMeta)
+	newER.ManagedFields = managedFields
 	newER.Spec = oldER.Spec
 	if newER.Status.EvictionRequestCancellationPolicy == nil {
 		newER.Status.EvictionRequestCancellationPolicy = oldER.Status.EvictionRequestCancellationPolicy

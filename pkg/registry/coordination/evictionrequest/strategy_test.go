@@ -126,6 +126,31 @@ func TestStatusPrepareForUpdateKeepsSpec(t *testing.T) {
 	}
 }
 
+func TestStatusPrepareForUpdateKeepsMetadataButTheWritersManagedFields(t *testing.T) {
+	strategy := NewStatusStrategy(NewStrategy(runtime.NewScheme()), testingclock.NewFakePassiveClock(time.Now()))
+	old := newEvictionRequest()
+	old.Labels = map[string]string{"app": "web"}
+	old.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "requester"}}
+	obj := old.DeepCopy()
+	obj.Labels = map[string]string{"app": "relabeled"}
+	obj.Annotations = map[string]string{"added": "through /status"}
+	obj.Finalizers = []string{"example.com/hold"}
+	obj.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p", UID: "u"}}
+	obj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "requester"}, {Manager: "interceptor", Subresource: "status"}}
+	obj.Status.Message = "written"
+
+	strategy.PrepareForUpdate(context.Background(), obj, old)
+
+	wantMeta := old.ObjectMeta.DeepCopy()
+	wantMeta.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "requester"}, {Manager: "interceptor", Subresource: "status"}}
+	if diff := cmp.Diff(*wantMeta, obj.ObjectMeta); diff != "" {
+		t.Errorf("/status changed the metadata (-want +got):\n%s", diff)
+	}
+	if obj.Status.Message != "written" {
+		t.Errorf("/status lost the status it wrote")
+	}
+}
+
 func TestStatusPrepareForUpdateKeepsUnsetCancellationPolicy(t *testing.T) {
 	strategy := NewStatusStrategy(NewStrategy(runtime.NewScheme()), testingclock.NewFakePassiveClock(time.Now()))
 	oldER := newEvictionRequest()
