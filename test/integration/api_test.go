@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -81,6 +82,7 @@ func TestServer(t *testing.T) {
 	t.Run("field selectors", func(t *testing.T) { testFieldSelectors(t, c) })
 	t.Run("status subresource", func(t *testing.T) { testStatusSubresource(t, c) })
 	t.Run("authentication and authorization", func(t *testing.T) { testAuth(t, s) })
+	t.Run("health checks without credentials", func(t *testing.T) { testHealthWithoutCredentials(t, s) })
 }
 
 func testDiscovery(t *testing.T, s *testServer) {
@@ -316,7 +318,8 @@ func testAuth(t *testing.T, s *testServer) {
 		check  func(error) bool
 	}{
 		{"a user outside system:masters is denied", s.stranger, apierrors.IsForbidden},
-		{"a request without credentials is refused", s.anonymous, func(err error) bool { return apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) }},
+		{"a request without credentials is unauthorized", s.anonymous, apierrors.IsUnauthorized},
+		{"a certificate of an unknown CA is unauthorized", s.unknownCA, apierrors.IsUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := clientset.NewForConfig(tc.config)
@@ -328,5 +331,37 @@ func testAuth(t *testing.T, s *testServer) {
 				t.Errorf("got %v", err)
 			}
 		})
+	}
+}
+
+func testHealthWithoutCredentials(t *testing.T, s *testServer) {
+	client, err := rest.HTTPClientFor(s.anonymous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/healthz", "/livez", "/readyz?exclude=informer-sync"} {
+		resp, err := client.Get(s.anonymous.Host + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s without credentials: %d, want 200", path, resp.StatusCode)
+		}
+	}
+}
+
+// TestAnonymousAuthEverywhere turns anonymous authentication on for every
+// path: a request without credentials is then authorized as
+// system:anonymous, and denied.
+func TestAnonymousAuthEverywhere(t *testing.T) {
+	s := startServer(t, clusterPlugins, "--anonymous-auth")
+	c, err := clientset.NewForConfig(s.anonymous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CoordinationV1alpha1().EvictionRequests(namespace).List(callContext(t), metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "system:anonymous") {
+		t.Errorf("list without credentials: got %v, want 403 for system:anonymous", err)
 	}
 }

@@ -62,6 +62,8 @@ type testServer struct {
 	stranger *rest.Config
 	// anonymous presents no credentials.
 	anonymous *rest.Config
+	// unknownCA presents a certificate the server does not trust.
+	unknownCA *rest.Config
 }
 
 // startServer starts the server with extra flags on free loopback ports and
@@ -149,7 +151,14 @@ func startServer(t *testing.T, disabledPlugins string, flags ...string) *testSer
 		admin:     clientFor(&pki.Request{CommonName: "admin", Organization: []string{"system:masters"}}),
 		stranger:  clientFor(&pki.Request{CommonName: "stranger"}),
 		anonymous: clientFor(nil),
+		unknownCA: clientFor(nil),
 	}
+	other, err := pki.NewAuthority("unknown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	untrusted := sign(t, other, pki.Request{CommonName: "admin", Organization: []string{"system:masters"}, Usage: x509.ExtKeyUsageClientAuth})
+	s.unknownCA.CertData, s.unknownCA.KeyData = untrusted.CertPEM, untrusted.KeyPEM
 	s.waitReady(t, done, &runErr)
 	return s
 }

@@ -23,6 +23,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	cliflag "k8s.io/component-base/cli/flag"
@@ -86,7 +87,17 @@ type Options struct {
 	// Metrics are the options of /metrics: hidden, disabled and
 	// allow-listed metrics and labels.
 	Metrics *metrics.Options
+	// AnonymousAuth serves requests without credentials on every path as
+	// system:anonymous; when false, only on AnonymousAuthPaths.
+	AnonymousAuth bool
+	// AnonymousAuthPaths are the paths, matched exactly, on which requests
+	// without credentials are served as system:anonymous: the health
+	// checks, so that probes need no credentials.
+	AnonymousAuthPaths []string
 }
+
+// defaultAnonymousAuthPaths are the health checks kubelet probes call.
+var defaultAnonymousAuthPaths = []string{"/healthz", "/livez", "/readyz"}
 
 // NewOptions returns the default options.
 func NewOptions() *Options {
@@ -102,6 +113,7 @@ func NewOptions() *Options {
 		SelfSignedCertHosts:                 defaultServiceDNSNames,
 		ShutdownWatchTerminationGracePeriod: 5 * time.Second,
 		Metrics:                             metrics.NewOptions(),
+		AnonymousAuthPaths:                  defaultAnonymousAuthPaths,
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
 		v1alpha1.SchemeGroupVersion, schema.GroupKind{Group: v1alpha1.GroupName})
@@ -129,7 +141,14 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	secureServing.StringSliceVar(&o.SelfSignedCertHosts, "self-signed-cert-hosts", o.SelfSignedCertHosts,
 		"DNS names, besides localhost, of the self-signed serving certificate generated when --tls-cert-file is not set. "+
 			"Include <service>.<namespace>.svc of the Service the APIService points to.")
-	ro.Authentication.AddFlags(fss.FlagSet("authentication"))
+	authentication := fss.FlagSet("authentication")
+	ro.Authentication.AddFlags(authentication)
+	authentication.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth,
+		"Serve requests without credentials, or with a client certificate of an unknown CA, on every path as system:anonymous, "+
+			"to be authorized like any user. When false, only the paths of --anonymous-auth-paths are served so; other such requests get 401 Unauthorized.")
+	authentication.StringSliceVar(&o.AnonymousAuthPaths, "anonymous-auth-paths", o.AnonymousAuthPaths,
+		"Paths, matched exactly, on which requests without credentials are served as system:anonymous when --anonymous-auth is false. "+
+			"Authorization still applies (see --authorization-always-allow-paths). Empty refuses anonymous requests everywhere.")
 	ro.Authorization.AddFlags(fss.FlagSet("authorization"))
 	ro.CoreAPI.AddFlags(fss.FlagSet("cluster"))
 	ro.Admission.AddFlags(fss.FlagSet("admission"))
@@ -165,6 +184,11 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
 	errs = append(errs, o.Metrics.Validate()...)
+	for _, path := range o.AnonymousAuthPaths {
+		if !strings.HasPrefix(path, "/") {
+			errs = append(errs, fmt.Errorf("--anonymous-auth-paths: %q must start with /", path))
+		}
+	}
 	if o.ShutdownWatchTerminationGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period must not be negative, got %s", o.ShutdownWatchTerminationGracePeriod))
 	}
@@ -192,6 +216,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
+	}
+	if !o.AnonymousAuth && serverConfig.Authentication.Authenticator != nil {
+		serverConfig.Authentication.Authenticator = anonymousOnlyOn(serverConfig.Authentication.Authenticator, o.AnonymousAuthPaths)
 	}
 	config := &apiserver.Config{GenericConfig: serverConfig}
 	o.Controller.ApplyTo(config)

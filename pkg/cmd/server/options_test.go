@@ -137,6 +137,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{[]string{"--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=10s"}, "--leader-elect-renew-deadline"},
 		{[]string{"--shutdown-watch-termination-grace-period=-1s"}, "--shutdown-watch-termination-grace-period"},
 		{[]string{"--embedded-etcd-data-dir="}, "--embedded-etcd-data-dir"},
+		{[]string{"--anonymous-auth-paths=healthz"}, "--anonymous-auth-paths"},
 		{[]string{"--embedded-etcd-client-port=23790", "--embedded-etcd-peer-port=23790"}, "--embedded-etcd-peer-port"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
