@@ -36,7 +36,7 @@ build: ## Build evictionrequest-apiserver, the kubectl plugin, the surge interce
 	$(GO) build -o $(BIN_DIR)/sample-interceptor ./test/cmd/sample-interceptor
 
 .PHONY: tools
-tools: $(CLUSTER_BINS) ## Build etcd, kube-apiserver, kube-controller-manager, kubectl and kwok (only when missing or re-pinned).
+tools: $(CLUSTER_BINS) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok (only when missing or re-pinned).
 
 $(BIN_DIR)/etcd: hack/tools/etcd/go.mod hack/tools/etcd/go.sum
 	@echo ">> Building etcd from the Go module proxy (about a minute on 2 cores)"

@@ -18,6 +18,8 @@ package evictionrequest
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +34,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -709,5 +713,54 @@ func TestMetricsSnapshot(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, f.controller.MetricsSnapshot()); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+}
+
+// TestAnUnresponsiveClusterTimesTheEvictionOut points the controller at a
+// kube-apiserver that never answers, as one whose etcd is frozen: the
+// eviction call ends at the call timeout, is counted as a failed attempt and
+// retried after a backoff, instead of holding the worker.
+func TestAnUnresponsiveClusterTimesTheEvictionOut(t *testing.T) {
+	f := newFixture(t)
+	thaw := make(chan struct{})
+	frozen := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-thaw:
+		}
+	}))
+	defer frozen.Close()
+	defer close(thaw)
+	kube, err := kubernetes.NewForConfig(&rest.Config{Host: frozen.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.controller.kubeClient = kube
+	f.controller.callTimeout = 100 * time.Millisecond
+	f.addPod(newPod())
+	f.addEvictionRequest(newEvictionRequest())
+
+	synced := make(chan time.Duration, 1)
+	go func() {
+		requeue, err := f.controller.sync(f.ctx, key)
+		if err != nil {
+			t.Errorf("sync: %v", err)
+		}
+		synced <- requeue
+	}()
+	select {
+	case requeue := <-synced:
+		if requeue <= 0 {
+			t.Errorf("a timed-out eviction is not retried: requeue %s", requeue)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the eviction call never returned: it has no timeout")
+	}
+	er := f.get()
+	if er.Status.PodEvictionStatus == nil || er.Status.PodEvictionStatus.FailedAPIEvictionCounter != 1 {
+		t.Errorf("the timed-out eviction is not counted: %+v", er.Status.PodEvictionStatus)
+	}
+	if !strings.Contains(er.Status.Message, "deadline") && !strings.Contains(er.Status.Message, "Timeout") {
+		t.Errorf("status.message does not say the call timed out: %q", er.Status.Message)
 	}
 }
