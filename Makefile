@@ -25,7 +25,7 @@ E2E_RUN     ?= .
 
 # VERSION is what the binaries of the project report with --version.
 VERSION ?= v0.1.0-$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(VERSION)
+LDFLAGS := -X github.com/evictionrequest/apiserver/pkg/version.version=$(VERSION)
 
 .PHONY: build
 build: ## Build evictionrequest-apiserver, the kubectl plugin, the surge interceptor and the test programs into _output/bin.

@@ -26,12 +26,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/evictionrequest/apiserver/pkg/version"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/component-base/version"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
@@ -80,7 +80,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 each pod's interceptors (its owner, an operator, a migration tool) take part before it goes, and
 shows how far each eviction has come: who is active, its heartbeat and ETA, failed evictions and
 the PodDisruptionBudget that blocks them.`,
-		Version:       version.Get().GitVersion,
+		Version:       version.Get(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -113,7 +113,7 @@ func (o *Options) complete() error {
 	}
 	config = rest.CopyConfig(config)
 	config.QPS, config.Burst = o.QPS, o.Burst
-	config.UserAgent = "kubectl-evictionrequest/" + version.Get().GitVersion
+	config.UserAgent = "kubectl-evictionrequest/" + version.Get()
 	if o.kube, err = kubernetes.NewForConfig(config); err != nil {
 		return err
 	}

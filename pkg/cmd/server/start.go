@@ -21,9 +21,9 @@ import (
 
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/evictionrequest/apiserver/pkg/version"
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/term"
-	"k8s.io/component-base/version"
 )
 
 // NewCommandStartServer returns the command that runs
@@ -37,7 +37,7 @@ func NewCommandStartServer(ctx context.Context, defaults *Options) *cobra.Comman
 		Long: `evictionrequest-apiserver serves EvictionRequests of KEP-4563 in coordination.k8s.io/v1alpha1
 from its own etcd (embedded when --etcd-servers is not set), behind the kube-apiserver aggregation
 layer, and enforces the KEP's rules in its registry and its admission plugin.`,
-		Version: version.Get().GitVersion,
+		Version: version.Get(),
 		Args:    cobra.NoArgs,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			return o.ComponentGlobalsRegistry.Set()

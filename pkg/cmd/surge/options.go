@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/evictionrequest/apiserver/pkg/version"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -42,7 +43,6 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/term"
-	"k8s.io/component-base/version"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -176,7 +176,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	defer stopServing()
 
-	logger.Info("Starting the surge interceptor", "name", o.Name, "version", version.Get().GitVersion)
+	logger.Info("Starting the surge interceptor", "name", o.Name, "version", version.Get())
 	if !o.LeaderElect {
 		return o.runTerm(ctx, kube, evr)
 	}
@@ -269,7 +269,7 @@ eviction of a pod of a Deployment is requested, it scales the Deployment up firs
 replacements are available on other nodes, and scales it back so that exactly the evicted pod is
 removed. Pods opt in through the evictionrequest.coordination.k8s.io/interceptors annotation of
 their Deployment's pod template.`,
-		Version:      version.Get().GitVersion,
+		Version:      version.Get(),
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

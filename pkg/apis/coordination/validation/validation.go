@@ -65,6 +65,10 @@ func ValidateEvictionRequest(er *coordination.EvictionRequest) field.ErrorList {
 		allErrs = append(allErrs, field.Forbidden(metaPath.Child("generateName"),
 			"not supported: an EvictionRequest must be named after the UID of its pod (spec.target.podRef.uid)"))
 	}
+	if er.ResourceVersion != "" {
+		// Refused here with a 422; the storage would answer a 500.
+		allErrs = append(allErrs, field.Forbidden(metaPath.Child("resourceVersion"), "must not be set on creation"))
+	}
 	if podRef := er.Spec.Target.PodRef; podRef != nil && podRef.UID != "" && er.Name != podRef.UID {
 		allErrs = append(allErrs, field.Invalid(metaPath.Child("name"), er.Name, "must be equal to spec.target.podRef.uid"))
 	}

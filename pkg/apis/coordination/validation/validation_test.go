@@ -103,6 +103,10 @@ func TestValidateEvictionRequest(t *testing.T) {
 			mutate: func(er *coordination.EvictionRequest) { er.GenerateName = "evr-" },
 			want:   []string{"FieldValueForbidden metadata.generateName"},
 		},
+		"resourceVersion is refused on creation": {
+			mutate: func(er *coordination.EvictionRequest) { er.ResourceVersion = "42" },
+			want:   []string{"FieldValueForbidden metadata.resourceVersion"},
+		},
 		"name must equal the pod UID": {
 			mutate: func(er *coordination.EvictionRequest) { er.Name = "web-0" },
 			want:   []string{"FieldValueInvalid metadata.name"},
@@ -228,6 +232,7 @@ func TestValidateEvictionRequest(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			er := validEvictionRequest()
+			er.ResourceVersion = "" // as sent for creation
 			tc.mutate(er)
 			expectErrors(t, ValidateEvictionRequest(er), tc.want...)
 		})
