@@ -70,6 +70,17 @@ test-unit: ## Unit tests, storage tests on an embedded etcd, the server in-proce
 test-e2e: build tools ## The e2e suite on the local control plane, through the kube-apiserver aggregator.
 	$(GO) test -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
 
+# FUZZ_TIME is how long make fuzz fuzzes each target.
+FUZZ_TIME ?= 1m
+FUZZ_TARGETS := FuzzCreate FuzzUpdate FuzzStatusUpdate FuzzPodInterceptorsAnnotation
+
+.PHONY: fuzz
+fuzz: ## Fuzz decoding and validation, and the pod interceptor annotation, FUZZ_TIME each (seed corpora run in make test-unit).
+	@for target in $(FUZZ_TARGETS); do \
+		echo ">> $$target for $(FUZZ_TIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZ_TIME) ./pkg/apis/coordination/validation/ || exit 1; \
+	done
+
 .PHONY: bench
 bench: bench-micro bench-drain ## The micro-benchmarks and the drain benchmark.
 

@@ -26,12 +26,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/evictionrequest/apiserver/pkg/version"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/evictionrequest/apiserver/pkg/version"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"

@@ -21,9 +21,10 @@ import (
 
 	cliflag "k8s.io/component-base/cli/flag"
 
-	"github.com/evictionrequest/apiserver/pkg/version"
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/term"
+
+	"github.com/evictionrequest/apiserver/pkg/version"
 )
 
 // NewCommandStartServer returns the command that runs

@@ -26,7 +26,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/evictionrequest/apiserver/pkg/version"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -45,6 +44,8 @@ import (
 	"k8s.io/component-base/term"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/evictionrequest/apiserver/pkg/version"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
