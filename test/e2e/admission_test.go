@@ -29,9 +29,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
@@ -295,4 +297,103 @@ spec:
 		}
 		return nil
 	})
+}
+
+// TestPodDeleteAuthorizationOnEveryWritePath gives a user every right on
+// evictionrequests and none on pods: each way of writing a request (update,
+// each kind of patch, server-side apply, /status, delete, deleteCollection)
+// is refused with a 403 naming the pod, and writes nothing.
+func TestPodDeleteAuthorizationOnEveryWritePath(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	pod := parkedPod(t, ns, "web-0")
+	created := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")
+	const user = "evr-only"
+	if _, err := f.Kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"evictionrequests", "evictionrequests/status"}, Verbs: []string{"*"}}}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clientset, err := versioned.NewForConfig(f.ImpersonatingConfig(user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := clientset.CoordinationV1alpha1().EvictionRequests(ns)
+	framework.Eventually(t, time.Minute, "the RBAC of "+user+" to reach the server", func(ctx context.Context) error {
+		_, err := client.Get(ctx, created.Name, metav1.GetOptions{})
+		return err
+	})
+	// The controller writes the request once, when it selects the parked
+	// interceptor; nothing may change it after that.
+	var before *v1alpha1.EvictionRequest
+	framework.Eventually(t, time.Minute, "the parked interceptor selected", func(ctx context.Context) error {
+		er, err := f.EvictionRequests(ns).Get(ctx, created.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if er.Status.ActiveInterceptorName == nil {
+			return fmt.Errorf("no active interceptor yet")
+		}
+		before = er
+		return nil
+	})
+
+	withLabel := func() *v1alpha1.EvictionRequest {
+		er := before.DeepCopy()
+		er.Labels = map[string]string{"touched": "true"}
+		return er
+	}
+	labelPatch := []byte(`{"metadata":{"labels":{"touched":"true"}}}`)
+	apply := []byte(fmt.Sprintf(`{"apiVersion":"coordination.k8s.io/v1alpha1","kind":"EvictionRequest","metadata":{"name":%q,"namespace":%q,"labels":{"touched":"true"}}}`, created.Name, ns))
+	for name, write := range map[string]func() error{
+		"update": func() error { _, err := client.Update(ctx, withLabel(), metav1.UpdateOptions{}); return err },
+		"merge patch": func() error {
+			_, err := client.Patch(ctx, created.Name, types.MergePatchType, labelPatch, metav1.PatchOptions{})
+			return err
+		},
+		"JSON patch": func() error {
+			_, err := client.Patch(ctx, created.Name, types.JSONPatchType, []byte(`[{"op":"add","path":"/metadata/labels","value":{"touched":"true"}}]`), metav1.PatchOptions{})
+			return err
+		},
+		"strategic merge patch": func() error {
+			_, err := client.Patch(ctx, created.Name, types.StrategicMergePatchType, labelPatch, metav1.PatchOptions{})
+			return err
+		},
+		"server-side apply": func() error {
+			_, err := client.Patch(ctx, created.Name, types.ApplyPatchType, apply, metav1.PatchOptions{FieldManager: user})
+			return err
+		},
+		"status update": func() error {
+			er := before.DeepCopy()
+			er.Status.Message = "touched"
+			_, err := client.UpdateStatus(ctx, er, metav1.UpdateOptions{})
+			return err
+		},
+		"status patch": func() error {
+			_, err := client.Patch(ctx, created.Name, types.MergePatchType, []byte(`{"status":{"message":"touched"}}`), metav1.PatchOptions{}, "status")
+			return err
+		},
+		"delete":            func() error { return client.Delete(ctx, created.Name, metav1.DeleteOptions{}) },
+		"delete collection": func() error { return client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := write()
+			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `cannot delete pod "web-0"`) {
+				t.Errorf("got %v, want 403 naming the pod", err)
+			}
+			after, err := f.EvictionRequests(ns).Get(ctx, created.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("the request is gone: %v", err)
+			}
+			if after.ResourceVersion != before.ResourceVersion {
+				t.Errorf("the refused write changed the request: resourceVersion %s, was %s", after.ResourceVersion, before.ResourceVersion)
+			}
+		})
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -436,4 +437,34 @@ func TestStatusUpdate(t *testing.T) {
 		_, err = s.updateStatus(er)
 		expectInvalid(t, err, "status.podEvictionStatus.failedAPIEvictionCounter")
 	})
+}
+
+func TestMalformedResourceVersionIsABadRequest(t *testing.T) {
+	s := newStorage(t)
+	created := s.create(t, newEvictionRequest(1))
+	for name, call := range map[string]func() error{
+		"get": func() error {
+			_, err := s.rest.Get(nsContext(), created.Name, &metav1.GetOptions{ResourceVersion: "abc"})
+			return err
+		},
+		"get status": func() error {
+			_, err := s.status.Get(nsContext(), created.Name, &metav1.GetOptions{ResourceVersion: "abc"})
+			return err
+		},
+		"list": func() error {
+			_, err := s.rest.List(nsContext(), &metainternalversion.ListOptions{ResourceVersion: "abc"})
+			return err
+		},
+		"watch": func() error {
+			_, err := s.rest.Watch(nsContext(), &metainternalversion.ListOptions{ResourceVersion: "abc"})
+			return err
+		},
+	} {
+		if err := call(); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "resourceVersion") {
+			t.Errorf("%s with resourceVersion abc: got %v, want 400 naming resourceVersion", name, err)
+		}
+	}
+	if _, err := s.rest.Get(nsContext(), created.Name, &metav1.GetOptions{ResourceVersion: created.ResourceVersion}); err != nil {
+		t.Errorf("get at its own resourceVersion: %v", err)
+	}
 }

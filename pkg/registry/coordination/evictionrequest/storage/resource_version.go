@@ -1,0 +1,71 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package storage
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/storage"
+)
+
+// checkResourceVersion answers a resourceVersion that is not one with a 400
+// naming it; the storage layer would report it as an internal error.
+func checkResourceVersion(resourceVersion string) error {
+	if _, err := (storage.APIObjectVersioner{}).ParseResourceVersion(resourceVersion); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("resourceVersion %q is not a resource version of this server", resourceVersion))
+	}
+	return nil
+}
+
+// Get reads an EvictionRequest, refusing a malformed resourceVersion with a
+// 400.
+func (r *REST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	if options != nil {
+		if err := checkResourceVersion(options.ResourceVersion); err != nil {
+			return nil, err
+		}
+	}
+	return r.Store.Get(ctx, name, options)
+}
+
+// List lists EvictionRequests, refusing a malformed resourceVersion with a
+// 400.
+func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
+	if options != nil {
+		if err := checkResourceVersion(options.ResourceVersion); err != nil {
+			return nil, err
+		}
+	}
+	return r.Store.List(ctx, options)
+}
+
+// Watch watches EvictionRequests, refusing a malformed resourceVersion with
+// a 400.
+func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
+	if options != nil {
+		if err := checkResourceVersion(options.ResourceVersion); err != nil {
+			return nil, err
+		}
+	}
+	return r.Store.Watch(ctx, options)
+}
