@@ -129,13 +129,16 @@ func FuzzCreate(f *testing.F) {
 // stored is the create seed as stored, with a resourceVersion.
 var stored = strings.Replace(seedEvictionRequest, `"namespace": "default",`, `"namespace": "default", "resourceVersion": "5",`, 1)
 
+// FuzzUpdate writes fuzzed objects over a stored valid request, through the
+// main resource.
 func FuzzUpdate(f *testing.F) {
-	f.Add([]byte(stored), []byte(stored))
-	f.Add([]byte(stored), []byte(strings.Replace(stored, `"web-0"`, `"web-1"`, 1)))
-	f.Add([]byte(stored), []byte(strings.Replace(stored, `[{"name": "nodemaintenance.k8s.io"}]`, `[]`, 1)))
-	f.Fuzz(func(t *testing.T, oldData, newData []byte) {
-		oldER, newER := decode(oldData), decode(newData)
-		if oldER == nil || newER == nil {
+	f.Add([]byte(stored))
+	f.Add([]byte(strings.Replace(stored, `"web-0"`, `"web-1"`, 1)))
+	f.Add([]byte(strings.Replace(stored, `[{"name": "nodemaintenance.k8s.io"}]`, `[]`, 1)))
+	f.Add([]byte(seedStatus))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		oldER, newER := decode([]byte(stored)), decode(data)
+		if newER == nil {
 			return
 		}
 		strategy.PrepareForUpdate(ctx(), newER, oldER)
@@ -148,14 +151,16 @@ func FuzzUpdate(f *testing.F) {
 	})
 }
 
+// FuzzStatusUpdate writes fuzzed objects over a stored request with an
+// active interceptor, through /status.
 func FuzzStatusUpdate(f *testing.F) {
-	f.Add([]byte(seedStatus), []byte(seedStatus))
-	f.Add([]byte(stored), []byte(seedStatus))
-	f.Add([]byte(seedStatus), []byte(strings.Replace(seedStatus, `"b.example.com", "heartbeatTime"`, `"a.example.com", "heartbeatTime"`, 1)))
-	f.Add([]byte(seedStatus), []byte(strings.Replace(seedStatus, `"failedAPIEvictionCounter": 2`, `"failedAPIEvictionCounter": 1`, 1)))
-	f.Fuzz(func(t *testing.T, oldData, newData []byte) {
-		oldER, newER := decode(oldData), decode(newData)
-		if oldER == nil || newER == nil {
+	f.Add([]byte(seedStatus))
+	f.Add([]byte(stored))
+	f.Add([]byte(strings.Replace(seedStatus, `"b.example.com", "heartbeatTime"`, `"a.example.com", "heartbeatTime"`, 1)))
+	f.Add([]byte(strings.Replace(seedStatus, `"failedAPIEvictionCounter": 2`, `"failedAPIEvictionCounter": 1`, 1)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		oldER, newER := decode([]byte(seedStatus)), decode(data)
+		if newER == nil {
 			return
 		}
 		status := evictionrequest.NewStatusStrategy(strategy, fixedClock{})
