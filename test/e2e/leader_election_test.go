@@ -20,10 +20,13 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
@@ -62,6 +65,9 @@ func (r *replica) metric(t *testing.T, sample string) float64 {
 	return v
 }
 
+// replicasLease is the Lease of the replicas of the leader election test.
+const replicasLease = "evictionrequest-controller-e2e-replicas"
+
 // TestLeaderElectionHandsOverAndNeverEvictsTwice runs two replicas on one
 // etcd: only the leader evicts; killing it hands the controller to the
 // other, and kube-apiserver's audit log shows every pod evicted once.
@@ -77,7 +83,7 @@ func TestLeaderElectionHandsOverAndNeverEvictsTwice(t *testing.T) {
 	t.Cleanup(etcd.Stop)
 	args := []string{
 		"--etcd-servers=" + etcdURL,
-		"--leader-elect-resource-name=evictionrequest-controller-e2e-replicas",
+		"--leader-elect-resource-name=" + replicasLease,
 		"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
 	}
 	replicas := []*replica{startReplica(t, "replica-a", args), startReplica(t, "replica-b", args)}
@@ -122,8 +128,30 @@ func TestLeaderElectionHandsOverAndNeverEvictsTwice(t *testing.T) {
 	}
 
 	// The leader crashes without releasing its Lease; the standby takes over
-	// once the Lease expires.
+	// once the Lease expires: 6 s here, and the bound is 20 s.
+	leases := f.Kube.CoordinationV1().Leases("evictionrequest-system")
+	lease, err := leases.Get(ctx, replicasLease, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := ptr.Deref(lease.Spec.HolderIdentity, "")
+	killedAt := time.Now()
 	leader.server.Kill()
+	framework.Eventually(t, time.Minute, "the standby to take the Lease over", func(ctx context.Context) error {
+		lease, err := leases.Get(ctx, replicasLease, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if holder := ptr.Deref(lease.Spec.HolderIdentity, ""); holder == crashed || holder == "" {
+			return fmt.Errorf("still held by %q", holder)
+		}
+		return nil
+	})
+	takeover := time.Since(killedAt)
+	t.Logf("the standby took the Lease over %s after the leader was killed", takeover.Round(100*time.Millisecond))
+	if takeover > 20*time.Second {
+		t.Errorf("the takeover took %s, more than 20 s", takeover)
+	}
 	evict(standby, "second-0")
 	if got := standby.metric(t, evicted); got != 1 {
 		t.Errorf("the new leader %s reports %v evictions, want the one of second-0", standby.name, got)
@@ -134,4 +162,89 @@ func TestLeaderElectionHandsOverAndNeverEvictsTwice(t *testing.T) {
 			t.Errorf("kube-apiserver received %d evictions of %s (%d granted), want exactly one", attempts, pod, granted)
 		}
 	}
+}
+
+// TestBothReplicasRestartedResumeTheFlow restarts both replicas at once
+// while a request is in the hands of its first interceptor: the request
+// comes back as it was, and the new leader goes on with the flow, handing it
+// to the next interceptor once the first one completes.
+func TestBothReplicasRestartedResumeTheFlow(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	etcdURL, etcd, err := f.StartEtcd(ctx, "restart-etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Stop)
+	args := []string{
+		"--etcd-servers=" + etcdURL,
+		"--leader-elect-resource-name=evictionrequest-controller-e2e-restart",
+		"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
+	}
+	a, b := startReplica(t, "restart-a", args), startReplica(t, "restart-b", args)
+
+	const first, next = "first.e2e.example.com", "next.e2e.example.com"
+	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{Interceptors: []string{next, first}})
+	if _, err := a.client.CoordinationV1alpha1().EvictionRequests(ns).Create(ctx, framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	name := string(pod.UID)
+	waitActive := func(r *replica, interceptor string) *v1alpha1.EvictionRequest {
+		t.Helper()
+		var er *v1alpha1.EvictionRequest
+		framework.Eventually(t, controllerTimeout, interceptor+" to be the active interceptor", func(ctx context.Context) error {
+			current, err := r.client.CoordinationV1alpha1().EvictionRequests(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if got := ptr.Deref(current.Status.ActiveInterceptorName, ""); got != interceptor {
+				return fmt.Errorf("active interceptor %q", got)
+			}
+			er = current
+			return nil
+		})
+		return er
+	}
+	// The first interceptor reports progress, as it would while it works.
+	report := func(r *replica, mutate func(*v1alpha1.EvictionRequestStatus)) *v1alpha1.EvictionRequest {
+		t.Helper()
+		var written *v1alpha1.EvictionRequest
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			er, err := r.client.CoordinationV1alpha1().EvictionRequests(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			er.Status.HeartbeatTime = ptr.To(metav1.NewTime(time.Now().Truncate(time.Second)))
+			mutate(&er.Status)
+			written, err = r.client.CoordinationV1alpha1().EvictionRequests(ns).UpdateStatus(ctx, er, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("reporting as %s: %v", first, err)
+		}
+		return written
+	}
+	waitActive(a, first)
+	before := report(a, func(s *v1alpha1.EvictionRequestStatus) { s.Message = "checkpointing, 40%" })
+
+	a.server.Stop()
+	b.server.Stop()
+	a, b = startReplica(t, "restart-a2", args), startReplica(t, "restart-b2", args)
+
+	after, err := b.client.CoordinationV1alpha1().EvictionRequests(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != before.ResourceVersion || ptr.Deref(after.Status.ActiveInterceptorName, "") != first || after.Status.Message != before.Status.Message {
+		t.Errorf("the restart changed the request: active %v, message %q, resourceVersion %s (was %s)",
+			after.Status.ActiveInterceptorName, after.Status.Message, after.ResourceVersion, before.ResourceVersion)
+	}
+
+	// The first interceptor is done: the new leader hands the request on.
+	report(b, func(s *v1alpha1.EvictionRequestStatus) {
+		s.ActiveInterceptorCompleted = true
+		s.Message = "checkpoint written"
+	})
+	waitActive(a, next)
 }
