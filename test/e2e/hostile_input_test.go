@@ -229,7 +229,9 @@ func hostileCases() []hostileCase {
 		{name: "status: 9 conditions", method: http.MethodPatch, target: "status", contentType: mergeType, body: raw(`{"status":{"conditions":` + conditionsJSON(9) + `}}`), wantCode: 422, wantMessage: []string{"status.conditions"}},
 		{name: "status: 25000 conditions", method: http.MethodPatch, target: "status", contentType: mergeType, body: raw(`{"status":{"conditions":` + conditionsJSON(25000) + `}}`), wantCode: 422, wantMessage: []string{"status.conditions"}},
 		{name: "status: over 64 KiB of text", method: http.MethodPatch, target: "status", query: "fieldManager=hostile&force=true", contentType: applyType,
-			body: applied("", `{"message":"`+strings.Repeat("m", 32768)+`","conditions":[{"type":"Big","status":"False","reason":"R","message":"`+strings.Repeat("c", 32768)+`","lastTransitionTime":"2026-01-01T00:00:00Z"}]}`), wantCode: 422, wantMessage: []string{"status"}},
+			body: applied("", `{"conditions":[`+
+				`{"type":"Big","status":"False","reason":"R","message":"`+strings.Repeat("c", 32768)+`","lastTransitionTime":"2026-01-01T00:00:00Z"},`+
+				`{"type":"Bigger","status":"False","reason":"R","message":"`+strings.Repeat("c", 32768)+`","lastTransitionTime":"2026-01-01T00:00:00Z"}]}`), wantCode: 422, wantMessage: []string{"status"}},
 		{name: "status: heartbeat an hour ahead", method: http.MethodPatch, target: "status", contentType: mergeType, body: func(_, _ *v1alpha1.EvictionRequest) string {
 			return `{"status":{"heartbeatTime":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"}}`
 		}, wantCode: 422, wantMessage: []string{"status.heartbeatTime"}},

@@ -42,14 +42,18 @@ const (
 	MaxHeartbeatDeadlineSeconds = 86400
 	// MaxMessageBytes is the maximum length of .status.message.
 	MaxMessageBytes = 32768
-	// MaxConditions is the maximum number of .status.conditions. The KEP
-	// defines one condition type; the room left is for a few more.
+	// MaxConditions is the maximum number of .status.conditions besides
+	// Complete. The KEP defines Complete, which the controller writes; the
+	// room left is for interceptors, and what they write can never keep the
+	// controller from adding Complete.
 	MaxConditions = 8
-	// MaxStatusBytes bounds the text of the whole status (its message, its
-	// conditions' types, reasons and messages, the active interceptor), so
-	// that a status writer can neither make writes fail at etcd's request
-	// limit nor push the object over the size at which the apiserver drops
-	// managedFields, and with them every requester's ownership.
+	// MaxStatusBytes bounds the text interceptors may add to the status (the
+	// types, reasons and messages of the conditions besides Complete, and
+	// the active interceptor), so that a status writer can neither make
+	// writes fail at etcd's request limit nor push the object over the size
+	// at which the apiserver drops managedFields, and with them every
+	// requester's ownership. status.message and the Complete condition,
+	// which the controller writes too, have bounds of their own.
 	MaxStatusBytes = 64 * 1024
 	// ClockSkewTolerance is how far clocks of the writers may disagree: a
 	// heartbeat may lie this far in the future, and a heartbeat deadline
@@ -64,10 +68,6 @@ func ValidateEvictionRequest(er *coordination.EvictionRequest) field.ErrorList {
 	if er.GenerateName != "" {
 		allErrs = append(allErrs, field.Forbidden(metaPath.Child("generateName"),
 			"not supported: an EvictionRequest must be named after the UID of its pod (spec.target.podRef.uid)"))
-	}
-	if er.ResourceVersion != "" {
-		// Refused here with a 422; the storage would answer a 500.
-		allErrs = append(allErrs, field.Forbidden(metaPath.Child("resourceVersion"), "must not be set on creation"))
 	}
 	if podRef := er.Spec.Target.PodRef; podRef != nil && podRef.UID != "" && er.Name != podRef.UID {
 		allErrs = append(allErrs, field.Invalid(metaPath.Child("name"), er.Name, "must be equal to spec.target.podRef.uid"))
@@ -176,8 +176,8 @@ func validateDNSSubdomainName(name string, fldPath *field.Path) field.ErrorList 
 
 func validateStatus(status *coordination.EvictionRequestStatus, spec *coordination.EvictionRequestSpec, fldPath *field.Path, now time.Time) field.ErrorList {
 	var allErrs field.ErrorList
-	if len(status.Conditions) > MaxConditions {
-		allErrs = append(allErrs, field.TooMany(fldPath.Child("conditions"), len(status.Conditions), MaxConditions))
+	if n := len(status.Conditions) - completeConditions(status); n > MaxConditions {
+		allErrs = append(allErrs, field.TooMany(fldPath.Child("conditions"), n, MaxConditions))
 	} else {
 		allErrs = append(allErrs, metav1validation.ValidateConditions(status.Conditions, fldPath.Child("conditions"))...)
 	}
@@ -209,12 +209,27 @@ func validateStatus(status *coordination.EvictionRequestStatus, spec *coordinati
 	return allErrs
 }
 
-// statusTextBytes is the length of the text of a status, which is what can
-// make it large: everything else in it has a fixed size.
+// statusTextBytes is the length of the text interceptors may add to a
+// status, which is what can make it large: everything else in it has a
+// fixed size or a bound of its own.
 func statusTextBytes(status *coordination.EvictionRequestStatus) int {
-	n := len(status.Message) + len(activeInterceptor(status))
+	n := len(activeInterceptor(status))
 	for _, c := range status.Conditions {
-		n += len(c.Type) + len(c.Reason) + len(c.Message)
+		if c.Type != string(coordination.EvictionRequestComplete) {
+			n += len(c.Type) + len(c.Reason) + len(c.Message)
+		}
+	}
+	return n
+}
+
+// completeConditions counts the Complete conditions of a status: one, or
+// none; validation refuses a second.
+func completeConditions(status *coordination.EvictionRequestStatus) int {
+	n := 0
+	for _, c := range status.Conditions {
+		if c.Type == string(coordination.EvictionRequestComplete) {
+			n++
+		}
 	}
 	return n
 }

@@ -103,10 +103,6 @@ func TestValidateEvictionRequest(t *testing.T) {
 			mutate: func(er *coordination.EvictionRequest) { er.GenerateName = "evr-" },
 			want:   []string{"FieldValueForbidden metadata.generateName"},
 		},
-		"resourceVersion is refused on creation": {
-			mutate: func(er *coordination.EvictionRequest) { er.ResourceVersion = "42" },
-			want:   []string{"FieldValueForbidden metadata.resourceVersion"},
-		},
 		"name must equal the pod UID": {
 			mutate: func(er *coordination.EvictionRequest) { er.Name = "web-0" },
 			want:   []string{"FieldValueInvalid metadata.name"},
@@ -330,10 +326,12 @@ func TestValidateEvictionRequestStatusUpdate(t *testing.T) {
 			new:  func(er *coordination.EvictionRequest) { er.Status.Message = strings.Repeat("x", 32769) },
 			want: []string{"FieldValueTooLong status.message"},
 		},
-		"8 conditions are accepted": {
-			new: func(er *coordination.EvictionRequest) { er.Status.Conditions = conditions(8, 10) },
+		"8 conditions besides Complete are accepted": {
+			new: func(er *coordination.EvictionRequest) {
+				er.Status.Conditions = append(conditions(8, 10), completeCondition(metav1.ConditionFalse))
+			},
 		},
-		"9 conditions are too many": {
+		"9 conditions besides Complete are too many": {
 			new:  func(er *coordination.EvictionRequest) { er.Status.Conditions = conditions(9, 10) },
 			want: []string{"FieldValueTooMany status.conditions"},
 		},
@@ -341,16 +339,17 @@ func TestValidateEvictionRequestStatusUpdate(t *testing.T) {
 			new:  func(er *coordination.EvictionRequest) { er.Status.Conditions = conditions(25000, 1) },
 			want: []string{"FieldValueTooMany status.conditions", "FieldValueTooLong status"},
 		},
-		"a status of 64 KiB of text is accepted": {
+		"64 KiB of interceptor text is accepted": {
 			new: func(er *coordination.EvictionRequest) {
+				er.Status.Conditions = append(conditions(2, 32768-len("Type0")-len("Reason")), completeCondition(metav1.ConditionFalse))
+				// The controller's own text does not count.
 				er.Status.Message = strings.Repeat("x", 32768)
-				er.Status.Conditions = conditions(1, 32768-len("Type0")-len("Reason"))
+				er.Status.Conditions[2].Message = strings.Repeat("c", 32768)
 			},
 		},
-		"a status over 64 KiB of text is too long": {
+		"over 64 KiB of interceptor text is too long": {
 			new: func(er *coordination.EvictionRequest) {
-				er.Status.Message = strings.Repeat("x", 32768)
-				er.Status.Conditions = conditions(2, 16384)
+				er.Status.Conditions = conditions(2, 32768)
 			},
 			want: []string{"FieldValueTooLong status"},
 		},

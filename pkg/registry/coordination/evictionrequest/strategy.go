@@ -133,10 +133,18 @@ func NewStatusStrategy(strategy Strategy, clock clock.PassiveClock) StatusStrate
 	return StatusStrategy{Strategy: strategy, clock: clock}
 }
 
-// GetResetFields returns the fields /status ignores: the spec.
+// GetResetFields returns the fields /status ignores: the spec and the
+// metadata PrepareForUpdate keeps, so that a server-side apply to /status
+// records no ownership of what it did not write.
 func (StatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return map[fieldpath.APIVersion]*fieldpath.Set{
-		resetFieldsVersion: fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
+		resetFieldsVersion: fieldpath.NewSet(
+			fieldpath.MakePathOrDie("spec"),
+			fieldpath.MakePathOrDie("metadata", "labels"),
+			fieldpath.MakePathOrDie("metadata", "annotations"),
+			fieldpath.MakePathOrDie("metadata", "finalizers"),
+			fieldpath.MakePathOrDie("metadata", "ownerReferences"),
+		),
 	}
 }
 

@@ -190,9 +190,11 @@ func TestResetFields(t *testing.T) {
 			got:  strategy.GetResetFields(),
 			want: fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
 		},
-		"status subresource resets spec": {
-			got:  NewStatusStrategy(strategy, testingclock.NewFakePassiveClock(time.Now())).GetResetFields(),
-			want: fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
+		"status subresource resets spec and the metadata it keeps": {
+			got: NewStatusStrategy(strategy, testingclock.NewFakePassiveClock(time.Now())).GetResetFields(),
+			want: fieldpath.NewSet(fieldpath.MakePathOrDie("spec"),
+				fieldpath.MakePathOrDie("metadata", "labels"), fieldpath.MakePathOrDie("metadata", "annotations"),
+				fieldpath.MakePathOrDie("metadata", "finalizers"), fieldpath.MakePathOrDie("metadata", "ownerReferences")),
 		},
 	}
 	for name, tc := range cases {

@@ -24,8 +24,12 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 )
 
 // checkResourceVersion answers a resourceVersion that is not one with a 400
@@ -35,6 +39,18 @@ func checkResourceVersion(resourceVersion string) error {
 		return apierrors.NewBadRequest(fmt.Sprintf("resourceVersion %q is not a resource version of this server", resourceVersion))
 	}
 	return nil
+}
+
+// Create creates an EvictionRequest. A resourceVersion in the new object is
+// a 422 naming it, where the storage would answer a 500; only POST comes
+// here, so a server-side apply that creates keeps its own rules.
+func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	if er, ok := obj.(*coordination.EvictionRequest); ok && er.ResourceVersion != "" {
+		return nil, apierrors.NewInvalid(coordination.Kind("EvictionRequest"), er.Name, field.ErrorList{
+			field.Forbidden(field.NewPath("metadata", "resourceVersion"), "must not be set on creation"),
+		})
+	}
+	return r.Store.Create(ctx, obj, createValidation, options)
 }
 
 // Get reads an EvictionRequest, refusing a malformed resourceVersion with a
@@ -68,4 +84,15 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 		}
 	}
 	return r.Store.Watch(ctx, options)
+}
+
+// DeleteCollection deletes the EvictionRequests a list selects, refusing a
+// malformed resourceVersion of that list with a 400.
+func (r *REST) DeleteCollection(ctx context.Context, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions, listOptions *metainternalversion.ListOptions) (runtime.Object, error) {
+	if listOptions != nil {
+		if err := checkResourceVersion(listOptions.ResourceVersion); err != nil {
+			return nil, err
+		}
+	}
+	return r.Store.DeleteCollection(ctx, deleteValidation, options, listOptions)
 }

@@ -459,6 +459,10 @@ func TestMalformedResourceVersionIsABadRequest(t *testing.T) {
 			_, err := s.rest.Watch(nsContext(), &metainternalversion.ListOptions{ResourceVersion: "abc"})
 			return err
 		},
+		"delete collection": func() error {
+			_, err := s.rest.DeleteCollection(nsContext(), rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}, &metainternalversion.ListOptions{ResourceVersion: "abc"})
+			return err
+		},
 	} {
 		if err := call(); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "resourceVersion") {
 			t.Errorf("%s with resourceVersion abc: got %v, want 400 naming resourceVersion", name, err)
@@ -467,4 +471,12 @@ func TestMalformedResourceVersionIsABadRequest(t *testing.T) {
 	if _, err := s.rest.Get(nsContext(), created.Name, &metav1.GetOptions{ResourceVersion: created.ResourceVersion}); err != nil {
 		t.Errorf("get at its own resourceVersion: %v", err)
 	}
+}
+
+func TestCreateRefusesAResourceVersion(t *testing.T) {
+	s := newStorage(t)
+	er := newEvictionRequest(1)
+	er.ResourceVersion = "42"
+	_, err := s.rest.Create(nsContext(), er, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	expectInvalid(t, err, "metadata.resourceVersion")
 }
