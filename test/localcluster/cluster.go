@@ -89,7 +89,6 @@ type Cluster struct {
 	logDir    string
 	apiPort   int
 	etcdURL   string
-	etcd      *Process
 
 	mu        sync.Mutex
 	processes []*Process
