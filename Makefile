@@ -68,7 +68,7 @@ test-unit: ## Unit tests, storage tests on an embedded etcd, the server in-proce
 
 .PHONY: test-e2e
 test-e2e: build tools ## The e2e suite on the local control plane, through the kube-apiserver aggregator.
-	$(GO) test -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
+	$(GO) test -p 1 -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
 
 # FUZZ_TIME is how long make fuzz fuzzes each target. Minimizing an
 # interesting input is bounded: with the server's libraries instrumented each

@@ -166,7 +166,7 @@ func TestCancellationMultipleDynamicRequestersNoCancellation(t *testing.T) {
 	if err != nil || result.Reason != v1alpha1.CompleteReasonPodDeleted {
 		t.Fatalf("the descheduler saw the request end with %+v, %v; want PodDeleted", result, err)
 	}
-	if attempts, _ := auditedEvictions(t, ns, e.pod); attempts != 0 {
+	if attempts, _ := f.AuditedEvictions(t, ns, e.pod); attempts != 0 {
 		t.Errorf("the controller evicted p-1 %d times although A deleted it", attempts)
 	}
 	// 15. The descheduler deletes the request.
@@ -206,7 +206,7 @@ func TestCancellationSingleDynamicRequester(t *testing.T) {
 	if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, e.pod, metav1.GetOptions{}); err != nil {
 		t.Errorf("p-1 after the cancellation: %v", err)
 	}
-	if attempts, _ := auditedEvictions(t, ns, e.pod); attempts != 0 {
+	if attempts, _ := f.AuditedEvictions(t, ns, e.pod); attempts != 0 {
 		t.Errorf("p-1 was evicted %d times", attempts)
 	}
 }

@@ -17,11 +17,8 @@ limitations under the License.
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -220,44 +217,4 @@ func (m metricSamples) value(sample string) (float64, bool) {
 	}
 	v, err := strconv.ParseFloat(string(match[1]), 64)
 	return v, err == nil
-}
-
-// auditedEvictions counts, from kube-apiserver's audit log, the eviction
-// requests it received for pod ns/name and those it granted.
-func auditedEvictions(t *testing.T, ns, name string) (attempts, granted int) {
-	t.Helper()
-	file, err := os.Open(f.AuditLogPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	scanner := bufio.NewScanner(file)
-	scanner.Buffer(make([]byte, 1<<20), 1<<20)
-	for scanner.Scan() {
-		var event struct {
-			Stage     string `json:"stage"`
-			Verb      string `json:"verb"`
-			ObjectRef struct {
-				Resource, Subresource, Namespace, Name string
-			} `json:"objectRef"`
-			ResponseStatus struct {
-				Code int `json:"code"`
-			} `json:"responseStatus"`
-		}
-		if err := json.Unmarshal(scanner.Bytes(), &event); err != nil {
-			continue
-		}
-		ref := event.ObjectRef
-		if event.Stage == "ResponseComplete" && event.Verb == "create" && ref.Resource == "pods" && ref.Subresource == "eviction" &&
-			ref.Namespace == ns && ref.Name == name {
-			attempts++
-			if event.ResponseStatus.Code == 201 {
-				granted++
-			}
-		}
-	}
-	if err := scanner.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return attempts, granted
 }

@@ -57,7 +57,7 @@ func TestControllerEvictsAPodWithoutInterceptors(t *testing.T) {
 	}
 	waitForPodGone(t, ns, pod.Name)
 	waitForEvents(t, ns, string(pod.UID), evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
-	if attempts, granted := auditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
+	if attempts, granted := f.AuditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
 		t.Errorf("kube-apiserver saw %d evictions of %s (%d granted), want exactly one", attempts, pod.Name, granted)
 	}
 }
@@ -125,7 +125,7 @@ func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
 		evictioncontroller.EventInterceptorSelected, interceptor.EventStarted, interceptor.EventCompleted,
 		evictioncontroller.EventInterceptorHandedOff, evictioncontroller.EventInterceptorTimedOut, interceptor.EventDeclined,
 		evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
-	if attempts, granted := auditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
+	if attempts, granted := f.AuditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
 		t.Errorf("kube-apiserver saw %d evictions (%d granted), want one", attempts, granted)
 	}
 }
@@ -185,7 +185,7 @@ func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
 	if len(delays) >= 2 && delays[len(delays)-1] == delays[0] {
 		t.Errorf("the backoff did not grow: %v", delays)
 	}
-	if attempts, granted := auditedEvictions(t, ns, pod.Name); attempts < 3 || granted != 0 {
+	if attempts, granted := f.AuditedEvictions(t, ns, pod.Name); attempts < 3 || granted != 0 {
 		t.Errorf("kube-apiserver saw %d evictions (%d granted), want at least 3 refused", attempts, granted)
 	}
 	waitForEvents(t, ns, er.Name, evictioncontroller.EventEvictionFailed)
@@ -200,7 +200,7 @@ func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
 	if done.Status.PodEvictionStatus.FailedAPIEvictionCounter < 3 {
 		t.Errorf("the failure counter went back to %d", done.Status.PodEvictionStatus.FailedAPIEvictionCounter)
 	}
-	if _, granted := auditedEvictions(t, ns, pod.Name); granted != 1 {
+	if _, granted := f.AuditedEvictions(t, ns, pod.Name); granted != 1 {
 		t.Errorf("kube-apiserver granted %d evictions, want one", granted)
 	}
 }
@@ -225,7 +225,7 @@ func TestControllerNeverEvictsDaemonSetOrMirrorPods(t *testing.T) {
 			return nil
 		})
 		waitForEvents(t, ns, er.Name, evictioncontroller.EventEvictionNotSupported)
-		if attempts, _ := auditedEvictions(t, ns, pod.Name); attempts != 0 {
+		if attempts, _ := f.AuditedEvictions(t, ns, pod.Name); attempts != 0 {
 			t.Errorf("the %s pod was evicted through the API %d times", kind, attempts)
 		}
 		if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil {
@@ -270,7 +270,7 @@ func TestControllerNeverEvictsATerminatingPod(t *testing.T) {
 		}
 		return nil
 	})
-	if attempts, _ := auditedEvictions(t, ns, pod.Name); attempts != 0 {
+	if attempts, _ := f.AuditedEvictions(t, ns, pod.Name); attempts != 0 {
 		t.Errorf("the terminating pod was evicted through the API %d times", attempts)
 	}
 

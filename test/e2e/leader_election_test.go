@@ -158,7 +158,7 @@ func TestLeaderElectionHandsOverAndNeverEvictsTwice(t *testing.T) {
 	}
 
 	for _, pod := range []string{"first-0", "second-0"} {
-		if attempts, granted := auditedEvictions(t, ns, pod); attempts != 1 || granted != 1 {
+		if attempts, granted := f.AuditedEvictions(t, ns, pod); attempts != 1 || granted != 1 {
 			t.Errorf("kube-apiserver received %d evictions of %s (%d granted), want exactly one", attempts, pod, granted)
 		}
 	}

@@ -134,7 +134,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 	})
 	for _, pod := range web {
 		waitForPodGone(t, ns, pod.Name)
-		if _, granted := auditedEvictions(t, ns, pod.Name); granted != 1 {
+		if _, granted := f.AuditedEvictions(t, ns, pod.Name); granted != 1 {
 			t.Errorf("pod %s was evicted %d times, want once", pod.Name, granted)
 		}
 	}
@@ -150,7 +150,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitForPodGone(t, ns, late.Name)
-	if _, granted := auditedEvictions(t, ns, late.Name); granted != 1 {
+	if _, granted := f.AuditedEvictions(t, ns, late.Name); granted != 1 {
 		t.Errorf("pod late-0 was evicted %d times, want once", granted)
 	}
 

@@ -57,7 +57,7 @@ func TestGracefulNodeShutdownCompletesTheRequest(t *testing.T) {
 	if !strings.Contains(done.Status.Message, "imminent node shutdown") {
 		t.Errorf("status.message = %q, want the pod's reason", done.Status.Message)
 	}
-	if attempts, _ := auditedEvictions(t, ns, pod.Name); attempts != 0 {
+	if attempts, _ := f.AuditedEvictions(t, ns, pod.Name); attempts != 0 {
 		t.Errorf("the terminated pod was evicted %d times", attempts)
 	}
 }

@@ -210,7 +210,7 @@ func TestPluginDrainsANode(t *testing.T) {
 		}
 	}
 	for _, name := range evicted {
-		if attempts, granted := auditedEvictions(t, ns, name); granted > 1 {
+		if attempts, granted := f.AuditedEvictions(t, ns, name); granted > 1 {
 			t.Errorf("pod %s was evicted %d times (%d attempts)", name, granted, attempts)
 		}
 	}

@@ -89,6 +89,7 @@ type Cluster struct {
 	logDir    string
 	apiPort   int
 	etcdURL   string
+	etcd      *Process
 
 	mu        sync.Mutex
 	processes []*Process

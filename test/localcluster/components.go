@@ -86,8 +86,13 @@ func waitFor(ctx context.Context, p *Process, what string, check func(context.Co
 
 func (c *Cluster) startEtcd(ctx context.Context) error {
 	var err error
-	c.etcdURL, _, err = c.StartEtcd(ctx, "etcd")
+	c.etcdURL, c.etcd, err = c.StartEtcd(ctx, "etcd")
 	return err
+}
+
+// KubeEtcd is the etcd of kube-apiserver, for tests that freeze it.
+func (c *Cluster) KubeEtcd() *Process {
+	return c.etcd
 }
 
 // StartEtcd starts an etcd named name on free loopback ports, with its data

@@ -103,6 +103,17 @@ func (p *Process) Stop() {
 	}
 }
 
+// Freeze stops the process group (SIGSTOP), as a hung machine would: its
+// connections stay open and nothing answers.
+func (p *Process) Freeze() error {
+	return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGSTOP)
+}
+
+// Thaw resumes a frozen process group (SIGCONT).
+func (p *Process) Thaw() error {
+	return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
+}
+
 // Kill ends the process group at once, as a crash would.
 func (p *Process) Kill() {
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)

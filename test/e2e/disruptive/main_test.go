@@ -1,0 +1,42 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package disruptive holds the e2e tests that disturb the whole local
+// control plane (a frozen etcd of kube-apiserver stalls every component), on
+// a cluster of their own so that no other test runs beside them.
+package disruptive
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+// f is the cluster of the package.
+var f *framework.Framework
+
+func TestMain(m *testing.M) {
+	// A directory apart from the main suite's, whose cluster may still be
+	// in its directory when go test runs the packages.
+	if err := flag.Set("cluster-dir", "../../../_output/e2e-disruptive"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(framework.Run(m, &f))
+}
