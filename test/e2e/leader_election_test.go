@@ -19,11 +19,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -125,6 +127,17 @@ func TestLeaderElectionHandsOverAndNeverEvictsTwice(t *testing.T) {
 	}
 	if got := standby.metric(t, evicted); got != 0 {
 		t.Errorf("the standby %s evicted %v pods while %s led", standby.name, got, leader.name)
+	}
+	// Each replica serves the leader election check on /healthz.
+	for _, r := range replicas {
+		client, err := kubernetes.NewForConfig(r.config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := client.Discovery().RESTClient().Get().AbsPath("/healthz").Param("verbose", "true").DoRaw(ctx)
+		if err != nil || !strings.Contains(string(body), "[+]leaderElection ok") {
+			t.Errorf("%s /healthz lacks a passing leaderElection check: %v\n%s", r.name, err, body)
+		}
 	}
 
 	// The leader crashes without releasing its Lease; the standby takes over

@@ -136,19 +136,7 @@ func FuzzUpdate(f *testing.F) {
 	f.Add([]byte(strings.Replace(stored, `"web-0"`, `"web-1"`, 1)))
 	f.Add([]byte(strings.Replace(stored, `[{"name": "nodemaintenance.k8s.io"}]`, `[]`, 1)))
 	f.Add([]byte(seedStatus))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		oldER, newER := decode([]byte(stored)), decode(data)
-		if newER == nil {
-			return
-		}
-		strategy.PrepareForUpdate(ctx(), newER, oldER)
-		if len(strategy.ValidateUpdate(ctx(), newER, oldER)) > 0 {
-			return
-		}
-		if errs := strategy.ValidateUpdate(ctx(), roundTrip(t, newER), oldER); len(errs) > 0 {
-			t.Fatalf("a valid update no longer validates after a round trip: %v", errs)
-		}
-	})
+	fuzzWriteOver(f, stored, strategy.PrepareForUpdate, strategy.ValidateUpdate)
 }
 
 // FuzzStatusUpdate writes fuzzed objects over a stored request with an
@@ -158,18 +146,26 @@ func FuzzStatusUpdate(f *testing.F) {
 	f.Add([]byte(stored))
 	f.Add([]byte(strings.Replace(seedStatus, `"b.example.com", "heartbeatTime"`, `"a.example.com", "heartbeatTime"`, 1)))
 	f.Add([]byte(strings.Replace(seedStatus, `"failedAPIEvictionCounter": 2`, `"failedAPIEvictionCounter": 1`, 1)))
+	status := evictionrequest.NewStatusStrategy(strategy, fixedClock{})
+	fuzzWriteOver(f, seedStatus, status.PrepareForUpdate, status.ValidateUpdate)
+}
+
+// fuzzWriteOver fuzzes writes over the stored object: a write that
+// validates must still validate once stored and read back.
+func fuzzWriteOver(f *testing.F, storedJSON string,
+	prepare func(context.Context, runtime.Object, runtime.Object),
+	validate func(context.Context, runtime.Object, runtime.Object) field.ErrorList) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		oldER, newER := decode([]byte(seedStatus)), decode(data)
+		oldER, newER := decode([]byte(storedJSON)), decode(data)
 		if newER == nil {
 			return
 		}
-		status := evictionrequest.NewStatusStrategy(strategy, fixedClock{})
-		status.PrepareForUpdate(ctx(), newER, oldER)
-		if len(status.ValidateUpdate(ctx(), newER, oldER)) > 0 {
+		prepare(ctx(), newER, oldER)
+		if len(validate(ctx(), newER, oldER)) > 0 {
 			return
 		}
-		if errs := status.ValidateUpdate(ctx(), roundTrip(t, newER), oldER); len(errs) > 0 {
-			t.Fatalf("a valid status update no longer validates after a round trip: %v", errs)
+		if errs := validate(ctx(), roundTrip(t, newER), oldER); len(errs) > 0 {
+			t.Fatalf("a valid write no longer validates after a round trip: %v", errs)
 		}
 	})
 }

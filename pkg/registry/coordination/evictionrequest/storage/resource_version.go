@@ -41,6 +41,20 @@ func checkResourceVersion(resourceVersion string) error {
 	return nil
 }
 
+func checkGetOptions(options *metav1.GetOptions) error {
+	if options == nil {
+		return nil
+	}
+	return checkResourceVersion(options.ResourceVersion)
+}
+
+func checkListOptions(options *metainternalversion.ListOptions) error {
+	if options == nil {
+		return nil
+	}
+	return checkResourceVersion(options.ResourceVersion)
+}
+
 // Create creates an EvictionRequest. A resourceVersion in the new object is
 // a 422 naming it, where the storage would answer a 500; only POST comes
 // here, so a server-side apply that creates keeps its own rules.
@@ -56,10 +70,8 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 // Get reads an EvictionRequest, refusing a malformed resourceVersion with a
 // 400.
 func (r *REST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
-	if options != nil {
-		if err := checkResourceVersion(options.ResourceVersion); err != nil {
-			return nil, err
-		}
+	if err := checkGetOptions(options); err != nil {
+		return nil, err
 	}
 	return r.Store.Get(ctx, name, options)
 }
@@ -67,10 +79,8 @@ func (r *REST) Get(ctx context.Context, name string, options *metav1.GetOptions)
 // List lists EvictionRequests, refusing a malformed resourceVersion with a
 // 400.
 func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
-	if options != nil {
-		if err := checkResourceVersion(options.ResourceVersion); err != nil {
-			return nil, err
-		}
+	if err := checkListOptions(options); err != nil {
+		return nil, err
 	}
 	return r.Store.List(ctx, options)
 }
@@ -78,10 +88,8 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 // Watch watches EvictionRequests, refusing a malformed resourceVersion with
 // a 400.
 func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
-	if options != nil {
-		if err := checkResourceVersion(options.ResourceVersion); err != nil {
-			return nil, err
-		}
+	if err := checkListOptions(options); err != nil {
+		return nil, err
 	}
 	return r.Store.Watch(ctx, options)
 }
@@ -89,10 +97,8 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 // DeleteCollection deletes the EvictionRequests a list selects, refusing a
 // malformed resourceVersion of that list with a 400.
 func (r *REST) DeleteCollection(ctx context.Context, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions, listOptions *metainternalversion.ListOptions) (runtime.Object, error) {
-	if listOptions != nil {
-		if err := checkResourceVersion(listOptions.ResourceVersion); err != nil {
-			return nil, err
-		}
+	if err := checkListOptions(listOptions); err != nil {
+		return nil, err
 	}
 	return r.Store.DeleteCollection(ctx, deleteValidation, options, listOptions)
 }

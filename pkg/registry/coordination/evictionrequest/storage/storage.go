@@ -91,10 +91,8 @@ func (r *StatusREST) Destroy() {}
 
 // Get returns the EvictionRequest, so that clients can patch its status.
 func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
-	if options != nil {
-		if err := checkResourceVersion(options.ResourceVersion); err != nil {
-			return nil, err
-		}
+	if err := checkGetOptions(options); err != nil {
+		return nil, err
 	}
 	return r.store.Get(ctx, name, options)
 }
