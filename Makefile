@@ -55,16 +55,20 @@ $(BIN_DIR)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 	cd hack/tools/kwok && $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
 	@touch $@
 
+# OVERLAY is the overlay of artifacts/ make run deploys: default, or ha (two
+# server replicas behind the APIService, on a three-member etcd).
+OVERLAY ?= default
+
 .PHONY: run
-run: build tools ## Run the local control plane with evictionrequest-apiserver registered, in the foreground.
-	$(BIN_DIR)/local-up --dir=_output/local --bin-dir=$(BIN_DIR)
+run: build tools ## Run the local control plane with evictionrequest-apiserver registered (OVERLAY=ha for two replicas on a three-member etcd), in the foreground.
+	$(BIN_DIR)/local-up --dir=_output/local --bin-dir=$(BIN_DIR) --overlay=$(OVERLAY)
 
 .PHONY: test
 test: verify test-unit test-e2e ## Everything CI runs: verify, unit and storage tests, e2e.
 
 .PHONY: test-unit
-test-unit: ## Unit tests, storage tests on an embedded etcd, the server in-process (test/integration) and the rendering of the deploy overlays.
-	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./artifacts/... ./test/integration/...
+test-unit: ## Unit tests, storage tests on an embedded etcd, the server in-process (test/integration), the rendering of the deploy overlays and the harness's load balancer.
+	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./artifacts/... ./test/integration/... ./test/localcluster/...
 
 .PHONY: test-e2e
 test-e2e: build tools ## The e2e suite on the local control plane, through the kube-apiserver aggregator.

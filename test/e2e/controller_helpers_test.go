@@ -19,10 +19,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +30,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
@@ -189,32 +185,4 @@ func waitForEvents(t *testing.T, ns, name string, reasons ...string) {
 		}
 		return nil
 	})
-}
-
-// metricSamples is the text of a server's /metrics.
-type metricSamples []byte
-
-// scrapeMetrics reads /metrics of the server config points at.
-func scrapeMetrics(t *testing.T, config *rest.Config) metricSamples {
-	t.Helper()
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(framework.Context(t))
-	if err != nil {
-		t.Fatalf("GET %s/metrics: %v", config.Host, err)
-	}
-	return body
-}
-
-// value returns the value of one sample, such as
-// `evictionrequest_controller_evictions{result="success"}`, and whether it is there.
-func (m metricSamples) value(sample string) (float64, bool) {
-	match := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sample) + ` ([0-9.e+]+)$`).FindSubmatch(m)
-	if match == nil {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(string(match[1]), 64)
-	return v, err == nil
 }

@@ -48,9 +48,9 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 	}
 	waitUntilActive(t, ns, parkedER.Name, interceptor)
 
-	metrics := scrapeMetrics(t, f.ServerClientConfig(f.EvictionServer()))
+	metrics := framework.ScrapeMetrics(t, f.ServerClientConfig(f.EvictionServer()))
 	sample := func(name string) float64 {
-		v, ok := metrics.value(name)
+		v, ok := metrics.Value(name)
 		if !ok {
 			t.Errorf("/metrics lacks %s", name)
 		}

@@ -18,7 +18,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,26 +26,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 	"github.com/evictionrequest/apiserver/test/localcluster"
 )
-
-// markForDrain sets or removes the drain annotation of a node.
-func markForDrain(t *testing.T, node string, drain bool) {
-	t.Helper()
-	var value any
-	if drain {
-		value = "true"
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.NodeDrainAnnotation: value}}})
-	if _, err := f.Kube.CoreV1().Nodes().Patch(framework.Context(t), node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // waitForNode waits until the node satisfies cond and returns it.
 func waitForNode(t *testing.T, name, what string, cond func(*corev1.Node) error) *corev1.Node {
@@ -122,7 +107,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 	}
 	skippedPods(t, ns, node)
 
-	markForDrain(t, node, true)
+	f.MarkForDrain(t, node, true)
 	drained := waitForNode(t, node, "the node to be drained", func(n *corev1.Node) error {
 		if !n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != nodedrain.DefaultRequesterName {
 			return fmt.Errorf("not cordoned by the drain: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
@@ -163,7 +148,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 		return conditionIs(n, v1alpha1.NodeDrained, corev1.ConditionTrue, "")
 	})
 
-	markForDrain(t, node, false)
+	f.MarkForDrain(t, node, false)
 	waitForNode(t, node, "the drain to end", func(n *corev1.Node) error {
 		if n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
 			return fmt.Errorf("still cordoned: %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
@@ -185,7 +170,7 @@ func TestDeclarativeNodeDrainShowsProgressAndWithdraws(t *testing.T) {
 	parked := f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}})
 	f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: node})
 
-	markForDrain(t, node, true)
+	f.MarkForDrain(t, node, true)
 	waitForNode(t, node, "the drain's progress on the node", func(n *corev1.Node) error {
 		if err := conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionTrue, "1 pod left to evict (1 intercepted)"); err != nil {
 			return err
@@ -197,7 +182,7 @@ func TestDeclarativeNodeDrainShowsProgressAndWithdraws(t *testing.T) {
 		t.Errorf("requesters %v, want the node drain", er.Spec.Requesters)
 	}
 
-	markForDrain(t, node, false)
+	f.MarkForDrain(t, node, false)
 	waitForCompletion(t, ns, string(parked.UID), v1alpha1.CompleteReasonCanceled)
 	waitForNode(t, node, "the node uncordoned", func(n *corev1.Node) error {
 		if n.Spec.Unschedulable || nodeCondition(n, v1alpha1.NodeDrainInProgress) != nil {

@@ -49,7 +49,7 @@ func TestServerRestartKeepsEveryObject(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := f.RestartServer(ctx); err != nil {
+	if err := f.RestartServers(ctx, f.EvictionServer()); err != nil {
 		t.Fatalf("restarting evictionrequest-apiserver: %v", err)
 	}
 

@@ -56,6 +56,11 @@ type Config struct {
 	// BinDir holds etcd, kube-apiserver, kube-controller-manager, kwok and
 	// evictionrequest-apiserver.
 	BinDir string
+	// Overlay is the overlay of artifacts/ the cluster deploys, DefaultOverlay
+	// when empty. Its Deployment of our server runs as that many local
+	// processes, behind a load balancer when there are several, and an etcd
+	// StatefulSet of the overlay as a local etcd cluster of as many members.
+	Overlay string
 	// Nodes is the number of kwok nodes, named kwok-node-0, kwok-node-1, ...
 	Nodes int
 	// ServerArgs are extra flags of evictionrequest-apiserver.
@@ -88,15 +93,20 @@ type Cluster struct {
 	pids      *pidLog
 	logDir    string
 	apiPort   int
-	etcdURL   string
-	etcd      *Process
+	// etcd is kube-apiserver's.
+	etcd *EtcdMember
+	// serverEtcd is the etcd cluster of our server, when the overlay runs one.
+	serverEtcd []*EtcdMember
 
 	mu        sync.Mutex
 	processes []*Process
 	// ports are every port handed to a component, never handed out twice.
-	ports  []int
-	server *Server
-	exited chan *Process
+	ports []int
+	// servers are the replicas of our server the APIService reaches,
+	// through balancer when there are several.
+	servers  []*Server
+	balancer *balancer
+	exited   chan *Process
 }
 
 // Start brings up the control plane and returns once our APIService is
@@ -104,6 +114,9 @@ type Cluster struct {
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Nodes == 0 {
 		cfg.Nodes = 3
+	}
+	if cfg.Overlay == "" {
+		cfg.Overlay = DefaultOverlay
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -175,6 +188,31 @@ func (c *Cluster) Stop() {
 	for i := len(processes) - 1; i >= 0; i-- {
 		processes[i].Stop()
 	}
+	if c.balancer != nil {
+		c.balancer.close()
+	}
+}
+
+// Redundant is true for a process the cluster can lose one of and go on:
+// a server replica or a member of the server's etcd, when there are several.
+func (c *Cluster) Redundant(p *Process) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.servers) > 1 {
+		for _, s := range c.servers {
+			if s.Process == p {
+				return true
+			}
+		}
+	}
+	if len(c.serverEtcd) > 1 {
+		for _, m := range c.serverEtcd {
+			if m.Process == p {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // LogDir is where the components write their output.

@@ -84,45 +84,6 @@ func waitFor(ctx context.Context, p *Process, what string, check func(context.Co
 	}
 }
 
-func (c *Cluster) startEtcd(ctx context.Context) error {
-	var err error
-	c.etcdURL, c.etcd, err = c.StartEtcd(ctx, "etcd")
-	return err
-}
-
-// KubeEtcd is the etcd of kube-apiserver, for tests that freeze it.
-func (c *Cluster) KubeEtcd() *Process {
-	return c.etcd
-}
-
-// StartEtcd starts an etcd named name on free loopback ports, with its data
-// under the cluster directory, and returns its client URL once it is healthy.
-func (c *Cluster) StartEtcd(ctx context.Context, name string) (string, *Process, error) {
-	ports, err := c.reservePorts(2)
-	if err != nil {
-		return "", nil, err
-	}
-	clientURL, peerURL := loopbackURL("http", ports[0]), loopbackURL("http", ports[1])
-	p, err := c.run(name, nil, "etcd",
-		"--name=default",
-		"--data-dir="+c.path(name),
-		"--listen-client-urls="+clientURL, "--advertise-client-urls="+clientURL,
-		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
-		"--initial-cluster=default="+peerURL,
-		"--listen-metrics-urls=",
-		"--log-level=warn",
-		// The cluster is thrown away after the run; fsync would only slow tests.
-		"--unsafe-no-fsync",
-	)
-	if err != nil {
-		return "", nil, err
-	}
-	err = waitFor(ctx, p, name, func(ctx context.Context) error {
-		return httpGetOK(ctx, http.DefaultClient, clientURL+"/health", `"health":"true"`)
-	})
-	return clientURL, p, err
-}
-
 func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 	ports, err := c.reservePorts(1)
 	if err != nil {
@@ -135,7 +96,7 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 	}
 	c.AuditLogPath = c.path("logs", "kube-apiserver-audit.log")
 	p, err := c.run("kube-apiserver", nil, "kube-apiserver",
-		"--etcd-servers="+c.etcdURL,
+		"--etcd-servers="+c.etcd.ClientURL,
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", c.apiPort),
 		"--advertise-address=127.0.0.1",

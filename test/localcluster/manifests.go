@@ -29,20 +29,22 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/artifacts"
 )
 
-// DeployedOverlay is the overlay of artifacts/ the local control plane
-// deploys: its RBAC, roles, policies and APIService are applied as they are,
-// and its Deployments are run as local processes with the arguments and the
-// service accounts they give their containers.
-const DeployedOverlay = "default"
+// DefaultOverlay is the overlay of artifacts/ the local control plane
+// deploys unless told otherwise. Of the deployed overlay, the RBAC, roles,
+// policies and APIService are applied as they are, and the Deployments and
+// StatefulSets are run as local processes, the Deployments with the
+// arguments and the service accounts they give their containers.
+const DefaultOverlay = "default"
 
-// renderManifests renders DeployedOverlay with the cluster's serving
+// renderManifests renders the deployed overlay with the cluster's serving
 // certificate in place of the one users generate.
 func (c *Cluster) renderManifests() error {
-	objects, err := artifacts.Render(DeployedOverlay, c.ServingCertFiles())
+	objects, err := artifacts.Render(c.cfg.Overlay, c.ServingCertFiles())
 	if err != nil {
 		return err
 	}
@@ -117,7 +119,7 @@ func (c *Cluster) manifest(kind, name string) (*unstructured.Unstructured, error
 			return obj.DeepCopy(), nil
 		}
 	}
-	return nil, fmt.Errorf("overlay %s of artifacts/ has no %s %s", DeployedOverlay, kind, name)
+	return nil, fmt.Errorf("overlay %s of artifacts/ has no %s %s", c.cfg.Overlay, kind, name)
 }
 
 // workload is what a Deployment of the overlay runs: the identity and the
@@ -125,6 +127,7 @@ func (c *Cluster) manifest(kind, name string) (*unstructured.Unstructured, error
 type workload struct {
 	namespace, serviceAccount string
 	command, args             []string
+	replicas                  int
 }
 
 // workloadOf reads the Deployment name of the overlay, and checks that it
@@ -147,7 +150,24 @@ func (c *Cluster) workloadOf(name, serviceAccount string) (workload, error) {
 		return workload{}, fmt.Errorf("the Deployment %s has no container", name)
 	}
 	return workload{namespace: dep.Namespace, serviceAccount: spec.ServiceAccountName,
-		command: spec.Containers[0].Command, args: spec.Containers[0].Args}, nil
+		command: spec.Containers[0].Command, args: spec.Containers[0].Args,
+		replicas: int(ptr.Deref(dep.Spec.Replicas, 1))}, nil
+}
+
+// statefulSetReplicas is the number of replicas of the StatefulSet name of
+// the overlay, 0 when the overlay has none.
+func (c *Cluster) statefulSetReplicas(name string) (int, error) {
+	for _, obj := range c.manifests {
+		if obj.GetKind() != "StatefulSet" || obj.GetName() != name {
+			continue
+		}
+		var set appsv1.StatefulSet
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &set); err != nil {
+			return 0, err
+		}
+		return int(ptr.Deref(set.Spec.Replicas, 1)), nil
+	}
+	return 0, nil
 }
 
 // localArgs turns the arguments of a container into those of a local

@@ -24,6 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,6 +63,13 @@ type ServerOptions struct {
 	Args []string
 }
 
+// serverEtcdName is the etcd StatefulSet of the ha overlay.
+const serverEtcdName = "evictionrequest-etcd"
+
+// startEvictionServer deploys our server as the overlay describes it: the
+// etcd StatefulSet, if any, as a local etcd cluster, and as many server
+// processes as the Deployment has replicas, which the APIService reaches
+// through a load balancer when there are several.
 func (c *Cluster) startEvictionServer(ctx context.Context) error {
 	if err := c.renderManifests(); err != nil {
 		return err
@@ -68,20 +77,52 @@ func (c *Cluster) startEvictionServer(ctx context.Context) error {
 	if err := c.applyManifests(ctx); err != nil {
 		return err
 	}
-	server, err := c.StartServer(ctx, ServerOptions{Name: serverName, Args: c.cfg.ServerArgs})
+	w, err := c.workloadOf(serverName, serverName)
 	if err != nil {
 		return err
 	}
-	c.server = server
-	if err := c.register(ctx, server.Port); err != nil {
+	members, err := c.statefulSetReplicas(serverEtcdName)
+	if err != nil {
 		return err
 	}
-	return c.waitAggregated(ctx, server.Process)
+	if members > 0 {
+		if c.serverEtcd, err = c.startEtcdCluster(ctx, etcdMemberNames(serverEtcdName, members)...); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < w.replicas; i++ {
+		name := serverName
+		if w.replicas > 1 {
+			name = fmt.Sprintf("%s-%d", serverName, i)
+		}
+		server, err := c.StartServer(ctx, ServerOptions{Name: name, Args: c.cfg.ServerArgs})
+		if err != nil {
+			return err
+		}
+		c.servers = append(c.servers, server)
+	}
+	port := c.servers[0].Port
+	if len(c.servers) > 1 {
+		if c.balancer, err = c.startBalancer(c.servers); err != nil {
+			return err
+		}
+		port = c.balancer.port
+	}
+	if err := c.register(ctx, port); err != nil {
+		return err
+	}
+	return c.waitAggregated(ctx, c.servers[0].Process)
 }
 
-// EvictionServer is the server registered with the aggregator.
+// EvictionServer is the first replica of the server registered with the
+// aggregator.
 func (c *Cluster) EvictionServer() *Server {
-	return c.server
+	return c.servers[0]
+}
+
+// Replicas are the replicas of the server registered with the aggregator.
+func (c *Cluster) Replicas() []*Server {
+	return append([]*Server(nil), c.servers...)
 }
 
 // StartServer starts an evictionrequest-apiserver with the arguments the
@@ -101,7 +142,7 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 	if err != nil {
 		return nil, err
 	}
-	args := localArgs(w.args, map[string]string{
+	replace := map[string]string{
 		"bind-address":           "",
 		"secure-port":            "",
 		"kubeconfig":             "",
@@ -109,7 +150,11 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 		"tls-private-key-file":   c.pki.evictionServing.KeyFile,
 		"embedded-etcd-data-dir": c.path(opts.Name + "-etcd"),
 		"cert-dir":               c.path(opts.Name + "-certs"),
-	})
+	}
+	if urls := c.ServerEtcdURLs(); len(urls) > 0 {
+		replace["etcd-servers"] = strings.Join(urls, ",")
+	}
+	args := localArgs(w.args, replace)
 	// In a pod these come from the service account and the Service.
 	args = append(args,
 		"--bind-address=127.0.0.1",
@@ -126,36 +171,65 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 	return server, c.waitServerReady(ctx, server)
 }
 
-// RestartServer stops the registered server with SIGTERM, fails unless it
-// exits cleanly, and starts it again with the same flags, port and data,
-// then waits until the aggregator serves it again.
-func (c *Cluster) RestartServer(ctx context.Context) error {
-	old := c.server
-	old.Stop()
-	c.untrack(old.Process)
-	// SIGTERM must stop the server and its embedded etcd cleanly, not run
-	// into the kill after the grace period.
-	if err := old.Err(); err != nil {
-		return fmt.Errorf("%s did not exit cleanly on SIGTERM: %w (see %s)", old.Name, err, old.LogFile)
+// RestartServers stops the servers at once with SIGTERM, fails unless each
+// exits cleanly, and starts them again with the same flags, port and data,
+// then waits until they are ready and the aggregator serves our API. A
+// server that already exited (a test killed it) is only started again.
+func (c *Cluster) RestartServers(ctx context.Context, servers ...*Server) error {
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		select {
+		case <-s.Done():
+			continue
+		default:
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Stop()
+			// SIGTERM must stop the server and its embedded etcd cleanly,
+			// not run into the kill after the grace period.
+			if err := s.Err(); err != nil {
+				errs[i] = fmt.Errorf("%s did not exit cleanly on SIGTERM: %w (see %s)", s.Name, err, s.LogFile)
+			}
+		}()
 	}
-	p, err := c.run(old.Name, nil, "evictionrequest-apiserver", old.args...)
-	if err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	c.server = &Server{Process: p, Port: old.Port, args: old.args}
-	if err := c.waitServerReady(ctx, c.server); err != nil {
-		return err
+	for _, s := range servers {
+		c.untrack(s.Process)
+		p, err := c.run(s.Name, nil, "evictionrequest-apiserver", s.args...)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		s.Process = p
+		c.mu.Unlock()
 	}
-	return c.waitAggregated(ctx, p)
+	for _, s := range servers {
+		if err := c.waitServerReady(ctx, s); err != nil {
+			return err
+		}
+	}
+	return c.waitAggregated(ctx, servers[0].Process)
 }
 
 func (c *Cluster) waitServerReady(ctx context.Context, server *Server) error {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(c.pki.servingCA.certPEM())
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}}
+	client := c.servingClient()
 	return waitFor(ctx, server.Process, server.Name, func(ctx context.Context) error {
 		return httpGetOK(ctx, client, server.URL()+"/readyz", "ok")
 	})
+}
+
+// servingClient is an anonymous HTTPS client that trusts the serving
+// certificate of our server, for its health endpoints.
+func (c *Cluster) servingClient() *http.Client {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(c.pki.servingCA.certPEM())
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}}
 }
 
 // ServerClientConfig is an admin client configuration that talks to server
@@ -169,9 +243,9 @@ func (c *Cluster) ServerClientConfig(server *Server) *rest.Config {
 	return config
 }
 
-// register points the aggregator at the server: an ExternalName Service to
-// localhost and the APIService of the overlay, which trusts the serving CA,
-// on the server's port.
+// register points the aggregator at port, the server's or the load
+// balancer's in front of the replicas: an ExternalName Service to localhost
+// and the APIService of the overlay, which trusts the serving CA.
 func (c *Cluster) register(ctx context.Context, port int) error {
 	if _, err := c.Client.CoreV1().Services(serverNamespace).Create(ctx, externalNameService(port), metav1.CreateOptions{}); err != nil {
 		return err

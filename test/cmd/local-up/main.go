@@ -40,6 +40,7 @@ func main() {
 	dir := flag.String("dir", "_output/local", "Directory of the cluster: certificates, kubeconfig, data and logs/. Wiped at start.")
 	binDir := flag.String("bin-dir", "_output/bin", "Directory of the etcd, kube-apiserver, kube-controller-manager, kwok, kubectl and evictionrequest-apiserver binaries.")
 	nodes := flag.Int("nodes", 3, "Number of kwok nodes.")
+	overlay := flag.String("overlay", localcluster.DefaultOverlay, "Overlay of artifacts/ to deploy: default (one server with its embedded etcd) or ha (two replicas behind the APIService on a three-member etcd).")
 	klog.InitFlags(nil)
 	flag.Parse()
 
@@ -50,35 +51,40 @@ func main() {
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
 		klog.Background().Error(err, "Cannot follow the parent process; stop this process directly")
 	}
-	if err := run(ctx, *dir, *binDir, *nodes); err != nil {
+	if err := run(ctx, localcluster.Config{Dir: *dir, BinDir: *binDir, Nodes: *nodes, Overlay: *overlay}); err != nil {
 		klog.Background().Error(err, "Local control plane failed")
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dir, binDir string, nodes int) error {
+func run(ctx context.Context, cfg localcluster.Config) error {
 	logger := klog.FromContext(ctx)
-	cluster, err := localcluster.Start(ctx, localcluster.Config{
-		Dir: dir, BinDir: binDir, Nodes: nodes,
-		// make run shows the whole product: the node drain requester too.
-		ServerArgs:       []string{"--enable-node-drain-controller"},
-		SurgeInterceptor: true,
-		Logf:             func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
-	})
+	// make run shows the whole product: the node drain requester too.
+	cfg.ServerArgs = []string{"--enable-node-drain-controller"}
+	cfg.SurgeInterceptor = true
+	cfg.Logf = func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
+	cluster, err := localcluster.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer cluster.Stop()
 
-	kubectl, _ := filepath.Abs(filepath.Join(binDir, "kubectl"))
+	kubectl, _ := filepath.Abs(filepath.Join(cfg.BinDir, "kubectl"))
 	fmt.Printf("Local control plane ready: export KUBECONFIG=%s; %s api-resources --api-group=coordination.k8s.io; %s get evictionrequests -A (logs in %s; Ctrl-C stops it)\n",
 		cluster.KubeconfigPath, kubectl, kubectl, cluster.LogDir())
 
-	select {
-	case <-ctx.Done():
-		logger.Info("Stopping the local control plane")
-		return nil
-	case p := <-cluster.Exited():
-		return fmt.Errorf("%s exited unexpectedly (%v), see %s", p.Name, p.Err(), p.LogFile)
+	for {
+		select {
+		case <-ctx.Done():
+			logger.Info("Stopping the local control plane")
+			return nil
+		case p := <-cluster.Exited():
+			if !cluster.Redundant(p) {
+				return fmt.Errorf("%s exited unexpectedly (%v), see %s", p.Name, p.Err(), p.LogFile)
+			}
+			// With the ha overlay the cluster survives one replica or one
+			// etcd member lost, which is what trying it out means.
+			logger.Error(p.Err(), "A redundant component exited; the cluster goes on without it", "component", p.Name, "log", p.LogFile)
+		}
 	}
 }

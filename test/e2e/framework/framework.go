@@ -22,6 +22,7 @@ package framework
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -37,6 +38,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -50,6 +52,7 @@ import (
 var (
 	binDir     = flag.String("bin-dir", "../../_output/bin", "Directory of the cluster binaries and evictionrequest-apiserver.")
 	clusterDir = flag.String("cluster-dir", "../../_output/e2e", "Directory of the e2e cluster; its logs/ stay for the failure report.")
+	overlay    = flag.String("overlay", localcluster.DefaultOverlay, "Overlay of artifacts/ the e2e cluster deploys: default, or ha (two replicas of the server on a three-member etcd).")
 )
 
 // Framework is the cluster every e2e test shares, reached through
@@ -70,6 +73,7 @@ func Run(m *testing.M, f **Framework) int {
 	cluster, err := localcluster.Start(ctx, localcluster.Config{
 		Dir:              *clusterDir,
 		BinDir:           *binDir,
+		Overlay:          *overlay,
 		ServerArgs:       []string{"--enable-node-drain-controller"},
 		SurgeInterceptor: true,
 		Logf:             func(format string, args ...any) { fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...) },
@@ -288,6 +292,23 @@ func (f *Framework) NewNode(t testing.TB) string {
 		return fmt.Errorf("not Ready: %v", current.Status.Conditions)
 	})
 	return node.Name
+}
+
+// MarkForDrain sets or removes the annotation that asks the server's node
+// drain to drain node.
+func (f *Framework) MarkForDrain(t testing.TB, node string, drain bool) {
+	t.Helper()
+	var value any
+	if drain {
+		value = "true"
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.NodeDrainAnnotation: value}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Kube.CoreV1().Nodes().Patch(Context(t), node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("marking node %s for drain (%v): %v", node, drain, err)
+	}
 }
 
 // Command is a binary of the bin dir that a test runs, with its output

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package disruptive
+package ha
 
 import (
 	"context"
@@ -35,8 +35,6 @@ import (
 // controller to the cluster hangs until its timeout, and the leader's Lease
 // cannot be renewed. Within seconds of the thaw the controller leads again
 // and evicts the pod, once.
-//
-// The whole cluster freezes with its etcd, hence a package of its own.
 func TestControllerRecoversFromAFrozenClusterEtcd(t *testing.T) {
 	ns := f.NewNamespace(t)
 	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{})

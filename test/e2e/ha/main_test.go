@@ -14,10 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package disruptive holds the e2e tests that disturb the whole local
-// control plane (a frozen etcd of kube-apiserver stalls every component), on
-// a cluster of their own so that no other test runs beside them.
-package disruptive
+// Package ha holds the e2e tests that kill, freeze and restart processes of
+// the local control plane, on a cluster of their own that deploys the ha
+// overlay: two replicas of the server behind the one APIService, storing
+// in a three-member etcd. They run one at a time, since each disturbs the
+// whole cluster, and each leaves the cluster whole again.
+package ha
 
 import (
 	"flag"
@@ -34,9 +36,11 @@ var f *framework.Framework
 func TestMain(m *testing.M) {
 	// A directory apart from the main suite's, whose cluster may still be
 	// in its directory when go test runs the packages.
-	if err := flag.Set("cluster-dir", "../../../_output/e2e-disruptive"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	for name, value := range map[string]string{"cluster-dir": "../../../_output/e2e-ha", "overlay": "ha"} {
+		if err := flag.Set(name, value); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
 	os.Exit(framework.Run(m, &f))
 }

@@ -1,0 +1,137 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// EtcdMember is one member of an etcd cluster of the local control plane.
+type EtcdMember struct {
+	*Process
+	// ClientURL is where clients reach the member.
+	ClientURL string
+	args      []string
+}
+
+func (c *Cluster) startEtcd(ctx context.Context) error {
+	members, err := c.startEtcdCluster(ctx, "etcd")
+	if err != nil {
+		return err
+	}
+	c.etcd = members[0]
+	return nil
+}
+
+// KubeEtcd is the etcd of kube-apiserver, for tests that freeze it.
+func (c *Cluster) KubeEtcd() *Process {
+	return c.etcd.Process
+}
+
+// ServerEtcd is the etcd cluster our server stores in when the deployed
+// overlay runs one (the ha overlay's StatefulSet); empty when the server
+// embeds its etcd.
+func (c *Cluster) ServerEtcd() []*EtcdMember {
+	return c.serverEtcd
+}
+
+// ServerEtcdURLs are the client URLs of ServerEtcd, as --etcd-servers lists them.
+func (c *Cluster) ServerEtcdURLs() []string {
+	var urls []string
+	for _, m := range c.serverEtcd {
+		urls = append(urls, m.ClientURL)
+	}
+	return urls
+}
+
+// startEtcdCluster starts an etcd cluster of one member per name, on free
+// loopback ports and with its data under the cluster directory, and returns
+// once every member is healthy: a member reports healthy only once the
+// cluster has a leader, so all of them start before the first is waited for.
+func (c *Cluster) startEtcdCluster(ctx context.Context, names ...string) ([]*EtcdMember, error) {
+	members := make([]*EtcdMember, len(names))
+	peerURLs := make([]string, len(names))
+	initialCluster := make([]string, len(names))
+	for i, name := range names {
+		ports, err := c.reservePorts(2)
+		if err != nil {
+			return nil, err
+		}
+		members[i] = &EtcdMember{ClientURL: loopbackURL("http", ports[0])}
+		peerURLs[i] = loopbackURL("http", ports[1])
+		initialCluster[i] = name + "=" + peerURLs[i]
+	}
+	for i, name := range names {
+		m := members[i]
+		m.args = []string{
+			"--name=" + name,
+			"--data-dir=" + c.path(name),
+			"--listen-client-urls=" + m.ClientURL, "--advertise-client-urls=" + m.ClientURL,
+			"--listen-peer-urls=" + peerURLs[i], "--initial-advertise-peer-urls=" + peerURLs[i],
+			"--initial-cluster=" + strings.Join(initialCluster, ","),
+			"--initial-cluster-token=" + names[0],
+			"--listen-metrics-urls=",
+			"--log-level=warn",
+			// The cluster is thrown away after the run; fsync would only slow tests.
+			"--unsafe-no-fsync",
+		}
+		var err error
+		if m.Process, err = c.run(name, nil, "etcd", m.args...); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range members {
+		if err := c.waitEtcdHealthy(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	return members, nil
+}
+
+// RestartEtcdMember starts member again with its flags and data, stopping
+// it first (SIGTERM) if it still runs, and waits until it is healthy: a
+// member of a cluster rejoins it from its data directory.
+func (c *Cluster) RestartEtcdMember(ctx context.Context, member *EtcdMember) error {
+	member.Stop()
+	c.untrack(member.Process)
+	p, err := c.run(member.Name, nil, "etcd", member.args...)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	member.Process = p
+	c.mu.Unlock()
+	return c.waitEtcdHealthy(ctx, member)
+}
+
+func (c *Cluster) waitEtcdHealthy(ctx context.Context, m *EtcdMember) error {
+	return waitFor(ctx, m.Process, m.Name, func(ctx context.Context) error {
+		return httpGetOK(ctx, http.DefaultClient, m.ClientURL+"/health", `"health":"true"`)
+	})
+}
+
+// etcdMemberNames are the member names of a StatefulSet of n replicas.
+func etcdMemberNames(statefulSet string, n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%d", statefulSet, i)
+	}
+	return names
+}
