@@ -51,7 +51,7 @@ func startNamedBackend(t *testing.T, name string) *namedBackend {
 			b.wg.Add(1)
 			go func() {
 				defer b.wg.Done()
-				defer conn.Close()
+				defer func() { _ = conn.Close() }()
 				if _, err := conn.Write([]byte(name + "\n")); err != nil {
 					return
 				}
@@ -124,7 +124,7 @@ func connectTo(t *testing.T, b *balancer) (net.Conn, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { _ = conn.Close() })
 	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	name, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
