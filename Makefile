@@ -88,7 +88,7 @@ fuzz: ## Fuzz decoding and validation, and the pod interceptor annotation, FUZZ_
 	done
 
 .PHONY: bench
-bench: bench-micro bench-drain ## The micro-benchmarks and the drain benchmark.
+bench: bench-micro bench-drain bench-system ## The micro-benchmarks, the drain benchmark and the system benchmark.
 
 .PHONY: bench-micro
 bench-micro: ## Go benchmarks of the working tree against BASE (default HEAD), as benchstat ratios.
@@ -102,6 +102,15 @@ BENCH_DRAIN_ROUNDS ?= 3
 bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequest drain against kubectl drain, side by side.
 	$(GO) run ./test/cmd/bench-drain --dir=_output/bench-drain --bin-dir=$(BIN_DIR) --out=_output/bench/drain.json \
 		--pods=$(BENCH_DRAIN_PODS) --rounds=$(BENCH_DRAIN_ROUNDS)
+
+# BENCH_SYSTEM_FLAGS sizes the system benchmark, for example
+# BENCH_SYSTEM_FLAGS="--rounds=1 --ops=500 --objects=2000 --clients=16".
+BENCH_SYSTEM_FLAGS ?=
+
+.PHONY: bench-system
+bench-system: build tools ## Our API through the aggregator against an equivalent CRD, side by side: write rates and p99 as an admin and as a service account, CPU per write, LIST, heap per object; JSON and a PNG chart in _output/bench.
+	$(GO) run ./test/cmd/bench-system --dir=_output/bench-system --bin-dir=$(BIN_DIR) \
+		--out=_output/bench/system.json --chart=_output/bench/system.png $(BENCH_SYSTEM_FLAGS)
 
 .PHONY: verify
 verify: verify-gofmt verify-vet verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck ## gofmt, go vet, generated code, golangci-lint, logcheck, go mod tidy and shellcheck.

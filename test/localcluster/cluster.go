@@ -215,6 +215,14 @@ func (c *Cluster) Redundant(p *Process) bool {
 	return false
 }
 
+// Processes are the processes of the cluster that run or ran last, in the
+// order they started.
+func (c *Cluster) Processes() []*Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Process(nil), c.processes...)
+}
+
 // LogDir is where the components write their output.
 func (c *Cluster) LogDir() string {
 	return c.logDir

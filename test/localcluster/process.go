@@ -76,6 +76,11 @@ func startProcess(name, logDir string, pids *pidLog, env []string, bin string, a
 	return p, nil
 }
 
+// Pid is the process id, also the id of its process group.
+func (p *Process) Pid() int {
+	return p.cmd.Process.Pid
+}
+
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} {
 	return p.done

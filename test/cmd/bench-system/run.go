@@ -1,0 +1,191 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/evictionrequest/apiserver/test/localcluster"
+)
+
+// listRepeats is how many LISTs of every object make one sample.
+const listRepeats = 3
+
+func run(ctx context.Context, o options) error {
+	logger := klog.FromContext(ctx)
+	cluster, err := localcluster.Start(ctx, localcluster.Config{
+		Dir: o.dir, BinDir: o.binDir,
+		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
+	})
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+	b, err := setUp(ctx, o, cluster)
+	if err != nil {
+		return err
+	}
+	res := newResults()
+	for round := range o.rounds {
+		order := slices.Clone(targets)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, t := range order {
+			logger.Info("Measuring", "round", round, "api", t.name)
+			if err := b.measureWrites(ctx, t, res); err != nil {
+				return fmt.Errorf("round %d, %s: %w", round, t.name, err)
+			}
+			if err := b.measureHeld(ctx, t, res); err != nil {
+				return fmt.Errorf("round %d, %s: %w", round, t.name, err)
+			}
+		}
+	}
+	res.summarize()
+	res.print(o)
+	if err := res.writeJSON(o.out, o); err != nil {
+		return err
+	}
+	return res.drawChart(o.chart)
+}
+
+// measureWrites runs the create and the status update phases of t for
+// each user and client count.
+func (b *bench) measureWrites(ctx context.Context, t target, res *results) error {
+	maxClients := slices.Max(b.o.clients)
+	for _, u := range b.users {
+		requests := u.client.Resource(t.gvr).Namespace(namespace)
+		for _, clients := range b.o.clients {
+			phase := fmt.Sprintf("%d clients, %s", clients, u.name)
+			create := func(ctx context.Context, i int) error {
+				_, err := requests.Create(ctx, b.object(t, i), metav1.CreateOptions{})
+				return err
+			}
+			cpu, err := b.phase(ctx, t, res, "creates/s, "+phase, "create p99, "+phase, clients, create, func(ctx context.Context) error {
+				return b.waitSelected(ctx, t, b.o.ops)
+			})
+			if err != nil {
+				return fmt.Errorf("creates, %s: %w", phase, err)
+			}
+			if clients == maxClients {
+				res.add("CPU per create, "+u.name, "ms", false, t.name, ms(cpu)/float64(b.o.ops))
+			}
+
+			// Each request's interceptor reports progress once, as
+			// heartbeats do: a merge patch of /status.
+			beat := func(ctx context.Context, i int) error {
+				patch := fmt.Sprintf(`{"status":{"heartbeatTime":%q,"message":"step %d of %s"}}`,
+					time.Now().UTC().Format(time.RFC3339), i, u.name)
+				_, err := requests.Patch(ctx, b.pods[i].uid, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+				return err
+			}
+			cpu, err = b.phase(ctx, t, res, "status updates/s, "+phase, "status update p99, "+phase, clients, beat, nil)
+			if err != nil {
+				return fmt.Errorf("status updates, %s: %w", phase, err)
+			}
+			if clients == maxClients {
+				res.add("CPU per status update, "+u.name, "ms", false, t.name, ms(cpu)/float64(b.o.ops))
+			}
+			if err := b.deleteAll(ctx, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// phase runs o.ops operations on clients workers, records their rate and
+// p99 latency, and returns the CPU the control plane spent on them,
+// including settle (the work the operations cause afterwards, such as our
+// controller's selection write).
+func (b *bench) phase(ctx context.Context, t target, res *results, rateName, p99Name string, clients int,
+	op func(context.Context, int) error, settle func(context.Context) error) (time.Duration, error) {
+	cpuBefore, err := b.cpuTime()
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	latencies, err := runConcurrently(ctx, clients, b.o.ops, op)
+	if err != nil {
+		return 0, err
+	}
+	elapsed := time.Since(start)
+	if settle != nil {
+		if err := settle(ctx); err != nil {
+			return 0, err
+		}
+	}
+	cpuAfter, err := b.cpuTime()
+	if err != nil {
+		return 0, err
+	}
+	res.add(rateName, "1/s", true, t.name, float64(b.o.ops)/elapsed.Seconds())
+	slices.Sort(latencies)
+	res.add(p99Name, "ms", false, t.name, ms(latencies[len(latencies)*99/100]))
+	return cpuAfter - cpuBefore, nil
+}
+
+// measureHeld creates o.objects objects of t as the admin, measures the
+// heap they cost their servers and the time of a LIST of all of them, and
+// deletes them.
+func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
+	requests := b.users[0].client.Resource(t.gvr).Namespace(namespace)
+	before, err := b.heapBytes(ctx, t)
+	if err != nil {
+		return err
+	}
+	if _, err := runConcurrently(ctx, slices.Max(b.o.clients), b.o.objects, func(ctx context.Context, i int) error {
+		_, err := requests.Create(ctx, b.object(t, i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := b.waitSelected(ctx, t, b.o.objects); err != nil {
+		return err
+	}
+	after, err := b.heapBytes(ctx, t)
+	if err != nil {
+		return err
+	}
+	res.add("heap per object held", "KiB", false, t.name, float64(after-before)/float64(b.o.objects)/1024)
+
+	var lists []float64
+	for range listRepeats {
+		start := time.Now()
+		list, err := requests.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) != b.o.objects {
+			return fmt.Errorf("LIST returned %d objects, want %d", len(list.Items), b.o.objects)
+		}
+		lists = append(lists, time.Since(start).Seconds())
+	}
+	res.add(fmt.Sprintf("LIST of %d objects", b.o.objects), "s", false, t.name, median(lists))
+	return b.deleteAll(ctx, t)
+}
+
+func ms(d time.Duration) float64 {
+	return float64(d) / float64(time.Millisecond)
+}
