@@ -47,6 +47,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	generatedopenapi "github.com/evictionrequest/apiserver/pkg/generated/openapi"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 const (
@@ -219,6 +220,14 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	}
 	if !o.AnonymousAuth && serverConfig.Authentication.Authenticator != nil {
 		serverConfig.Authentication.Authenticator = anonymousOnlyOn(serverConfig.Authentication.Authenticator, o.AnonymousAuthPaths)
+	}
+	if factory := serverConfig.SharedInformerFactory; factory != nil {
+		// The cluster's pods are cached for admission and the controller,
+		// neither of which reads who manages their fields: managedFields
+		// are a large part of a pod's metadata, and of the cache.
+		if err := factory.Core().V1().Pods().Informer().SetTransform(cachetransform.StripManagedFields); err != nil {
+			return nil, err
+		}
 	}
 	config := &apiserver.Config{GenericConfig: serverConfig}
 	o.Controller.ApplyTo(config)

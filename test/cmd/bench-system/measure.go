@@ -62,14 +62,25 @@ func (b *bench) cpuTime() (time.Duration, error) {
 
 var heapAlloc = regexp.MustCompile(`(?m)^# HeapAlloc = (\d+)$`)
 
-// heapBytes is the live heap of the servers that hold t's objects, after a
-// garbage collection: kube-apiserver for both, and our server too for ours
-// (its watch cache, and the controller's informer cache).
-func (b *bench) heapBytes(ctx context.Context, t target) (int64, error) {
-	configs := []*rest.Config{b.admin}
+// holders are the servers that hold t's objects: kube-apiserver for both,
+// and our server too for ours (its watch cache, and the controller's
+// informer cache).
+func (b *bench) holders(t target) []*rest.Config {
 	if t.ours {
-		configs = append(configs, b.o.clientConfig(b.cluster.ServerClientConfig(b.cluster.EvictionServer())))
+		return []*rest.Config{b.admin, b.server()}
 	}
+	return []*rest.Config{b.admin}
+}
+
+// server is an admin client configuration of our server, not through the
+// aggregator.
+func (b *bench) server() *rest.Config {
+	return b.o.clientConfig(b.cluster.ServerClientConfig(b.cluster.EvictionServer()))
+}
+
+// heapBytes is the live heap of the servers of configs, after a garbage
+// collection.
+func (b *bench) heapBytes(ctx context.Context, configs ...*rest.Config) (int64, error) {
 	var total int64
 	for _, config := range configs {
 		client, err := kubernetes.NewForConfig(config)

@@ -47,6 +47,16 @@ type measure struct {
 // results holds the measures in the order they were first recorded.
 type results struct {
 	measures []*measure
+	// ours are measures of our server alone, which the CRD has no
+	// counterpart of.
+	ours []single
+}
+
+// single is one measure of our server alone.
+type single struct {
+	Name  string  `json:"name"`
+	Unit  string  `json:"unit"`
+	Value float64 `json:"value"`
 }
 
 func newResults() *results {
@@ -84,6 +94,9 @@ func (r *results) print(o options) {
 		fmt.Printf("| %-48s | %-24s | %-24s | %6.2f |\n", m.Name, cell(m, "ours"), cell(m, "crd"), m.Ratio)
 	}
 	fmt.Println()
+	for _, m := range r.ours {
+		fmt.Printf("Ours alone: %s: %.4g %s\n", m.Name, m.Value, m.Unit)
+	}
 }
 
 func cell(m *measure, api string) string {
@@ -110,7 +123,8 @@ func (r *results) writeJSON(path string, o options) error {
 		Objects  int        `json:"objectsHeld"`
 		Clients  []int      `json:"clients"`
 		Measures []*measure `json:"measures"`
-	}{time.Now().UTC(), o.rounds, o.ops, o.objects, o.clients, r.measures}, "", "  ")
+		Ours     []single   `json:"oursAlone"`
+	}{time.Now().UTC(), o.rounds, o.ops, o.objects, o.clients, r.measures, r.ours}, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -42,11 +42,11 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer cluster.Stop()
-	b, err := setUp(ctx, o, cluster)
+	res := newResults()
+	b, err := setUp(ctx, o, cluster, res)
 	if err != nil {
 		return err
 	}
-	res := newResults()
 	for round := range o.rounds {
 		order := slices.Clone(targets)
 		if round%2 == 1 {
@@ -151,7 +151,7 @@ func (b *bench) phase(ctx context.Context, t target, res *results, rateName, p99
 // deletes them.
 func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
 	requests := b.users[0].client.Resource(t.gvr).Namespace(namespace)
-	before, err := b.heapBytes(ctx, t)
+	before, err := b.heapBytes(ctx, b.holders(t)...)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
 	if err := b.waitSelected(ctx, t, b.o.objects); err != nil {
 		return err
 	}
-	after, err := b.heapBytes(ctx, t)
+	after, err := b.heapBytes(ctx, b.holders(t)...)
 	if err != nil {
 		return err
 	}

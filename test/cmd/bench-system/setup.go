@@ -97,7 +97,7 @@ func (o options) clientConfig(config *rest.Config) *rest.Config {
 	return config
 }
 
-func setUp(ctx context.Context, o options, cluster *localcluster.Cluster) (*bench, error) {
+func setUp(ctx context.Context, o options, cluster *localcluster.Cluster, res *results) (*bench, error) {
 	b := &bench{o: o, cluster: cluster, admin: o.clientConfig(cluster.AdminConfig)}
 	var err error
 	if b.kube, err = kubernetes.NewForConfig(b.admin); err != nil {
@@ -122,9 +122,21 @@ func setUp(ctx context.Context, o options, cluster *localcluster.Cluster) (*benc
 		return nil, err
 	}
 	b.users = []user{{name: "admin", client: adminClient}, {name: "service account", client: saClient}}
+	// Our server caches every pod of the cluster for admission and the
+	// controller; what that costs is measured while the pods are created.
+	before, err := b.heapBytes(ctx, b.server())
+	if err != nil {
+		return nil, err
+	}
 	if err := b.createPods(ctx); err != nil {
 		return nil, fmt.Errorf("creating pods: %w", err)
 	}
+	after, err := b.heapBytes(ctx, b.server())
+	if err != nil {
+		return nil, err
+	}
+	res.ours = append(res.ours, single{Name: "heap of our server per 10k pods in the cluster", Unit: "MiB",
+		Value: float64(after-before) / float64(o.objects) * 10000 / (1 << 20)})
 	return b, nil
 }
 
