@@ -54,26 +54,10 @@ func TestEtcdMemberKilledDuringADrain(t *testing.T) {
 	killed := etcdLeader(t, etcd, members)
 	killedAt := time.Now()
 	killed.Kill()
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			if err := f.RestartEtcdMember(context.Background(), killed); err != nil {
-				t.Errorf("starting %s again: %v", killed.Name, err)
-			}
-		}
-	})
+	restartIfDown(t, killed.Name, killed, func(ctx context.Context) error { return f.RestartEtcdMember(ctx, killed) })
 
 	// Reads go on: the requests are all there.
-	framework.Eventually(t, 30*time.Second, "the requests to be listed through the aggregator", func(ctx context.Context) error {
-		list, err := f.EvictionRequests(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		if len(list.Items) != pods {
-			return fmt.Errorf("%d requests", len(list.Items))
-		}
-		return nil
-	})
+	waitListed(t, ns, pods)
 	read := time.Since(killedAt)
 	// Writes go on: every held request heartbeated since the kill.
 	framework.Eventually(t, 30*time.Second, "a heartbeat of every request since the kill", func(ctx context.Context) error {
@@ -110,7 +94,6 @@ func TestEtcdMemberKilledDuringADrain(t *testing.T) {
 	if err := f.RestartEtcdMember(ctx, killed); err != nil {
 		t.Fatalf("starting %s again: %v", killed.Name, err)
 	}
-	restarted = true
 	var want int64
 	for _, m := range members {
 		if m != killed {

@@ -102,6 +102,38 @@ func (h *holdInterceptor) releaseAll() {
 	close(h.release)
 }
 
+// waitListed waits until a LIST through the aggregator returns the n
+// requests of ns: the API is served.
+func waitListed(t *testing.T, ns string, n int) {
+	t.Helper()
+	framework.Eventually(t, 30*time.Second, "the requests to be listed through the aggregator", func(ctx context.Context) error {
+		list, err := f.EvictionRequests(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) != n {
+			return fmt.Errorf("%d requests", len(list.Items))
+		}
+		return nil
+	})
+}
+
+// restartIfDown starts a process the test killed again when the test ends,
+// unless the test did already: the next test needs the whole cluster. p is
+// the server or etcd member, whose current process a restart replaces.
+func restartIfDown(t *testing.T, name string, p interface{ Done() <-chan struct{} }, restart func(context.Context) error) {
+	t.Cleanup(func() {
+		select {
+		case <-p.Done():
+		default:
+			return
+		}
+		if err := restart(context.Background()); err != nil {
+			t.Errorf("starting %s again: %v", name, err)
+		}
+	})
+}
+
 // createPods creates n running pods named prefix-0, prefix-1, ... on node
 // that list interceptor.
 func createPods(t *testing.T, ns, node, prefix, interceptor string, n int) []*corev1.Pod {

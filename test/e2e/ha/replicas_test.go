@@ -78,26 +78,10 @@ func TestLeaderReplicaKilledMidFlow(t *testing.T) {
 	crashed := ptr.Deref(lease.Spec.HolderIdentity, "")
 	killedAt := time.Now()
 	leader.Kill()
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			if err := f.RestartServers(context.Background(), leader); err != nil {
-				t.Errorf("starting %s again: %v", leader.Name, err)
-			}
-		}
-	})
+	restartIfDown(t, leader.Name, leader, func(ctx context.Context) error { return f.RestartServers(ctx, leader) })
 	// The API stays served: the aggregator's next connection goes to the
 	// standby.
-	framework.Eventually(t, 30*time.Second, "the requests to be listed through the aggregator", func(ctx context.Context) error {
-		list, err := f.EvictionRequests(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		if len(list.Items) != pods {
-			return fmt.Errorf("%d requests", len(list.Items))
-		}
-		return nil
-	})
+	waitListed(t, ns, pods)
 	t.Logf("the requests were listed through the aggregator %s after the leader was killed", time.Since(killedAt).Round(100*time.Millisecond))
 	framework.Eventually(t, time.Minute, "the standby to take the Lease over", func(ctx context.Context) error {
 		lease, err := leases.Get(ctx, controllerLease, metav1.GetOptions{})
@@ -125,7 +109,6 @@ func TestLeaderReplicaKilledMidFlow(t *testing.T) {
 	if err := f.RestartServers(ctx, leader); err != nil {
 		t.Fatalf("starting %s again: %v", leader.Name, err)
 	}
-	restarted = true
 }
 
 // TestBothReplicasRestartedResumeTheFlow restarts both replicas at once
