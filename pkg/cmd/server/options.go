@@ -222,10 +222,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		serverConfig.Authentication.Authenticator = anonymousOnlyOn(serverConfig.Authentication.Authenticator, o.AnonymousAuthPaths)
 	}
 	if factory := serverConfig.SharedInformerFactory; factory != nil {
-		// The cluster's pods are cached for admission and the controller,
-		// neither of which reads who manages their fields: managedFields
-		// are a large part of a pod's metadata, and of the cache.
-		if err := factory.Core().V1().Pods().Informer().SetTransform(cachetransform.StripManagedFields); err != nil {
+		// Every pod of the cluster is cached for admission and the
+		// controller, which read a few of its fields.
+		if err := cachetransform.TrimPods(factory); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,150 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cachetransform
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+)
+
+// fullPod is a pod as the cluster stores it: most of it is of no use to the
+// server's readers.
+func fullPod() *corev1.Pod {
+	now := metav1.NewTime(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web-0", Namespace: "shop", UID: "uid-1", ResourceVersion: "42", Generation: 3,
+			CreationTimestamp: now, DeletionTimestamp: &now, DeletionGracePeriodSeconds: ptr.To[int64](30),
+			Labels: map[string]string{"app": "web"},
+			Annotations: map[string]string{
+				v1alpha1.PodInterceptorsAnnotation: "surge.example.com",
+				corev1.MirrorPodAnnotationKey:      "hash",
+				"kubectl.kubernetes.io/last-applied-configuration": `{"a":"large document"}`,
+			},
+			OwnerReferences: []metav1.OwnerReference{
+				{APIVersion: "v1", Kind: "ConfigMap", Name: "not-the-controller", UID: "uid-2"},
+				{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "uid-3", Controller: ptr.To(true)},
+			},
+			Finalizers:    []string{"example.com/hold"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:   "node-1",
+			Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", Env: []corev1.EnvVar{{Name: "A", Value: "1"}}}},
+		},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodFailed, Reason: "Terminated", Message: "Pod was terminated in response to imminent node shutdown.",
+			PodIP:      "10.0.0.1",
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}},
+		},
+	}
+}
+
+func TestTrimPodKeepsWhatTheServerReads(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	want := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web-0", Namespace: "shop", UID: "uid-1", ResourceVersion: "42",
+			CreationTimestamp: now, DeletionTimestamp: &now,
+			Labels: map[string]string{"app": "web"},
+			Annotations: map[string]string{
+				v1alpha1.PodInterceptorsAnnotation: "surge.example.com",
+				corev1.MirrorPodAnnotationKey:      "hash",
+			},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "uid-3", Controller: ptr.To(true)}},
+		},
+		Spec: corev1.PodSpec{NodeName: "node-1"},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodFailed, Reason: "Terminated", Message: "Pod was terminated in response to imminent node shutdown.",
+		},
+	}
+	got, err := TrimPod(fullPod())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed pod (-want +got):\n%s", diff)
+	}
+	// Trimming twice, as an informer may on a relist, changes nothing.
+	again, err := TrimPod(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, again); diff != "" {
+		t.Errorf("trimmed again (-want +got):\n%s", diff)
+	}
+}
+
+func TestTrimPodWithoutAnnotationsOrOwner(t *testing.T) {
+	pod := fullPod()
+	pod.Annotations = map[string]string{"other": "value"}
+	pod.OwnerReferences = pod.OwnerReferences[:1]
+	got, err := TrimPod(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed := got.(*corev1.Pod)
+	if trimmed.Annotations != nil || trimmed.OwnerReferences != nil {
+		t.Errorf("annotations %v and owners %v kept; want none", trimmed.Annotations, trimmed.OwnerReferences)
+	}
+	tombstone := cache.DeletedFinalStateUnknown{Key: "shop/web-0", Obj: pod}
+	if got, err := TrimPod(tombstone); err != nil || got != any(tombstone) {
+		t.Errorf("a tombstone came back as %v, %v; want it unchanged", got, err)
+	}
+}
+
+func TestTrimPodsTrimsTheInformersCache(t *testing.T) {
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(fullPod()), 0)
+	if err := TrimPods(factory); err != nil {
+		t.Fatal(err)
+	}
+	lister := factory.Core().V1().Pods().Lister()
+	ctx, cancel := context.WithCancel(t.Context())
+	// Shutdown waits for the informers, which stop once ctx is done.
+	defer factory.Shutdown()
+	defer cancel()
+	factory.Start(ctx.Done())
+	for informer, synced := range factory.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			t.Fatalf("%v did not sync", informer)
+		}
+	}
+	var cached *corev1.Pod
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		var err error
+		cached, err = lister.Pods("shop").Get("web-0")
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the pod never reached the cache: %v", err)
+	}
+	want, _ := TrimPod(fullPod())
+	if diff := cmp.Diff(want, cached); diff != "" {
+		t.Errorf("cached pod (-trimmed +cached):\n%s", diff)
+	}
+}
