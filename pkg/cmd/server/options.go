@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -73,8 +74,10 @@ func init() {
 type Options struct {
 	RecommendedOptions *genericoptions.RecommendedOptions
 	EmbeddedEtcd       *EmbeddedEtcdOptions
-	Controller         *ControllerOptions
-	Logs               *logsapi.LoggingConfiguration
+	// AuthorizationClient limits the delegated authorizer's reviews.
+	AuthorizationClient *AuthorizationClientOptions
+	Controller          *ControllerOptions
+	Logs                *logsapi.LoggingConfiguration
 	// ComponentGlobalsRegistry holds the effective version and the feature gates.
 	ComponentGlobalsRegistry basecompatibility.ComponentGlobalsRegistry
 
@@ -108,6 +111,7 @@ func NewOptions() *Options {
 			apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion),
 		),
 		EmbeddedEtcd:                        NewEmbeddedEtcdOptions(),
+		AuthorizationClient:                 NewAuthorizationClientOptions(),
 		Controller:                          NewControllerOptions(),
 		Logs:                                logsapi.NewLoggingConfiguration(),
 		ComponentGlobalsRegistry:            compatibility.DefaultComponentGlobalsRegistry,
@@ -119,6 +123,7 @@ func NewOptions() *Options {
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
 		v1alpha1.SchemeGroupVersion, schema.GroupKind{Group: v1alpha1.GroupName})
 	o.RecommendedOptions.SecureServing.BindPort = defaultSecurePort
+	o.RecommendedOptions.ExtraAdmissionInitializers = o.limitAuthorizationClient
 	// The EvictionRequest plugin runs after the generic plugins, enabled by
 	// default; --disable-admission-plugins=EvictionRequest turns it off.
 	evictionrequestadmission.Register(o.RecommendedOptions.Admission.Plugins)
@@ -150,7 +155,9 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	authentication.StringSliceVar(&o.AnonymousAuthPaths, "anonymous-auth-paths", o.AnonymousAuthPaths,
 		"Paths, matched exactly, on which requests without credentials are served as system:anonymous when --anonymous-auth is false. "+
 			"Authorization still applies (see --authorization-always-allow-paths). Empty refuses anonymous requests everywhere.")
-	ro.Authorization.AddFlags(fss.FlagSet("authorization"))
+	authorization := fss.FlagSet("authorization")
+	ro.Authorization.AddFlags(authorization)
+	o.AuthorizationClient.AddFlags(authorization)
 	ro.CoreAPI.AddFlags(fss.FlagSet("cluster"))
 	ro.Admission.AddFlags(fss.FlagSet("admission"))
 	ro.Audit.AddFlags(fss.FlagSet("auditing"))
@@ -182,6 +189,7 @@ func (o *Options) Validate() error {
 	var errs []error
 	errs = append(errs, o.RecommendedOptions.Validate()...)
 	errs = append(errs, o.EmbeddedEtcd.Validate()...)
+	errs = append(errs, o.AuthorizationClient.Validate()...)
 	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
 	errs = append(errs, o.Metrics.Validate()...)
@@ -231,6 +239,23 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	config := &apiserver.Config{GenericConfig: serverConfig}
 	o.Controller.ApplyTo(config)
 	return config, nil
+}
+
+// limitAuthorizationClient replaces the authorizer RecommendedOptions
+// built, whose review client has fixed limits, with one whose client has
+// AuthorizationClient's. RecommendedOptions.ApplyTo calls it, as its
+// ExtraAdmissionInitializers, after it built the authorizer and before it
+// gives the authorizer to the admission plugins: the server and admission's
+// pod-delete check share one authorizer, one cache and one rate limit.
+func (o *Options) limitAuthorizationClient(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
+	authz, err := o.AuthorizationClient.NewAuthorizer(o.RecommendedOptions.Authorization)
+	if err != nil {
+		return nil, err
+	}
+	if authz != nil {
+		c.Authorization.Authorizer = authz
+	}
+	return nil, nil
 }
 
 // Run applies the process-wide logging and metrics options, then serves as

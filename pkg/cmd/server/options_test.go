@@ -129,6 +129,8 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{[]string{"--concurrent-evictionrequest-syncs=0"}, "--concurrent-evictionrequest-syncs"},
 		{[]string{"--kube-api-qps=0"}, "--kube-api-qps"},
 		{[]string{"--kube-api-burst=0"}, "--kube-api-burst"},
+		{[]string{"--authorization-kube-api-qps=0"}, "--authorization-kube-api-qps"},
+		{[]string{"--authorization-kube-api-burst=0"}, "--authorization-kube-api-burst"},
 		{[]string{"--kube-api-call-timeout=0s"}, "--kube-api-call-timeout"},
 		{[]string{"--enable-node-drain-controller", "--node-drain-requester-name=Not_A_Name"}, "--node-drain-requester-name"},
 		{[]string{"--enable-node-drain-controller", "--concurrent-node-drain-syncs=0"}, "--concurrent-node-drain-syncs"},

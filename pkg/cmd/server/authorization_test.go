@@ -1,0 +1,125 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/evictionrequest/apiserver/pkg/apiserver"
+)
+
+// reviewServer answers SubjectAccessReviews as kube-apiserver would, allowing
+// only the user "allowed", and records the users it was asked about.
+type reviewServer struct {
+	mu    sync.Mutex
+	asked []string
+}
+
+func (r *reviewServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var review authorizationv1.SubjectAccessReview
+	if req.URL.Path != "/apis/authorization.k8s.io/v1/subjectaccessreviews" || json.NewDecoder(req.Body).Decode(&review) != nil {
+		http.Error(w, "not a SubjectAccessReview", http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	r.asked = append(r.asked, review.Spec.User)
+	r.mu.Unlock()
+	review.APIVersion, review.Kind = "authorization.k8s.io/v1", "SubjectAccessReview"
+	review.Status.Allowed = review.Spec.User == "allowed"
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(&review)
+}
+
+func kubeconfigFor(t *testing.T, server string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	config := clientcmdapi.NewConfig()
+	config.Clusters["c"] = &clientcmdapi.Cluster{Server: server}
+	config.AuthInfos["u"] = &clientcmdapi.AuthInfo{}
+	config.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	config.CurrentContext = "c"
+	if err := clientcmd.WriteToFile(*config, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLimitedAuthorizerReplacesTheLibrarys checks that the authorizer the
+// server and admission share is the one with our client: it keeps what
+// delegated authorization allows without asking (system:masters, the
+// always-allowed paths) and asks kube-apiserver about everyone else.
+func TestLimitedAuthorizerReplacesTheLibrarys(t *testing.T) {
+	reviews := &reviewServer{}
+	kube := httptest.NewServer(reviews)
+	defer kube.Close()
+
+	o := parse(t, "--authorization-kubeconfig="+kubeconfigFor(t, kube.URL), "--authorization-kube-api-qps=50", "--authorization-kube-api-burst=5")
+	c := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	// Standing in for the library's authorizer: one that is kept would
+	// deny everything below.
+	c.Authorization.Authorizer = authorizerfactory.NewAlwaysDenyAuthorizer()
+	if _, err := o.RecommendedOptions.ExtraAdmissionInitializers(c); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		attrs authorizer.AttributesRecord
+		want  authorizer.Decision
+		asked bool
+	}{
+		{"a master", authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup}}, Verb: "create", ResourceRequest: true, Resource: "evictionrequests"}, authorizer.DecisionAllow, false},
+		{"an always-allowed path", authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "anyone"}, Verb: "get", Path: "/healthz"}, authorizer.DecisionAllow, false},
+		{"a user kube-apiserver allows", authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "allowed"}, Verb: "delete", ResourceRequest: true, Resource: "pods", Name: "web-0"}, authorizer.DecisionAllow, true},
+		{"a user kube-apiserver does not allow", authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "denied"}, Verb: "delete", ResourceRequest: true, Resource: "pods", Name: "web-0"}, authorizer.DecisionNoOpinion, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reviews.mu.Lock()
+			before := len(reviews.asked)
+			reviews.mu.Unlock()
+			decision, reason, err := c.Authorization.Authorizer.Authorize(ctx, tc.attrs)
+			if err != nil || decision != tc.want {
+				t.Errorf("decision %v (%q, %v), want %v", decision, reason, err, tc.want)
+			}
+			reviews.mu.Lock()
+			asked := len(reviews.asked) > before
+			reviews.mu.Unlock()
+			if asked != tc.asked {
+				t.Errorf("kube-apiserver asked: %v, want %v", asked, tc.asked)
+			}
+		})
+	}
+}
