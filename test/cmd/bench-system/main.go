@@ -50,6 +50,8 @@ type options struct {
 	qps                     float32
 	burst                   int
 	timeout                 time.Duration
+	profileDir              string
+	profileSeconds          int
 }
 
 func main() {
@@ -67,6 +69,8 @@ func main() {
 	flag.Float64Var(&qps, "client-qps", 5000, "Client-side rate limit of the load generator's clients, per user; high so that the servers are measured, not the client.")
 	flag.IntVar(&o.burst, "client-burst", 10000, "Client-side burst of the load generator's clients.")
 	flag.DurationVar(&o.timeout, "request-timeout", 60*time.Second, "Time-out of every request of the load generator.")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "When set, a CPU profile of each server is taken during each write phase and written here (the last round's).")
+	flag.IntVar(&o.profileSeconds, "profile-seconds", 5, "Length of each CPU profile; keep it shorter than a phase.")
 	klog.InitFlags(nil)
 	flag.Parse()
 	o.qps = float32(qps)

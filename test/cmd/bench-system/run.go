@@ -125,12 +125,16 @@ func (b *bench) phase(ctx context.Context, t target, res *results, rateName, p99
 	if err != nil {
 		return 0, err
 	}
+	profiles := b.startProfiles(ctx, t, rateName)
 	start := time.Now()
 	latencies, err := runConcurrently(ctx, clients, b.o.ops, op)
 	if err != nil {
 		return 0, err
 	}
 	elapsed := time.Since(start)
+	if err := profiles.wait(); err != nil {
+		return 0, err
+	}
 	if settle != nil {
 		if err := settle(ctx); err != nil {
 			return 0, err
