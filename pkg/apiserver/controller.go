@@ -118,10 +118,8 @@ func (s *EvictionRequestServer) installController(c completedConfig) error {
 		runTerm := func(ctx context.Context) {
 			// Each leadership term has its own informers and queues, so
 			// that nothing of a lost term acts in the next one.
-			// The controller never reads managedFields; without them each
-			// cached request is about a third smaller.
 			informers := externalversions.NewSharedInformerFactoryWithOptions(loopback, 0,
-				externalversions.WithTransform(cachetransform.StripManagedFields))
+				externalversions.WithTransform(cachetransform.StripMetadata))
 			defer informers.Shutdown()
 			erInformer := informers.Coordination().V1alpha1().EvictionRequests()
 			controller, err := evictionrequest.NewController(ctx, kubeClient, loopback.CoordinationV1alpha1(), erInformer, podInformer,

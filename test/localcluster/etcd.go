@@ -40,9 +40,10 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	return nil
 }
 
-// KubeEtcd is the etcd of kube-apiserver, for tests that freeze it.
-func (c *Cluster) KubeEtcd() *Process {
-	return c.etcd.Process
+// KubeEtcd is the etcd of kube-apiserver, for tests that freeze it and
+// benchmarks that read its heap.
+func (c *Cluster) KubeEtcd() *EtcdMember {
+	return c.etcd
 }
 
 // ServerEtcd is the etcd cluster our server stores in when the deployed
@@ -88,6 +89,9 @@ func (c *Cluster) startEtcdCluster(ctx context.Context, names ...string) ([]*Etc
 			"--initial-cluster=" + strings.Join(initialCluster, ","),
 			"--initial-cluster-token=" + names[0],
 			"--listen-metrics-urls=",
+			// /debug/pprof on the client URL, for the system benchmark's
+			// heap of the etcds.
+			"--enable-pprof",
 			"--log-level=warn",
 			// The cluster is thrown away after the run; fsync would only slow tests.
 			"--unsafe-no-fsync",

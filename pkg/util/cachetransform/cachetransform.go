@@ -22,15 +22,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 )
 
-// StripManagedFields is a cache.TransformFunc that drops
-// metadata.managedFields, which no reader of the server's caches uses and
-// which are a large part of every object's metadata. An update written back
-// from a stripped copy leaves the stored managedFields as they are: the API
-// server keeps them when a write omits them. Other values, such as the
+// StripMetadata is a cache.TransformFunc that drops metadata.managedFields,
+// labels and annotations, which the controller never reads from its cache
+// of EvictionRequests: managedFields are about a third of a request, and
+// its labels are those of its pod. The controller writes only /status,
+// which keeps the stored metadata whatever the write carries, so nothing
+// is lost by writing back a stripped copy. Other values, such as the
 // tombstones of deleted objects, pass unchanged.
-func StripManagedFields(obj any) (any, error) {
-	if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
+func StripMetadata(obj any) (any, error) {
+	if accessor, err := meta.Accessor(obj); err == nil {
 		accessor.SetManagedFields(nil)
+		accessor.SetLabels(nil)
+		accessor.SetAnnotations(nil)
 	}
 	return obj, nil
 }

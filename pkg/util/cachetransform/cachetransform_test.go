@@ -24,26 +24,28 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-func TestStripManagedFields(t *testing.T) {
+func TestStripMetadata(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Name:          "web-0",
-		Annotations:   map[string]string{"keep": "me"},
+		UID:           "uid-1",
+		Labels:        map[string]string{"app": "web"},
+		Annotations:   map[string]string{"note": "x"},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}},
-	}}
-	got, err := StripManagedFields(pod)
+	}, Spec: corev1.PodSpec{NodeName: "node-1"}}
+	got, err := StripMetadata(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stripped := got.(*corev1.Pod)
-	if stripped.ManagedFields != nil {
-		t.Errorf("managedFields kept: %v", stripped.ManagedFields)
+	if stripped.ManagedFields != nil || stripped.Labels != nil || stripped.Annotations != nil {
+		t.Errorf("metadata kept: %+v", stripped.ObjectMeta)
 	}
-	if stripped.Name != "web-0" || stripped.Annotations["keep"] != "me" {
-		t.Errorf("the rest of the metadata changed: %+v", stripped.ObjectMeta)
+	if stripped.Name != "web-0" || stripped.UID != "uid-1" || stripped.Spec.NodeName != "node-1" {
+		t.Errorf("the rest of the object changed: %+v", stripped)
 	}
 
 	tombstone := cache.DeletedFinalStateUnknown{Key: "ns/web-0", Obj: pod}
-	if got, err := StripManagedFields(tombstone); err != nil || got != any(tombstone) {
+	if got, err := StripMetadata(tombstone); err != nil || got != any(tombstone) {
 		t.Errorf("a tombstone came back as %v, %v; want it unchanged", got, err)
 	}
 }

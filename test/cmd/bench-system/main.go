@@ -22,8 +22,10 @@ limitations under the License.
 // measures creates and status updates per second at each client count, as
 // an admin (system:masters) and as an ordinary service account with RBAC,
 // as interceptors and requesters run; the CPU of every process of the
-// control plane per create; the time of a LIST of every object; and the
-// heap each object held costs its servers. Rounds alternate which goes
+// control plane per create; the time of a LIST of every object; the heap
+// each object held costs the processes that hold it (kube-apiserver and its
+// etcd for both, and our server with its embedded etcd for ours) and the
+// growth of the resident memory of every process. Rounds alternate which goes
 // first. It prints one table of medians (min-max) with the ratios, writes
 // it as JSON and draws the ratios as a PNG chart. `make bench-system` runs
 // it.
@@ -69,7 +71,7 @@ func main() {
 	flag.Float64Var(&qps, "client-qps", 5000, "Client-side rate limit of the load generator's clients, per user; high so that the servers are measured, not the client.")
 	flag.IntVar(&o.burst, "client-burst", 10000, "Client-side burst of the load generator's clients.")
 	flag.DurationVar(&o.timeout, "request-timeout", 60*time.Second, "Time-out of every request of the load generator.")
-	flag.StringVar(&o.profileDir, "profile-dir", "", "When set, a CPU profile of each server is taken during each write phase and written here (the last round's).")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "When set, a CPU profile of each server is taken during each write phase, and a heap profile once the objects are held, and written here (the last round's).")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", 5, "Length of each CPU profile; keep it shorter than a phase.")
 	klog.InitFlags(nil)
 	flag.Parse()

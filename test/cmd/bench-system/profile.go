@@ -25,14 +25,12 @@ import (
 	"strconv"
 	"sync"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 )
 
 var unsafeInName = regexp.MustCompile(`[^a-z0-9]+`)
 
-// profiler takes CPU profiles of the servers of one phase, so that what a
+// profiler takes the CPU profiles of the servers of one phase, so that what a
 // write costs can be read from the profile of the very load measured.
 type profiler struct {
 	wg   sync.WaitGroup
@@ -40,23 +38,18 @@ type profiler struct {
 	mu   sync.Mutex
 }
 
-// startProfiles starts a CPU profile of o.profileSeconds of every server of
-// t (kube-apiserver, and ours for ours), written to o.profileDir as
-// <api>-<phase>-<server>.pprof; a later round overwrites an earlier one. It
-// returns nil when profiling is off.
+// startProfiles starts a CPU profile of o.profileSeconds of every holder of
+// t, written to o.profileDir as <api>-<phase>-<holder>.pprof; a later round
+// overwrites an earlier one. It returns nil when profiling is off.
 func (b *bench) startProfiles(ctx context.Context, t target, phase string) *profiler {
 	if b.o.profileDir == "" {
 		return nil
 	}
 	p := &profiler{}
-	servers := map[string]*rest.Config{"kube-apiserver": b.admin}
-	if t.ours {
-		servers["evictionrequest-apiserver"] = b.server()
-	}
-	for name, config := range servers {
-		file := filepath.Join(b.o.profileDir, fmt.Sprintf("%s-%s-%s.pprof", t.name, unsafeInName.ReplaceAllString(phase, "-"), name))
+	for _, h := range b.holders(t) {
+		file := filepath.Join(b.o.profileDir, fmt.Sprintf("%s-%s-%s.pprof", t.name, unsafeInName.ReplaceAllString(phase, "-"), h.name))
 		p.wg.Go(func() {
-			if err := profile(ctx, config, b.o.profileSeconds, file); err != nil {
+			if err := saveProfile(ctx, h, "profile", map[string]string{"seconds": strconv.Itoa(b.o.profileSeconds)}, file); err != nil {
 				p.mu.Lock()
 				p.errs = append(p.errs, err)
 				p.mu.Unlock()
@@ -78,19 +71,31 @@ func (p *profiler) wait() error {
 	return nil
 }
 
-func profile(ctx context.Context, config *rest.Config, seconds int, file string) error {
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return err
+// saveHeapProfiles writes the live heap of every holder of t, after a
+// garbage collection, to o.profileDir as <api>-heap-<holder>.pprof, when
+// profiling is on.
+func (b *bench) saveHeapProfiles(ctx context.Context, t target) error {
+	if b.o.profileDir == "" {
+		return nil
 	}
-	body, err := client.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
-		Param("seconds", strconv.Itoa(seconds)).DoRaw(ctx)
+	for _, h := range b.holders(t) {
+		file := filepath.Join(b.o.profileDir, fmt.Sprintf("%s-heap-%s.pprof", t.name, h.name))
+		if err := saveProfile(ctx, h, "heap", map[string]string{"gc": "1"}, file); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// saveProfile saves the pprof profile kind of h to file.
+func saveProfile(ctx context.Context, h holder, kind string, params map[string]string, file string) error {
+	body, err := h.pprof(ctx, kind, params)
 	if err != nil {
-		return fmt.Errorf("CPU profile of %s: %w", config.Host, err)
+		return fmt.Errorf("%s profile of %s: %w", kind, h.name, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("Wrote a CPU profile", "file", file)
+	klog.FromContext(ctx).Info("Wrote a profile", "file", file)
 	return os.WriteFile(file, body, 0o644)
 }

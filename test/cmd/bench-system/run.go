@@ -83,7 +83,7 @@ func (b *bench) measureWrites(ctx context.Context, t target, res *results) error
 				return err
 			}
 			cpu, err := b.phase(ctx, t, res, "creates/s, "+phase, "create p99, "+phase, clients, create, func(ctx context.Context) error {
-				return b.waitSelected(ctx, t, b.o.ops)
+				return b.waitSelected(ctx, t)
 			})
 			if err != nil {
 				return fmt.Errorf("creates, %s: %w", phase, err)
@@ -159,13 +159,21 @@ func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
 	if err != nil {
 		return err
 	}
+	rssBefore, err := b.rssBytes()
+	if err != nil {
+		return err
+	}
 	if _, err := runConcurrently(ctx, slices.Max(b.o.clients), b.o.objects, func(ctx context.Context, i int) error {
 		_, err := requests.Create(ctx, b.object(t, i), metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return err
 	}
-	if err := b.waitSelected(ctx, t, b.o.objects); err != nil {
+	if err := b.waitSelected(ctx, t); err != nil {
+		return err
+	}
+	rssAfter, err := b.rssBytes()
+	if err != nil {
 		return err
 	}
 	after, err := b.heapBytes(ctx, b.holders(t)...)
@@ -173,6 +181,10 @@ func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
 		return err
 	}
 	res.add("heap per object held", "KiB", false, t.name, float64(after-before)/float64(b.o.objects)/1024)
+	res.add("RSS growth per 10k objects", "MiB", false, t.name, float64(rssAfter-rssBefore)/float64(b.o.objects)*10000/(1<<20))
+	if err := b.saveHeapProfiles(ctx, t); err != nil {
+		return err
+	}
 
 	var lists []float64
 	for range listRepeats {

@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -288,25 +289,19 @@ func (b *bench) deleteAll(ctx context.Context, t target) error {
 }
 
 // waitSelected waits until our controller has selected the interceptor of
-// the first n objects: its write after each create is part of what a create
-// costs, and must not run into the next phase.
-func (b *bench) waitSelected(ctx context.Context, t target, n int) error {
+// every object of the namespace: its write after each create is part of
+// what a create costs, and must not run into the next phase. It asks for
+// one object still without an active interceptor, so that polling costs
+// the servers little of what is measured.
+func (b *bench) waitSelected(ctx context.Context, t target) error {
 	if !t.ours {
 		return nil
 	}
 	client := b.users[0].client.Resource(t.gvr).Namespace(namespace)
+	unselected := fields.OneTermEqualSelector(v1alpha1.ActiveInterceptorNameField, "").String()
 	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := client.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		selected := 0
-		for _, item := range list.Items {
-			if name, _, _ := unstructured.NestedString(item.Object, "status", "activeInterceptorName"); name == interceptorName {
-				selected++
-			}
-		}
-		return selected >= n, nil
+		list, err := client.List(ctx, metav1.ListOptions{FieldSelector: unselected, Limit: 1})
+		return err == nil && len(list.Items) == 0, nil
 	})
 }
 
