@@ -52,11 +52,21 @@ type results struct {
 	ours []single
 }
 
-// single is one measure of our server alone.
+// single is one measure of our server alone, a sample per round.
 type single struct {
-	Name  string  `json:"name"`
-	Unit  string  `json:"unit"`
-	Value float64 `json:"value"`
+	Name    string    `json:"name"`
+	Unit    string    `json:"unit"`
+	Samples []float64 `json:"samples"`
+}
+
+// addOurs records a sample of a measure of our server alone.
+func (r *results) addOurs(name, unit string, v float64) {
+	i := slices.IndexFunc(r.ours, func(s single) bool { return s.Name == name })
+	if i < 0 {
+		r.ours = append(r.ours, single{Name: name, Unit: unit})
+		i = len(r.ours) - 1
+	}
+	r.ours[i].Samples = append(r.ours[i].Samples, v)
 }
 
 func newResults() *results {
@@ -95,7 +105,7 @@ func (r *results) print(o options) {
 	}
 	fmt.Println()
 	for _, m := range r.ours {
-		fmt.Printf("Ours alone: %s: %.4g %s\n", m.Name, m.Value, m.Unit)
+		fmt.Printf("Ours alone: %s: %.4g %s (%.4g-%.4g)\n", m.Name, median(m.Samples), m.Unit, slices.Min(m.Samples), slices.Max(m.Samples))
 	}
 }
 

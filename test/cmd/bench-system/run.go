@@ -163,14 +163,34 @@ func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
 	if err != nil {
 		return err
 	}
+	selections, err := b.watchSelections(ctx, t)
+	if err != nil {
+		return err
+	}
+	created := make([]time.Time, b.o.objects)
+	start := time.Now()
 	if _, err := runConcurrently(ctx, slices.Max(b.o.clients), b.o.objects, func(ctx context.Context, i int) error {
 		_, err := requests.Create(ctx, b.object(t, i), metav1.CreateOptions{})
+		created[i] = time.Now()
 		return err
 	}); err != nil {
 		return err
 	}
+	createRate := float64(b.o.objects) / time.Since(start).Seconds()
 	if err := b.waitSelected(ctx, t); err != nil {
 		return err
+	}
+	if selections != nil {
+		res.addOurs(fmt.Sprintf("creates/s while measuring the time to selection, %d clients", slices.Max(b.o.clients)), "1/s", createRate)
+		byName := make(map[string]time.Time, len(created))
+		for i, at := range created {
+			byName[b.pods[i].uid] = at
+		}
+		p99, ok := selections.p99(byName)
+		if !ok {
+			return fmt.Errorf("the watch did not see every request selected")
+		}
+		res.addOurs(fmt.Sprintf("create to selection p99, %d creates at %d clients", b.o.objects, slices.Max(b.o.clients)), "ms", ms(p99))
 	}
 	rssAfter, err := b.rssBytes()
 	if err != nil {

@@ -136,8 +136,7 @@ func setUp(ctx context.Context, o options, cluster *localcluster.Cluster, res *r
 	if err != nil {
 		return nil, err
 	}
-	res.ours = append(res.ours, single{Name: "heap of our server per 10k pods in the cluster", Unit: "MiB",
-		Value: float64(after-before) / float64(o.objects) * 10000 / (1 << 20)})
+	res.addOurs("heap of our server per 10k pods in the cluster", "MiB", float64(after-before)/float64(o.objects)*10000/(1<<20))
 	return b, nil
 }
 
