@@ -19,7 +19,8 @@ limitations under the License.
 // kube-apiserver aggregator, against an equivalent CustomResourceDefinition
 // served by kube-apiserver itself (crd.yaml: the same schema and
 // immutability rules, no admission plugin, no controller). For each it
-// measures creates and status updates per second at each client count, as
+// measures creates, status updates and server-side applies (a second
+// requester joining) per second at each client count, as
 // an admin (system:masters) and as an ordinary service account with RBAC,
 // as interceptors and requesters run; the CPU of every process of the
 // control plane per create; the time of a LIST of every object; the heap

@@ -107,6 +107,20 @@ func (b *bench) measureWrites(ctx context.Context, t target, res *results) error
 			if clients == maxClients {
 				res.add("CPU per status update, "+u.name, "ms", false, t.name, ms(cpu)/float64(b.o.ops))
 			}
+
+			// A second requester joins each request as the SDK's requester
+			// does: a server-side apply of its own entry of spec.requesters.
+			join := func(ctx context.Context, i int) error {
+				_, err := requests.Apply(ctx, b.pods[i].uid, b.joiningRequester(t, i), metav1.ApplyOptions{FieldManager: secondRequesterName})
+				return err
+			}
+			cpu, err = b.phase(ctx, t, res, "server-side applies/s, "+phase, "server-side apply p99, "+phase, clients, join, nil)
+			if err != nil {
+				return fmt.Errorf("server-side applies, %s: %w", phase, err)
+			}
+			if clients == maxClients {
+				res.add("CPU per server-side apply, "+u.name, "ms", false, t.name, ms(cpu)/float64(b.o.ops))
+			}
 			if err := b.deleteAll(ctx, t); err != nil {
 				return err
 			}

@@ -24,8 +24,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 )
 
@@ -51,8 +54,20 @@ func (b *bench) watchSelections(ctx context.Context, t target) (*selectionWatch,
 	if err != nil {
 		return nil, err
 	}
+	requests := client.Resource(t.gvr).Namespace(namespace)
+	list, err := requests.List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return nil, err
+	}
 	ctx, stop := context.WithCancel(ctx)
-	w, err := client.Resource(t.gvr).Namespace(namespace).Watch(ctx, metav1.ListOptions{TimeoutSeconds: ptr.To[int64](3600)})
+	// Under full load the server may close a watcher that falls behind;
+	// the retry watcher resumes where it was, as informers do.
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+			options.TimeoutSeconds = ptr.To[int64](3600)
+			return requests.Watch(ctx, options)
+		},
+	})
 	if err != nil {
 		stop()
 		return nil, err

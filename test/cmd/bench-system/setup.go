@@ -53,7 +53,10 @@ const (
 	// interceptors, and then waits: nothing is evicted while measuring.
 	interceptorName = "bench.example.com"
 	requesterName   = "requester.bench.example.com"
-	serviceAccount  = "bench-writer"
+	// secondRequesterName joins every request in the server-side apply
+	// phase.
+	secondRequesterName = "second.bench.example.com"
+	serviceAccount      = "bench-writer"
 )
 
 // target is one of the two APIs under comparison.
@@ -272,6 +275,17 @@ func (b *bench) object(t target, i int) *unstructured.Unstructured {
 		"kind":       "EvictionRequest",
 		"metadata":   map[string]any{"name": p.uid, "namespace": namespace},
 		"spec":       spec,
+	}}
+}
+
+// joiningRequester is the apply configuration with which the second
+// requester adds itself to the i-th request of t.
+func (b *bench) joiningRequester(t target, i int) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": t.gvr.GroupVersion().String(),
+		"kind":       "EvictionRequest",
+		"metadata":   map[string]any{"name": b.pods[i].uid, "namespace": namespace},
+		"spec":       map[string]any{"requesters": []any{map[string]any{"name": secondRequesterName}}},
 	}}
 }
 
