@@ -65,18 +65,35 @@ func TrimPod(obj any) (any, error) {
 			Message: pod.Status.Message,
 		},
 	}
-	for _, key := range PodAnnotations {
-		if value, ok := pod.Annotations[key]; ok {
-			if trimmed.Annotations == nil {
-				trimmed.Annotations = map[string]string{}
-			}
-			trimmed.Annotations[key] = value
-		}
-	}
+	trimmed.Annotations = keptAnnotations(pod.Annotations)
 	if owner := metav1.GetControllerOfNoCopy(pod); owner != nil {
 		trimmed.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
 	return trimmed, nil
+}
+
+// keptAnnotations are the PodAnnotations of annotations: the map itself
+// when it holds no others, as most pods' do, else a copy of them.
+func keptAnnotations(annotations map[string]string) map[string]string {
+	kept := 0
+	for _, key := range PodAnnotations {
+		if _, ok := annotations[key]; ok {
+			kept++
+		}
+	}
+	switch {
+	case kept == 0:
+		return nil
+	case kept == len(annotations):
+		return annotations
+	}
+	trimmed := make(map[string]string, kept)
+	for _, key := range PodAnnotations {
+		if value, ok := annotations[key]; ok {
+			trimmed[key] = value
+		}
+	}
+	return trimmed
 }
 
 // TrimPods makes the pod informer of factory cache pods through TrimPod. It

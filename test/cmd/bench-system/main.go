@@ -54,6 +54,8 @@ type options struct {
 	burst                   int
 	timeout                 time.Duration
 	profileDir              string
+	createRate              float64
+	writes                  bool
 	profileSeconds          int
 }
 
@@ -74,6 +76,8 @@ func main() {
 	flag.DurationVar(&o.timeout, "request-timeout", 60*time.Second, "Time-out of every request of the load generator.")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "When set, a CPU profile of each server is taken during each write phase, and a heap profile once the objects are held, and written here (the last round's).")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", 5, "Length of each CPU profile; keep it shorter than a phase.")
+	flag.Float64Var(&o.createRate, "held-create-rate", 500, "Creates per second, at most, of the objects held for the heap, LIST and time-to-selection measures.")
+	flag.BoolVar(&o.writes, "writes", true, "Run the write phases; false measures only the objects held.")
 	klog.InitFlags(nil)
 	flag.Parse()
 	o.qps = float32(qps)
@@ -85,8 +89,8 @@ func main() {
 		}
 		o.clients = append(o.clients, n)
 	}
-	if o.rounds < 1 || o.ops < 1 || o.objects < o.ops {
-		fmt.Fprintln(os.Stderr, "--rounds and --ops must be positive and --objects at least --ops")
+	if o.rounds < 1 || o.ops < 1 || o.objects < o.ops || o.objects < 2 || o.createRate <= 0 {
+		fmt.Fprintln(os.Stderr, "--rounds, --ops and --held-create-rate must be positive and --objects at least --ops and 2")
 		os.Exit(2)
 	}
 

@@ -24,12 +24,15 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
 // selectionWatch records, from a watch as an interceptor would hold one,
@@ -55,7 +58,9 @@ func (b *bench) watchSelections(ctx context.Context, t target) (*selectionWatch,
 		return nil, err
 	}
 	requests := client.Resource(t.gvr).Namespace(namespace)
-	list, err := requests.List(ctx, metav1.ListOptions{Limit: 1})
+	// As an interceptor watches: only the requests it is active for.
+	mine := fields.OneTermEqualSelector(v1alpha1.ActiveInterceptorNameField, interceptorName).String()
+	list, err := requests.List(ctx, metav1.ListOptions{FieldSelector: mine, Limit: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +69,7 @@ func (b *bench) watchSelections(ctx context.Context, t target) (*selectionWatch,
 	// the retry watcher resumes where it was, as informers do.
 	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), &cache.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-			options.TimeoutSeconds = ptr.To[int64](3600)
+			options.FieldSelector, options.TimeoutSeconds = mine, ptr.To[int64](3600)
 			return requests.Watch(ctx, options)
 		},
 	})
