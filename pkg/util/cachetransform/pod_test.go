@@ -43,8 +43,8 @@ func fullPod() *corev1.Pod {
 			CreationTimestamp: now, DeletionTimestamp: &now, DeletionGracePeriodSeconds: ptr.To[int64](30),
 			Labels: map[string]string{"app": "web"},
 			Annotations: map[string]string{
-				v1alpha1.PodInterceptorsAnnotation: "surge.example.com",
-				corev1.MirrorPodAnnotationKey:      "hash",
+				v1alpha1.PodInterceptorsAnnotation:                 "surge.example.com",
+				corev1.MirrorPodAnnotationKey:                      "hash",
 				"kubectl.kubernetes.io/last-applied-configuration": `{"a":"large document"}`,
 			},
 			OwnerReferences: []metav1.OwnerReference{
