@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,13 +64,22 @@ func servingCertFiles(t *testing.T) map[string][]byte {
 // module cache, and waits until they are served.
 func installCertManagerCRDs(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
+	// go mod download, not go list -m: on a fresh machine the module is not
+	// in the cache yet, and go list -m reports an empty directory for it.
+	cmd := exec.Command("go", "mod", "download", "-json", "github.com/cert-manager/cert-manager")
 	cmd.Dir = filepath.Join("..", "..", "hack", "tools", "cert-manager")
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("locating the cert-manager module: %v", err)
+		t.Fatalf("downloading the cert-manager module: %v", err)
 	}
-	crdDir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
+	var module struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &module); err != nil {
+		t.Fatalf("reading go mod download's answer %q: %v", out, err)
+	}
+	if module.Dir == "" {
+		t.Fatalf("go mod download did not download the cert-manager module: %s", module.Error)
+	}
+	crdDir := filepath.Join(module.Dir, "deploy", "crds")
 	var crds []*unstructured.Unstructured
 	for _, name := range []string{"cert-manager.io_certificates.yaml", "cert-manager.io_issuers.yaml"} {
 		data, err := os.ReadFile(filepath.Join(crdDir, name))
