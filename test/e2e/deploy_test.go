@@ -21,6 +21,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,10 +30,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/client-go/rest"
 
 	"github.com/evictionrequest/apiserver/artifacts"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
@@ -195,4 +199,46 @@ func serverVerdict(annotation string) field.ErrorList {
 		interceptors = append(interceptors, coordination.Interceptor{Name: name})
 	}
 	return validation.ValidateInterceptors(interceptors, field.NewPath("spec", "interceptors"))
+}
+
+// The server's own calls to kube-apiserver (here a pod list, as its
+// controller and admission make) are classified by the FlowSchema of
+// artifacts/ into workload-high, not into workload-low with the callers
+// whose requests wait for them.
+func TestServerCallsRunAtWorkloadHighPriority(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	const namespace, name = "evictionrequest-system", "evictionrequest-apiserver"
+	config := f.ImpersonatingConfig(serviceaccount.MakeUsername(namespace, name), serviceaccount.MakeGroupNames(namespace)...)
+	client, err := rest.HTTPClientFor(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, config.Host+"/api/v1/pods?limit=1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("listing pods as the server: %s", resp.Status)
+	}
+
+	schema, err := f.Kube.FlowcontrolV1().FlowSchemas().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	level, err := f.Kube.FlowcontrolV1().PriorityLevelConfigurations().Get(ctx, "workload-high", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID); got != string(schema.UID) {
+		t.Errorf("matched FlowSchema UID %q, want %q (FlowSchema %s)", got, schema.UID, name)
+	}
+	if got := resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID); got != string(level.UID) {
+		t.Errorf("priority level UID %q, want %q (workload-high)", got, level.UID)
+	}
 }
