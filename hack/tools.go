@@ -20,4 +20,9 @@ limitations under the License.
 // that go.mod records their version and go.sum their checksums.
 package tools
 
-import _ "k8s.io/code-generator"
+import (
+	_ "golang.org/x/tools/cmd/goimports"
+	_ "k8s.io/code-generator"
+	_ "k8s.io/code-generator/cmd/go-to-protobuf"
+	_ "k8s.io/code-generator/cmd/go-to-protobuf/protoc-gen-gogo"
+)

@@ -99,7 +99,6 @@ func (c completedConfig) New() (*EvictionRequestServer, error) {
 	}
 
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(coordination.GroupName, Scheme, metav1.ParameterCodec, Codecs)
-	apiGroupInfo.NegotiatedSerializer = apiGroupSerializer
 	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
 		"evictionrequests":        evictionRequests,
 		"evictionrequests/status": evictionRequestStatus,

@@ -33,26 +33,6 @@ var (
 	Codecs = serializer.NewCodecFactory(Scheme)
 )
 
-// apiGroupSerializer is the serializer of the EvictionRequest endpoints:
-// every format of Codecs but protobuf, for which the types have no generated
-// marshalling. Clients that prefer protobuf (kube-controller-manager's do)
-// then fall back to the JSON they also accept instead of getting an error.
-var apiGroupSerializer runtime.NegotiatedSerializer = withoutProtobuf{Codecs}
-
-type withoutProtobuf struct {
-	runtime.NegotiatedSerializer
-}
-
-func (s withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
-	var infos []runtime.SerializerInfo
-	for _, info := range s.NegotiatedSerializer.SupportedMediaTypes() {
-		if info.MediaType != runtime.ContentTypeProtobuf {
-			infos = append(infos, info)
-		}
-	}
-	return infos
-}
-
 func init() {
 	install.Install(Scheme)
 

@@ -42,27 +42,27 @@ type etcdMember struct {
 	etcd *embed.Etcd
 }
 
-// startEtcdCluster starts three etcd members on free loopback ports and
-// stops them when the test ends.
-func startEtcdCluster(t *testing.T) []*etcdMember {
+// startEtcdCluster starts an etcd cluster of size members on free loopback
+// ports and stops them when the test ends.
+func startEtcdCluster(t *testing.T, size int) []*etcdMember {
 	t.Helper()
-	ports, err := loopback.FreePorts(6)
+	ports, err := loopback.FreePorts(2 * size)
 	if err != nil {
 		t.Fatal(err)
 	}
 	loopbackURL := func(port int) url.URL { return url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(port)} }
 	var initial []string
-	for i := range 3 {
-		peer := loopbackURL(ports[3+i])
+	for i := range size {
+		peer := loopbackURL(ports[size+i])
 		initial = append(initial, fmt.Sprintf("m%d=%s", i, peer.String()))
 	}
 	dir := t.TempDir()
-	members := make([]*etcdMember, 3)
+	members := make([]*etcdMember, size)
 	for i := range members {
 		cfg := embed.NewConfig()
 		cfg.Name = fmt.Sprintf("m%d", i)
 		cfg.Dir = filepath.Join(dir, cfg.Name)
-		client, peer := loopbackURL(ports[i]), loopbackURL(ports[3+i])
+		client, peer := loopbackURL(ports[i]), loopbackURL(ports[size+i])
 		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 		cfg.InitialCluster = strings.Join(initial, ",")
@@ -127,7 +127,7 @@ func (m *etcdMember) clientURL() string {
 // started again on its data, rejoins and catches up on what was written
 // without it.
 func TestServesThroughTheLossOfAnEtcdMember(t *testing.T) {
-	members := startEtcdCluster(t)
+	members := startEtcdCluster(t, 3)
 	var endpoints []string
 	for _, m := range members {
 		endpoints = append(endpoints, m.clientURL())

@@ -29,3 +29,10 @@ import (
 func TestRoundTripTypes(t *testing.T) {
 	roundtrip.RoundTripTestForAPIGroup(t, Install, fuzzer.Funcs)
 }
+
+// TestRoundTripProtobuf does the same through protobuf, in which the server
+// stores and its clients speak: a field without a protobuf tag, or with the
+// wrong one, is lost or fails here.
+func TestRoundTripProtobuf(t *testing.T) {
+	roundtrip.RoundTripProtobufTestForAPIGroup(t, Install, fuzzer.Funcs)
+}

@@ -34,19 +34,19 @@ type EvictionRequest struct {
 	// labels of the pod have a preference.
 	// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// Spec defines the eviction request specification.
 	// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
 	// This field is required.
 	// +required
-	Spec EvictionRequestSpec `json:"spec"`
+	Spec EvictionRequestSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 
 	// Status represents the most recently observed status of the eviction request.
 	// Populated by the current interceptor and eviction request controller.
 	// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
 	// +optional
-	Status EvictionRequestStatus `json:"status,omitempty"`
+	Status EvictionRequestStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // EvictionRequestSpec is a specification of an EvictionRequest.
@@ -66,12 +66,12 @@ type EvictionRequestSpec struct {
 	//
 	// This field is immutable.
 	// +required
-	Type EvictionRequestType `json:"type"`
+	Type EvictionRequestType `json:"type" protobuf:"bytes,1,opt,name=type,casttype=EvictionRequestType"`
 
 	// Target contains a reference to an object (e.g. a pod) that should be evicted.
 	// This field is immutable.
 	// +required
-	Target EvictionTarget `json:"target"`
+	Target EvictionTarget `json:"target" protobuf:"bytes,2,opt,name=target"`
 
 	// At least one requester is required when creating an eviction request.
 	// A requester is also required for the eviction request to be processed.
@@ -86,7 +86,7 @@ type EvictionRequestSpec struct {
 	// +patchStrategy=merge
 	// +listType=map
 	// +listMapKey=name
-	Requesters []Requester `json:"requesters,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+	Requesters []Requester `json:"requesters,omitempty" patchStrategy:"merge" patchMergeKey:"name" protobuf:"bytes,3,rep,name=requesters"`
 
 	// Interceptors reference interceptors that respond to this eviction request.
 	// Interceptors should observe and communicate through the EvictionRequest API to help with
@@ -105,7 +105,7 @@ type EvictionRequestSpec struct {
 	// +patchStrategy=merge
 	// +listType=map
 	// +listMapKey=name
-	Interceptors []Interceptor `json:"interceptors,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+	Interceptors []Interceptor `json:"interceptors,omitempty" patchStrategy:"merge" patchMergeKey:"name" protobuf:"bytes,4,rep,name=interceptors"`
 
 	// HeartbeatDeadlineSeconds is a maximum amount of time that an interceptor should take to
 	// periodically report on an eviction progress by updating the .status.heartbeatTime.
@@ -118,7 +118,7 @@ type EvictionRequestSpec struct {
 	// The default value is 1800 (30m).
 	// This field is required and immutable.
 	// +required
-	HeartbeatDeadlineSeconds *int32 `json:"heartbeatDeadlineSeconds"`
+	HeartbeatDeadlineSeconds *int32 `json:"heartbeatDeadlineSeconds" protobuf:"varint,5,opt,name=heartbeatDeadlineSeconds"`
 }
 
 // EvictionRequestType is the type of an eviction request.
@@ -145,7 +145,7 @@ type EvictionTarget struct {
 	// Only one target (PodRef) is required.
 	// This field is immutable.
 	// +optional
-	PodRef *LocalPodReference `json:"podRef,omitempty"`
+	PodRef *LocalPodReference `json:"podRef,omitempty" protobuf:"bytes,1,opt,name=podRef"`
 }
 
 // LocalPodReference contains enough information to locate the referenced pod inside the same namespace.
@@ -153,11 +153,11 @@ type LocalPodReference struct {
 	// Name of the pod.
 	// This field is required.
 	// +required
-	Name string `json:"name"`
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
 	// UID of the pod.
 	// This field is required.
 	// +required
-	UID string `json:"uid"`
+	UID string `json:"uid" protobuf:"bytes,2,opt,name=uid"`
 }
 
 // Requester allows you to identify the entity, that requested the eviction of the target.
@@ -167,7 +167,7 @@ type Requester struct {
 	// This field must be unique for each requester.
 	// This field is required.
 	// +required
-	Name string `json:"name"`
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
 }
 
 // Interceptor allows you to identify the interceptor responding to the EvictionRequest.
@@ -179,7 +179,7 @@ type Interceptor struct {
 	// This field must be unique for each interceptor.
 	// This field is required.
 	// +required
-	Name string `json:"name"`
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
 }
 
 // EvictionRequestStatus represents the last observed status of the eviction request.
@@ -192,19 +192,19 @@ type EvictionRequestStatus struct {
 	// +patchStrategy=merge
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type" protobuf:"bytes,1,rep,name=conditions"`
 
 	// Message is a human readable message indicating details about the eviction request.
 	// This may be an empty string.
 	// The maximum length is 32768 bytes.
 	// +required
-	Message string `json:"message"`
+	Message string `json:"message" protobuf:"bytes,2,opt,name=message"`
 
 	// Interceptors of the ActiveInterceptorName can adopt this eviction request by updating the
 	// HeartbeatTime or orphan/complete it by setting ActiveInterceptorCompleted to true.
 	// This field is managed by Kubernetes. It is cleared once the eviction request has completed.
 	// +optional
-	ActiveInterceptorName *string `json:"activeInterceptorName,omitempty"`
+	ActiveInterceptorName *string `json:"activeInterceptorName,omitempty" protobuf:"bytes,3,opt,name=activeInterceptorName"`
 
 	// ActiveInterceptorCompleted should be set to true when the interceptor of the
 	// ActiveInterceptorName has either fully or partially completed, which may have resulted in
@@ -213,19 +213,19 @@ type EvictionRequestStatus struct {
 	// If this field is true and no additional interceptor is available:
 	// - If the target is a pod that is still running, it will be evicted using the Eviction API.
 	// +optional
-	ActiveInterceptorCompleted bool `json:"activeInterceptorCompleted,omitempty"`
+	ActiveInterceptorCompleted bool `json:"activeInterceptorCompleted,omitempty" protobuf:"varint,4,opt,name=activeInterceptorCompleted"`
 
 	// ExpectedInterceptorFinishTime is the time at which the eviction process step is expected to
 	// end for the active interceptor.
 	// May be empty if no estimate can be made.
 	// +optional
-	ExpectedInterceptorFinishTime *metav1.Time `json:"expectedInterceptorFinishTime,omitempty"`
+	ExpectedInterceptorFinishTime *metav1.Time `json:"expectedInterceptorFinishTime,omitempty" protobuf:"bytes,5,opt,name=expectedInterceptorFinishTime"`
 
 	// HeartbeatTime is the time at which the eviction process was reported to be in progress by
 	// the interceptor.
 	// Cannot be set to the future time (after taking time skew of up to 10 seconds into account).
 	// +optional
-	HeartbeatTime *metav1.Time `json:"heartbeatTime,omitempty"`
+	HeartbeatTime *metav1.Time `json:"heartbeatTime,omitempty" protobuf:"bytes,6,opt,name=heartbeatTime"`
 
 	// EvictionRequestCancellationPolicy should be set to Forbid by the interceptor if it is not possible
 	// to cancel (delete) the eviction request.
@@ -246,13 +246,13 @@ type EvictionRequestStatus struct {
 	// fully terminated).
 	//
 	// +optional
-	EvictionRequestCancellationPolicy *EvictionRequestCancellationPolicy `json:"evictionRequestCancellationPolicy,omitempty"`
+	EvictionRequestCancellationPolicy *EvictionRequestCancellationPolicy `json:"evictionRequestCancellationPolicy,omitempty" protobuf:"bytes,7,opt,name=evictionRequestCancellationPolicy,casttype=EvictionRequestCancellationPolicy"`
 
 	// Pod-specific status that is populated during pod eviction.
 	// This field can only be set when .spec.target.podRef is set.
 	// This field is managed by Kubernetes.
 	// +optional
-	PodEvictionStatus *PodEvictionStatus `json:"podEvictionStatus,omitempty"`
+	PodEvictionStatus *PodEvictionStatus `json:"podEvictionStatus,omitempty" protobuf:"bytes,8,opt,name=podEvictionStatus"`
 }
 
 // EvictionRequestConditionType is the type of a condition of an eviction request.
@@ -302,7 +302,7 @@ type PodEvictionStatus struct {
 	// This is set by the eviction controller after all the interceptors have completed.
 	// The minimum value is 0, and subsequent updates can only increase it.
 	// +required
-	FailedAPIEvictionCounter int32 `json:"failedAPIEvictionCounter"`
+	FailedAPIEvictionCounter int32 `json:"failedAPIEvictionCounter" protobuf:"varint,1,opt,name=failedAPIEvictionCounter"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -313,8 +313,8 @@ type EvictionRequestList struct {
 	// Standard list metadata.
 	// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// Items is a list of EvictionRequest objects.
-	Items []EvictionRequest `json:"items"`
+	Items []EvictionRequest `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

@@ -69,6 +69,7 @@ func newEvictionRequests(c *CoordinationV1alpha1Client, namespace string) *evict
 			namespace,
 			func() *coordinationv1alpha1.EvictionRequest { return &coordinationv1alpha1.EvictionRequest{} },
 			func() *coordinationv1alpha1.EvictionRequestList { return &coordinationv1alpha1.EvictionRequestList{} },
+			gentype.PrefersProtobuf[*coordinationv1alpha1.EvictionRequest](),
 		),
 	}
 }
