@@ -57,6 +57,7 @@ type options struct {
 	createRate              float64
 	writes                  bool
 	profileSeconds          int
+	oursContent             string
 }
 
 func main() {
@@ -74,10 +75,11 @@ func main() {
 	flag.Float64Var(&qps, "client-qps", 5000, "Client-side rate limit of the load generator's clients, per user; high so that the servers are measured, not the client.")
 	flag.IntVar(&o.burst, "client-burst", 10000, "Client-side burst of the load generator's clients.")
 	flag.DurationVar(&o.timeout, "request-timeout", 60*time.Second, "Time-out of every request of the load generator.")
-	flag.StringVar(&o.profileDir, "profile-dir", "", "When set, a CPU profile of each server is taken during each write phase, and a heap profile once the objects are held, and written here (the last round's).")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "When set, a CPU profile of each server is taken during each write phase, and heap profiles when half and when all of the held objects are created (their difference is what the objects hold: go tool pprof -diff_base), and written here (the last round's).")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", 5, "Length of each CPU profile; keep it shorter than a phase.")
 	flag.Float64Var(&o.createRate, "held-create-rate", 500, "Creates per second, at most, of the objects held for the heap, LIST and time-to-selection measures.")
 	flag.BoolVar(&o.writes, "writes", true, "Run the write phases; false measures only the objects held.")
+	flag.StringVar(&o.oursContent, "ours-content-type", protobufContent, "What the load generator speaks to our API: protobuf, as the generated clientset and the SDK's interceptors and requesters do, or json, as kubectl does. The CRD speaks JSON.")
 	klog.InitFlags(nil)
 	flag.Parse()
 	o.qps = float32(qps)
@@ -88,6 +90,10 @@ func main() {
 			os.Exit(2)
 		}
 		o.clients = append(o.clients, n)
+	}
+	if o.oursContent != protobufContent && o.oursContent != jsonContent {
+		fmt.Fprintf(os.Stderr, "--ours-content-type: %q is neither %s nor %s\n", o.oursContent, protobufContent, jsonContent)
+		os.Exit(2)
 	}
 	if o.rounds < 1 || o.ops < 1 || o.objects < o.ops || o.objects < 2 || o.createRate <= 0 {
 		fmt.Fprintln(os.Stderr, "--rounds, --ops and --held-create-rate must be positive and --objects at least --ops and 2")

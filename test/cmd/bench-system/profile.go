@@ -72,14 +72,15 @@ func (p *profiler) wait() error {
 }
 
 // saveHeapProfiles writes the live heap of every holder of t, after a
-// garbage collection, to o.profileDir as <api>-heap-<holder>.pprof, when
-// profiling is on.
-func (b *bench) saveHeapProfiles(ctx context.Context, t target) error {
+// garbage collection, to o.profileDir as <api>-heap-<when>-<holder>.pprof,
+// when profiling is on. The growth between two of them is what the objects
+// created in between hold: go tool pprof -diff_base=<earlier> <later>.
+func (b *bench) saveHeapProfiles(ctx context.Context, t target, when string) error {
 	if b.o.profileDir == "" {
 		return nil
 	}
 	for _, h := range b.holders(t) {
-		file := filepath.Join(b.o.profileDir, fmt.Sprintf("%s-heap-%s.pprof", t.name, h.name))
+		file := filepath.Join(b.o.profileDir, fmt.Sprintf("%s-heap-%s-%s.pprof", t.name, when, h.name))
 		if err := saveProfile(ctx, h, "heap", map[string]string{"gc": "1"}, file); err != nil {
 			return err
 		}

@@ -97,7 +97,7 @@ func (r *results) summarize() {
 }
 
 func (r *results) print(o options) {
-	fmt.Printf("evictionrequest-apiserver through the aggregator (ours) against the equivalent CRD, median of %d rounds (min-max), %d operations per write phase:\n\n", o.rounds, o.ops)
+	fmt.Printf("evictionrequest-apiserver through the aggregator (ours, spoken in %s) against the equivalent CRD (JSON), median of %d rounds (min-max), %d operations per write phase:\n\n", o.oursContent, o.rounds, o.ops)
 	fmt.Printf("| %-48s | %-24s | %-24s | %-6s |\n", "measure", "ours", "the CRD", "ratio")
 	fmt.Printf("|%s|%s|%s|%s|\n", dashes(50), dashes(26), dashes(26), dashes(8))
 	for _, m := range r.measures {
@@ -132,9 +132,10 @@ func (r *results) writeJSON(path string, o options) error {
 		Ops      int        `json:"opsPerWritePhase"`
 		Objects  int        `json:"objectsHeld"`
 		Clients  []int      `json:"clients"`
+		Content  string     `json:"oursContentType"`
 		Measures []*measure `json:"measures"`
 		Ours     []single   `json:"oursAlone"`
-	}{time.Now().UTC(), o.rounds, o.ops, o.objects, o.clients, r.measures, r.ours}, "", "  ")
+	}{time.Now().UTC(), o.rounds, o.ops, o.objects, o.clients, o.oursContent, r.measures, r.ours}, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,6 @@ import (
 
 	"golang.org/x/time/rate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/evictionrequest/apiserver/test/localcluster"
@@ -78,13 +77,10 @@ func run(ctx context.Context, o options) error {
 func (b *bench) measureWrites(ctx context.Context, t target, res *results) error {
 	maxClients := slices.Max(b.o.clients)
 	for _, u := range b.users {
-		requests := u.client.Resource(t.gvr).Namespace(namespace)
+		requests := u.requests[t.name]
 		for _, clients := range b.o.clients {
 			phase := fmt.Sprintf("%d clients, %s", clients, u.name)
-			create := func(ctx context.Context, i int) error {
-				_, err := requests.Create(ctx, b.object(t, i), metav1.CreateOptions{})
-				return err
-			}
+			create := requests.create
 			cpu, err := b.phase(ctx, t, res, "creates/s, "+phase, "create p99, "+phase, clients, create, func(ctx context.Context) error {
 				return b.waitSelected(ctx, t)
 			})
@@ -100,8 +96,7 @@ func (b *bench) measureWrites(ctx context.Context, t target, res *results) error
 			beat := func(ctx context.Context, i int) error {
 				patch := fmt.Sprintf(`{"status":{"heartbeatTime":%q,"message":"step %d of %s"}}`,
 					time.Now().UTC().Format(time.RFC3339), i, u.name)
-				_, err := requests.Patch(ctx, b.pods[i].uid, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
-				return err
+				return requests.patchStatus(ctx, b.pods[i].uid, []byte(patch))
 			}
 			cpu, err = b.phase(ctx, t, res, "status updates/s, "+phase, "status update p99, "+phase, clients, beat, nil)
 			if err != nil {
@@ -113,11 +108,7 @@ func (b *bench) measureWrites(ctx context.Context, t target, res *results) error
 
 			// A second requester joins each request as the SDK's requester
 			// does: a server-side apply of its own entry of spec.requesters.
-			join := func(ctx context.Context, i int) error {
-				_, err := requests.Apply(ctx, b.pods[i].uid, b.joiningRequester(t, i), metav1.ApplyOptions{FieldManager: secondRequesterName})
-				return err
-			}
-			cpu, err = b.phase(ctx, t, res, "server-side applies/s, "+phase, "server-side apply p99, "+phase, clients, join, nil)
+			cpu, err = b.phase(ctx, t, res, "server-side applies/s, "+phase, "server-side apply p99, "+phase, clients, requests.join, nil)
 			if err != nil {
 				return fmt.Errorf("server-side applies, %s: %w", phase, err)
 			}
@@ -178,7 +169,7 @@ func (b *bench) phase(ctx context.Context, t target, res *results, rateName, p99
 // before the first create is no baseline, while between the halves only
 // the creates (and for ours the selections) happen.
 func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
-	requests := b.users[0].client.Resource(t.gvr).Namespace(namespace)
+	requests := b.users[0].requests[t.name]
 	rssBefore, err := b.rssBytes()
 	if err != nil {
 		return err
@@ -193,7 +184,7 @@ func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
 		if err := pace.Wait(ctx); err != nil {
 			return err
 		}
-		_, err := requests.Create(ctx, b.object(t, i), metav1.CreateOptions{})
+		err := requests.create(ctx, i)
 		created[i] = time.Now()
 		return err
 	}
@@ -207,6 +198,9 @@ func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
 	}
 	heapAtHalf, err := b.heapBytes(ctx, b.holders(t)...)
 	if err != nil {
+		return err
+	}
+	if err := b.saveHeapProfiles(ctx, t, "half"); err != nil {
 		return err
 	}
 	secondStart := time.Now()
@@ -229,7 +223,7 @@ func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
 	}
 	res.add("heap per object held", "KiB", false, t.name, float64(heapAtAll-heapAtHalf)/float64(b.o.objects-half)/1024)
 	res.add("RSS growth per 10k objects", "MiB", false, t.name, float64(rssAfter-rssBefore)/float64(b.o.objects)*10000/(1<<20))
-	if err := b.saveHeapProfiles(ctx, t); err != nil {
+	if err := b.saveHeapProfiles(ctx, t, "all"); err != nil {
 		return err
 	}
 	if selections != nil {
@@ -250,12 +244,12 @@ func (b *bench) measureHeld(ctx context.Context, t target, res *results) error {
 	var lists []float64
 	for range listRepeats {
 		start := time.Now()
-		list, err := requests.List(ctx, metav1.ListOptions{})
+		n, _, err := requests.list(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
-		if len(list.Items) != b.o.objects {
-			return fmt.Errorf("LIST returned %d objects, want %d", len(list.Items), b.o.objects)
+		if n != b.o.objects {
+			return fmt.Errorf("LIST returned %d objects, want %d", n, b.o.objects)
 		}
 		lists = append(lists, time.Since(start).Seconds())
 	}

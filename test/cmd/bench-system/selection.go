@@ -23,10 +23,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -53,24 +51,23 @@ func (b *bench) watchSelections(ctx context.Context, t target) (*selectionWatch,
 	// A watch outlives any request time-out; it ends with the phase.
 	config := rest.CopyConfig(b.admin)
 	config.Timeout = 0
-	client, err := dynamic.NewForConfig(config)
+	requests, err := b.newRequests(t, config, b.o.oursContent)
 	if err != nil {
 		return nil, err
 	}
-	requests := client.Resource(t.gvr).Namespace(namespace)
 	// As an interceptor watches: only the requests it is active for.
 	mine := fields.OneTermEqualSelector(v1alpha1.ActiveInterceptorNameField, interceptorName).String()
-	list, err := requests.List(ctx, metav1.ListOptions{FieldSelector: mine, Limit: 1})
+	_, resourceVersion, err := requests.list(ctx, metav1.ListOptions{FieldSelector: mine, Limit: 1})
 	if err != nil {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(ctx)
 	// Under full load the server may close a watcher that falls behind;
 	// the retry watcher resumes where it was, as informers do.
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), &cache.ListWatch{
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, &cache.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
 			options.FieldSelector, options.TimeoutSeconds = mine, ptr.To[int64](3600)
-			return requests.Watch(ctx, options)
+			return requests.watch(ctx, options)
 		},
 	})
 	if err != nil {
@@ -83,16 +80,13 @@ func (b *bench) watchSelections(ctx context.Context, t target) (*selectionWatch,
 		defer w.Stop()
 		for event := range w.ResultChan() {
 			now := time.Now()
-			obj, ok := event.Object.(*unstructured.Unstructured)
-			if !ok {
-				continue
-			}
-			if name, _, _ := unstructured.NestedString(obj.Object, "status", "activeInterceptorName"); name != interceptorName {
+			name, active, err := activeInterceptor(event.Object)
+			if err != nil || active != interceptorName {
 				continue
 			}
 			s.mu.Lock()
-			if _, seen := s.selected[obj.GetName()]; !seen {
-				s.selected[obj.GetName()] = now
+			if _, seen := s.selected[name]; !seen {
+				s.selected[name] = now
 			}
 			s.mu.Unlock()
 		}

@@ -26,7 +26,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -75,8 +74,9 @@ var targets = []target{
 
 // user is one identity the load runs as.
 type user struct {
-	name   string
-	client dynamic.Interface
+	name string
+	// requests are the user's clients of each target, by target name.
+	requests map[string]requests
 }
 
 // pod is a pod the EvictionRequests target.
@@ -113,19 +113,22 @@ func setUp(ctx context.Context, o options, cluster *localcluster.Cluster, res *r
 	if _, err := b.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	adminClient, err := dynamic.NewForConfig(b.admin)
-	if err != nil {
-		return nil, err
-	}
 	saConfig, err := b.serviceAccountConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the service account: %w", err)
 	}
-	saClient, err := dynamic.NewForConfig(saConfig)
-	if err != nil {
-		return nil, err
+	for _, u := range []struct {
+		name   string
+		config *rest.Config
+	}{{"admin", b.admin}, {"service account", saConfig}} {
+		byTarget := map[string]requests{}
+		for _, t := range targets {
+			if byTarget[t.name], err = b.newRequests(t, u.config, o.oursContent); err != nil {
+				return nil, err
+			}
+		}
+		b.users = append(b.users, user{name: u.name, requests: byTarget})
 	}
-	b.users = []user{{name: "admin", client: adminClient}, {name: "service account", client: saClient}}
 	// Our server caches every pod of the cluster for admission and the
 	// controller; what that costs is measured while the pods are created.
 	before, err := b.heapBytes(ctx, b.server())
@@ -258,46 +261,15 @@ func (b *bench) createPods(ctx context.Context) error {
 	})
 }
 
-// object is the EvictionRequest of the i-th pod for t. The CRD is given the
-// interceptors our admission copies from the pod, so that both store the
-// same object.
-func (b *bench) object(t target, i int) *unstructured.Unstructured {
-	p := b.pods[i]
-	spec := map[string]any{
-		"target":     map[string]any{"podRef": map[string]any{"name": p.name, "uid": p.uid}},
-		"requesters": []any{map[string]any{"name": requesterName}},
-	}
-	if !t.ours {
-		spec["interceptors"] = []any{map[string]any{"name": interceptorName}}
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": t.gvr.GroupVersion().String(),
-		"kind":       "EvictionRequest",
-		"metadata":   map[string]any{"name": p.uid, "namespace": namespace},
-		"spec":       spec,
-	}}
-}
-
-// joiningRequester is the apply configuration with which the second
-// requester adds itself to the i-th request of t.
-func (b *bench) joiningRequester(t target, i int) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": t.gvr.GroupVersion().String(),
-		"kind":       "EvictionRequest",
-		"metadata":   map[string]any{"name": b.pods[i].uid, "namespace": namespace},
-		"spec":       map[string]any{"requesters": []any{map[string]any{"name": secondRequesterName}}},
-	}}
-}
-
 // deleteAll deletes every object of t and waits until none is left.
 func (b *bench) deleteAll(ctx context.Context, t target) error {
-	client := b.users[0].client.Resource(t.gvr).Namespace(namespace)
-	if err := client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	requests := b.users[0].requests[t.name]
+	if err := requests.deleteAll(ctx); err != nil {
 		return err
 	}
 	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := client.List(ctx, metav1.ListOptions{})
-		return err == nil && len(list.Items) == 0, nil
+		n, _, err := requests.list(ctx, metav1.ListOptions{})
+		return err == nil && n == 0, nil
 	})
 }
 
@@ -310,11 +282,11 @@ func (b *bench) waitSelected(ctx context.Context, t target) error {
 	if !t.ours {
 		return nil
 	}
-	client := b.users[0].client.Resource(t.gvr).Namespace(namespace)
+	requests := b.users[0].requests[t.name]
 	unselected := fields.OneTermEqualSelector(v1alpha1.ActiveInterceptorNameField, "").String()
 	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := client.List(ctx, metav1.ListOptions{FieldSelector: unselected, Limit: 1})
-		return err == nil && len(list.Items) == 0, nil
+		n, _, err := requests.list(ctx, metav1.ListOptions{FieldSelector: unselected, Limit: 1})
+		return err == nil && n == 0, nil
 	})
 }
 
