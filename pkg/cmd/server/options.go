@@ -34,6 +34,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
+	"k8s.io/apiserver/pkg/features"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
@@ -70,6 +71,16 @@ var defaultServiceDNSNames = []string{
 
 func init() {
 	utilruntime.Must(logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
+	// The watch cache's snapshots (one per write, copy-on-write) serve LISTs
+	// at an older resourceVersion and the pages after the first from the
+	// cache. Every EvictionRequest is written twice in a moment (created,
+	// then its interceptor selected), and the node copies of those
+	// snapshots stay until the watch history fills: make bench-system
+	// measured 8.2 KiB of heap per request held with them, 5.4 KiB without.
+	// Without them such LISTs read the server's own etcd, as before
+	// Kubernetes 1.34; --feature-gates=ListFromCacheSnapshot=true turns
+	// them back on.
+	utilruntime.Must(utilfeature.DefaultMutableFeatureGate.OverrideDefault(features.ListFromCacheSnapshot, false))
 }
 
 // Options are the command-line options of evictionrequest-apiserver.

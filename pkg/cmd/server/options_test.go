@@ -24,7 +24,10 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/features"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 )
@@ -205,5 +208,17 @@ func TestHelpPrintsNamedSectionsAndVersion(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "evictionrequest-apiserver version v") {
 		t.Errorf("--version printed %q", out.String())
+	}
+}
+
+// The storage defaults that keep the server lean: protobuf in etcd, and no
+// watch cache snapshots (see the init of options.go).
+func TestStorageDefaults(t *testing.T) {
+	o := parse(t)
+	if got := o.RecommendedOptions.Etcd.DefaultStorageMediaType; got != runtime.ContentTypeProtobuf {
+		t.Errorf("--storage-media-type defaults to %q, want %q", got, runtime.ContentTypeProtobuf)
+	}
+	if utilfeature.DefaultFeatureGate.Enabled(features.ListFromCacheSnapshot) {
+		t.Errorf("feature gate %s is on by default, want off", features.ListFromCacheSnapshot)
 	}
 }
