@@ -18,8 +18,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	_ "embed"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
