@@ -57,7 +57,9 @@ type requests interface {
 	// list lists the requests and returns how many there are and the
 	// resourceVersion of the list.
 	list(ctx context.Context, opts metav1.ListOptions) (int, string, error)
+	// watch watches the requests.
 	watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+	// deleteAll deletes the collection of the requests.
 	deleteAll(ctx context.Context) error
 }
 
