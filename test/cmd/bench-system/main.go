@@ -75,7 +75,7 @@ func main() {
 	flag.Float64Var(&qps, "client-qps", 5000, "Client-side rate limit of the load generator's clients, per user; high so that the servers are measured, not the client.")
 	flag.IntVar(&o.burst, "client-burst", 10000, "Client-side burst of the load generator's clients.")
 	flag.DurationVar(&o.timeout, "request-timeout", 60*time.Second, "Time-out of every request of the load generator.")
-	flag.StringVar(&o.profileDir, "profile-dir", "", "When set, a CPU profile of each server is taken during each write phase, and heap profiles when half and when all of the held objects are created (their difference is what the objects hold: go tool pprof -diff_base), and written here (the last round's).")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "When set, a CPU profile of each server is taken during each write phase, and heap profiles when half and when all of the first round's held objects are created (their difference is what the objects hold: go tool pprof -diff_base), and written here (CPU profiles of the last round).")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", 5, "Length of each CPU profile; keep it shorter than a phase.")
 	flag.Float64Var(&o.createRate, "held-create-rate", 500, "Creates per second, at most, of the objects held for the heap, LIST and time-to-selection measures.")
 	flag.BoolVar(&o.writes, "writes", true, "Run the write phases; false measures only the objects held.")
