@@ -69,7 +69,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "_output/bench/system.json", "Where to write the results as JSON.")
 	flag.StringVar(&o.chart, "chart", "_output/bench/system.png", "Where to draw the chart of the ratios (PNG).")
 	flag.IntVar(&o.rounds, "rounds", 3, "Rounds; each measures both APIs, alternating which goes first.")
-	flag.IntVar(&o.ops, "ops", 1000, "Creates, and then status updates, in each measured phase.")
+	flag.IntVar(&o.ops, "ops", 1000, "Operations in each measured phase: creates, then a status update of each, then a server-side apply of each.")
 	flag.IntVar(&o.objects, "objects", 10000, "Objects held for the LIST and heap measures.")
 	flag.StringVar(&clients, "clients", "1,16,64", "Comma-separated numbers of concurrent clients of the write phases.")
 	flag.Float64Var(&qps, "client-qps", 5000, "Client-side rate limit of the load generator's clients, per user; high so that the servers are measured, not the client.")
