@@ -33,6 +33,8 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/features"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -44,6 +46,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	netutils "k8s.io/utils/net"
 
 	evictionrequestadmission "github.com/evictionrequest/apiserver/pkg/admission/plugin/evictionrequest"
@@ -256,6 +259,14 @@ func (o *Options) Config() (*apiserver.Config, error) {
 
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
+	}
+	if rh := serverConfig.Authentication.RequestHeaderConfig; rh != nil && serverConfig.Authentication.Authenticator != nil {
+		// Requests through the aggregator are authenticated with the
+		// verification of its certificate remembered; anything else,
+		// and what it refuses, goes to the authenticator ApplyTo built.
+		serverConfig.Authentication.Authenticator = union.New(
+			group.NewAuthenticatedGroupAdder(newFrontProxyAuthenticator(rh, clock.RealClock{})),
+			serverConfig.Authentication.Authenticator)
 	}
 	if !o.AnonymousAuth && serverConfig.Authentication.Authenticator != nil {
 		serverConfig.Authentication.Authenticator = anonymousOnlyOn(serverConfig.Authentication.Authenticator, o.AnonymousAuthPaths)
