@@ -19,6 +19,7 @@ package server
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -151,7 +152,7 @@ func TestFrontProxyAuthenticator(t *testing.T) {
 				if s.before != nil {
 					s.before(clock, ca)
 				}
-				req := httptest.NewRequest("GET", "/apis", nil)
+				req := httptest.NewRequest(http.MethodGet, "/apis", nil)
 				req.Header.Set("X-Remote-User", "alice")
 				req.Header.Set("X-Remote-Group", "team")
 				if s.cert != nil {
