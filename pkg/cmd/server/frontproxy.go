@@ -80,19 +80,28 @@ func (a *frontProxyAuthenticator) AuthenticateRequest(req *http.Request) (*authe
 		return nil, false, nil
 	}
 	chain := req.TLS.PeerCertificates
-	now := a.clock.Now()
-	key := chainKey(a.config.CAContentProvider.CurrentCABundleContent(), chain)
-	if until, ok := a.verified.Get(key); !ok || !now.Before(until.(time.Time)) {
-		until, ok := a.verify(chain, now)
-		if !ok {
-			return nil, false, nil
-		}
-		a.verified.Add(key, until)
+	if !a.trusted(chain) {
+		return nil, false, nil
 	}
 	if names := a.config.AllowedClientNames.Value(); len(names) > 0 && !slices.Contains(names, chain[0].Subject.CommonName) {
 		return nil, false, nil
 	}
 	return a.headers.AuthenticateRequest(req)
+}
+
+// trusted tells whether chain verifies against the request-header CA,
+// from what it remembers when it can.
+func (a *frontProxyAuthenticator) trusted(chain []*x509.Certificate) bool {
+	now := a.clock.Now()
+	key := chainKey(a.config.CAContentProvider.CurrentCABundleContent(), chain)
+	if until, ok := a.verified.Get(key); ok && now.Before(until.(time.Time)) {
+		return true
+	}
+	until, ok := a.verify(chain, now)
+	if ok {
+		a.verified.Add(key, until)
+	}
+	return ok
 }
 
 // verify verifies chain against the request-header CA at now, as a client
