@@ -38,10 +38,14 @@ const (
 	PassPaused            PassReason = "Paused"
 	PassRolloutInProgress PassReason = "RolloutInProgress"
 	PassAutoscaled        PassReason = "HorizontalPodAutoscaler"
+	// PassReplicaSetKeptPod: scaled back maxScaleBacks times, the
+	// ReplicaSet removed other pods each time (their template gives every
+	// pod the lowest deletion cost, for example).
+	PassReplicaSetKeptPod PassReason = "ReplicaSetKeptPod"
 )
 
 // PassReasons are every reason, for the metrics.
-var PassReasons = []PassReason{PassNoDeployment, PassRecreate, PassNoMaxSurge, PassPaused, PassRolloutInProgress, PassAutoscaled}
+var PassReasons = []PassReason{PassNoDeployment, PassRecreate, PassNoMaxSurge, PassPaused, PassRolloutInProgress, PassAutoscaled, PassReplicaSetKeptPod}
 
 // Decision is whether a Deployment's pod can be replaced by a surge.
 type Decision struct {

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
@@ -41,6 +42,10 @@ import (
 // before it can tell better: scheduling, pulling and starting.
 const startupEstimate = 30 * time.Second
 
+// maxScaleBacks is how many times a run scales a Deployment back for one
+// pod that its ReplicaSet keeps before the request is passed on.
+const maxScaleBacks = 3
+
 // Handle is the interceptor's Handler: it replaces the request's pod by a
 // surge of its Deployment, or passes the request on. It keeps all its state
 // on the Deployment and the pod, so that it resumes wherever it stopped.
@@ -50,6 +55,10 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 	ref, uid := req.Pod(), req.PodUID()
 	logger := klog.FromContext(ctx)
 	reporter := &reporter{req: req}
+	// scaledBack is set once this run wrote the scale-back: the cached pod
+	// may not show its mark yet.
+	scaledBack := false
+	scaleBacks := 0
 	for first := true; ; first = false {
 		if !first && !sleep(ctx, s.cfg.PollInterval) {
 			return interceptor.Result{}, ctx.Err()
@@ -74,14 +83,47 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 			return interceptor.Result{}, err
 		}
 		if state == nil || state.Pods[uid] == "" {
-			if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; marked {
-				// The scale-down was written before a restart: the pod's
-				// removal is under way.
+			_, marked := pod.Annotations[OriginalDeletionCostAnnotation]
+			marked = marked || scaledBack
+			switch {
+			case pod.DeletionTimestamp != nil && marked:
 				return interceptor.Terminated("Deployment %s was scaled back; its ReplicaSet removes pod %s.", dep.Name, pod.Name), nil
-			}
-			if pod.DeletionTimestamp != nil {
+			case pod.DeletionTimestamp != nil:
 				// Its ReplicaSet replaces it already; a surge would add a second replacement.
 				return interceptor.Terminated("Pod %s is being deleted already.", pod.Name), nil
+			case marked:
+				// The scale-back was written, by this run or before a
+				// restart: the pod goes once its ReplicaSet removes it.
+				kept, err := s.keptAfterScaleBack(ctx, pod, rs, dep)
+				if err != nil {
+					return interceptor.Result{}, err
+				}
+				if kept == nil {
+					if err := reporter.report(ctx, interceptor.Progress{
+						Message:            fmt.Sprintf("Deployment %s was scaled back to %d; waiting for ReplicaSet %s to remove pod %s.", dep.Name, ptr.Deref(dep.Spec.Replicas, 1), rs.Name, pod.Name),
+						CancellationPolicy: v1alpha1.Forbid,
+					}); err != nil {
+						return interceptor.Result{}, err
+					}
+					continue
+				}
+				// The ReplicaSet removed another pod, most likely the
+				// replacement: the surge is made again rather than the
+				// request left waiting for a removal that never comes.
+				scaledBack = false
+				if scaleBacks >= maxScaleBacks {
+					return s.passOn(dep, PassReplicaSetKeptPod, fmt.Sprintf(
+						"ReplicaSet %s kept pod %s after %d scale-backs, removing other pods: the surge interceptor passes it on.", rs.Name, pod.Name, scaleBacks)), nil
+				}
+				// The surge starts afresh: until its own scale-back the pod
+				// keeps the deletion cost it had.
+				if err := s.restoreDeletionCost(ctx, kept); err != nil {
+					return interceptor.Result{}, err
+				}
+				metrics.Retried.Inc()
+				s.cfg.Recorder.Eventf(dep, corev1.EventTypeWarning, EventSurgeRetried,
+					"ReplicaSet %s was scaled back to %d but kept pod %s (pod-deletion-cost is honored on a best-effort basis): surging again to replace it.", rs.Name, ptr.Deref(rs.Spec.Replicas, 1), pod.Name)
+				logger.Info("The ReplicaSet kept the pod after the scale-back; surging again", "replicaSet", klog.KObj(rs), "pod", klog.KObj(pod))
 			}
 			result, err := s.join(ctx, reporter, pod, rs, dep, state)
 			if err != nil || result != nil {
@@ -150,8 +192,10 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 		s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgeScaledDown,
 			"Replacements of pod %s are available: scaled back to %d replicas; the ReplicaSet removes pod %s first (lowest pod-deletion-cost).", pod.Name, *updated.Spec.Replicas, pod.Name)
 		logger.V(2).Info("Scaled the Deployment back", "deployment", klog.KObj(dep), "replicas", *updated.Spec.Replicas)
-		return interceptor.Terminated("Replacements of pod %s are available: scaled Deployment %s back to %d replicas, which removes pod %s.",
-			pod.Name, dep.Name, *updated.Spec.Replicas, pod.Name), nil
+		// The request ends when the pod is being deleted, not now: the
+		// ReplicaSet may keep it (see keptAfterScaleBack).
+		scaledBack = true
+		scaleBacks++
 	}
 }
 
@@ -200,7 +244,14 @@ func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, 
 			return nil, err
 		}
 		availableNow, _, _ := replacements(pods, nil, dep.Spec.MinReadySeconds, s.cfg.Clock.Now())
-		state = &State{OriginalReplicas: original, Available: min(availableNow, original), Pods: map[types.UID]string{}}
+		state = &State{Interceptor: s.cfg.Name, OriginalReplicas: original, Available: min(availableNow, original), Pods: map[types.UID]string{}}
+	}
+	if state.Interceptor != s.cfg.Name {
+		// Two surges of one Deployment would each count the other's
+		// replacements as their own.
+		return nil, reporter.report(ctx, interceptor.Progress{Message: fmt.Sprintf(
+			"Waiting for the surge of Deployment %s by interceptor %q to end.", dep.Name, state.Interceptor),
+			CancellationPolicy: v1alpha1.Allow})
 	}
 	if int32(len(state.Pods)) >= decision.MaxSurge {
 		replacing := make([]string, 0, len(state.Pods))
@@ -252,6 +303,7 @@ func (s *Surger) markForRemoval(ctx context.Context, pod *corev1.Pod) error {
 	return s.patchPodAnnotations(ctx, pod, map[string]any{
 		DeletionCostAnnotation:         lowestDeletionCost,
 		OriginalDeletionCostAnnotation: pod.Annotations[DeletionCostAnnotation],
+		MarkedByAnnotation:             s.cfg.Name,
 	})
 }
 
@@ -265,7 +317,7 @@ func (s *Surger) restoreDeletionCost(ctx context.Context, pod *corev1.Pod) error
 	if original != "" {
 		cost = original
 	}
-	return s.patchPodAnnotations(ctx, pod, map[string]any{DeletionCostAnnotation: cost, OriginalDeletionCostAnnotation: nil})
+	return s.patchPodAnnotations(ctx, pod, map[string]any{DeletionCostAnnotation: cost, OriginalDeletionCostAnnotation: nil, MarkedByAnnotation: nil})
 }
 
 func (s *Surger) patchPodAnnotations(ctx context.Context, pod *corev1.Pod, annotations map[string]any) error {

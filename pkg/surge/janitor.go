@@ -73,10 +73,15 @@ func (s *Surger) cleanUp(ctx context.Context) {
 	}
 	inProgress := 0
 	for _, dep := range deployments {
-		if _, ok := dep.Annotations[StateAnnotation]; !ok {
+		state, err := currentState(dep)
+		if err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Reading the surge of a Deployment", "deployment", klog.KObj(dep))
 			continue
 		}
-		left, err := s.cleanUpDeployment(ctx, dep)
+		if state == nil || state.Interceptor != s.cfg.Name {
+			continue
+		}
+		left, err := s.cleanUpDeployment(ctx, dep, state)
 		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Cleaning up the surge of a Deployment", "deployment", klog.KObj(dep))
 		}
@@ -92,7 +97,7 @@ func (s *Surger) cleanUp(ctx context.Context) {
 		return
 	}
 	for _, pod := range pods {
-		if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; !marked || pod.DeletionTimestamp != nil {
+		if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; !marked || pod.DeletionTimestamp != nil || pod.Annotations[MarkedByAnnotation] != s.cfg.Name {
 			continue
 		}
 		h, err := s.holdingOf(ctx, pod.Namespace, pod.UID)
@@ -101,18 +106,16 @@ func (s *Surger) cleanUp(ctx context.Context) {
 		}
 		if err := s.restoreDeletionCost(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
 			utilruntime.HandleErrorWithContext(ctx, err, "Restoring the deletion cost of a pod", "pod", klog.KObj(pod))
+			continue
 		}
+		klog.FromContext(ctx).V(2).Info("Restored the deletion cost of a pod whose removal is no longer in flight", "pod", klog.KObj(pod), "held", h.held)
 	}
 }
 
-// cleanUpDeployment drops from the surge of dep the pods that are gone or
-// whose request the interceptor no longer holds, scaling it back, and
-// returns how many pods the surge still replaces.
-func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment) (int, error) {
-	state, err := currentState(dep)
-	if err != nil || state == nil {
-		return 0, err
-	}
+// cleanUpDeployment drops from state, the surge of dep, the pods that are
+// gone or whose request the interceptor no longer holds, scaling it back,
+// and returns how many pods the surge still replaces.
+func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment, state *State) (int, error) {
 	var reverted []string
 	changed := false
 	for uid, name := range state.Pods {

@@ -53,12 +53,19 @@ const (
 	// OriginalDeletionCostAnnotation on a pod whose deletion cost the
 	// interceptor lowered records the cost it had before ("" for none).
 	OriginalDeletionCostAnnotation = "evictionrequest.coordination.k8s.io/surge-original-deletion-cost"
+	// MarkedByAnnotation on a pod whose deletion cost was lowered names the
+	// interceptor that lowered it: only its janitor restores the cost, so
+	// that surge interceptors of other names in the cluster leave it alone.
+	MarkedByAnnotation = "evictionrequest.coordination.k8s.io/surge-interceptor"
 	// lowestDeletionCost makes a pod the first its ReplicaSet removes.
 	lowestDeletionCost = "-2147483648"
 )
 
 // State is the surge in progress on a Deployment.
 type State struct {
+	// Interceptor is the name of the interceptor whose surge this is. Only
+	// it adds pods to the surge, and only its janitor undoes it.
+	Interceptor string `json:"interceptor"`
 	// OriginalReplicas is spec.replicas before the surge.
 	OriginalReplicas int32 `json:"originalReplicas"`
 	// Available is how many pods were available when the surge began, at

@@ -46,6 +46,7 @@ const (
 	EventSurgeScaledDown = "SurgeScaledDown"
 	EventSurgeReverted   = "SurgeReverted"
 	EventSurgePassedOn   = "SurgePassedOn"
+	EventSurgeRetried    = "SurgeRetried"
 )
 
 // Config configures a Surger.
@@ -212,6 +213,12 @@ func (s *Surger) livePod(ctx context.Context, ref types.NamespacedName, uid type
 	if pod, err := s.pods.Pods(ref.Namespace).Get(ref.Name); err == nil && pod.UID == uid {
 		return pod, nil
 	}
+	return s.podFromServer(ctx, ref, uid)
+}
+
+// podFromServer reads a pod from the API server, bypassing the cache. It
+// returns nil when the pod is gone.
+func (s *Surger) podFromServer(ctx context.Context, ref types.NamespacedName, uid types.UID) (*corev1.Pod, error) {
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	pod, err := s.cfg.Kube.CoreV1().Pods(ref.Namespace).Get(callCtx, ref.Name, metav1.GetOptions{})

@@ -407,6 +407,86 @@ func TestSurgeInterceptorRestartedMidSurgeFinishes(t *testing.T) {
 	}
 }
 
+// The pod-deletion-cost annotation is honored on a best-effort basis: a
+// ReplicaSet controller whose cache has not seen the mark yet removes the
+// replacement on the scale-back and keeps the pod. The test builds that
+// state (the request held under Forbid, the pod marked, the Deployment back
+// at one replica and no surge) before the interceptor starts: it surges
+// again rather than wait for a removal that never comes.
+func TestSurgeAgainWhenTheReplicaSetKeptThePod(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	const name = "surge-kept.e2e.example.com"
+	poolNode(t, ns)
+	createDeployment(t, ns, "db", 1, name, nil)
+	original := podsOf(t, ns, "db")[0]
+	cordon(t, original.Spec.NodeName)
+	poolNode(t, ns)
+	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, &original); err != nil {
+		t.Fatal(err)
+	}
+	uid := string(original.UID)
+	waitUntilActive(t, ns, uid, name)
+	setStatus(t, ns, uid, func(er *v1alpha1.EvictionRequest) {
+		er.Status.HeartbeatTime = ptr.To(metav1.Now())
+		er.Status.EvictionRequestCancellationPolicy = ptr.To(v1alpha1.Forbid)
+	})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		surge.DeletionCostAnnotation: "-2147483648", surge.OriginalDeletionCostAnnotation: "", surge.MarkedByAnnotation: name,
+	}}})
+	if _, err := f.Kube.CoreV1().Pods(ns).Patch(ctx, original.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	startOwnSurgeInterceptor(t, ns, name)
+	waitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
+	waitForDeployment(t, ns, "db", 1)
+	if pods := podsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
+		t.Errorf("pods after the surge: %v", podNames(pods))
+	}
+	waitForEvents(t, ns, "db", surge.EventSurgeRetried, surge.EventSurgeStarted, surge.EventSurgeScaledDown)
+	if reasons := eventReasons(t, ns, uid); slices.Contains(reasons, evictioncontroller.EventEvicted) {
+		t.Errorf("the pod was evicted through the API: %v", reasons)
+	}
+}
+
+// A ReplicaSet that has no reason to prefer the marked pod (every pod has
+// the lowest deletion cost from the template, and the replacements share a
+// node, which the ReplicaSet empties first) keeps it on every scale-back:
+// after a bounded number of surges the interceptor passes the request on
+// and the pod is evicted through the API.
+func TestSurgePassesOnWhenTheReplicaSetKeepsThePod(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	const name = "surge-kept-always.e2e.example.com"
+	startOwnSurgeInterceptor(t, ns, name)
+	drained := poolNode(t, ns)
+	createDeployment(t, ns, "db", 1, name, func(d *appsv1.Deployment) {
+		d.Spec.Template.Annotations[surge.DeletionCostAnnotation] = "-2147483648"
+	})
+	original := podsOf(t, ns, "db")[0]
+	cordon(t, drained)
+	poolNode(t, ns)
+	if _, err := f.Kube.AppsV1().Deployments(ns).Patch(ctx, "db", types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForDeployment(t, ns, "db", 2)
+	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, &original); err != nil {
+		t.Fatal(err)
+	}
+
+	uid := string(original.UID)
+	waitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
+	waitForEvents(t, ns, uid, evictioncontroller.EventEvicted)
+	waitForEvents(t, ns, "db", surge.EventSurgeRetried, surge.EventSurgePassedOn)
+	if got := eventMessages(t, ns, "db", surge.EventSurgePassedOn); !strings.Contains(got, "kept pod "+original.Name+" after 3 scale-backs") {
+		t.Errorf("SurgePassedOn events: %q, want one naming the kept pod and the scale-backs", got)
+	}
+	waitForDeployment(t, ns, "db", 2)
+}
+
 // A surge whose pod can never become Ready keeps the request by heartbeats
 // and says why, rather than removing the only Ready pod; when the requester
 // withdraws, the Deployment is scaled back and the pod's deletion cost left
@@ -454,7 +534,7 @@ func TestSurgeWaitsForAReadyReplacementAndRevertsOnWithdrawal(t *testing.T) {
 	if len(pods) != 1 || pods[0].UID != original.UID {
 		t.Fatalf("pods after the withdrawal: %v, want the original", podNames(pods))
 	}
-	for _, key := range []string{surge.DeletionCostAnnotation, surge.OriginalDeletionCostAnnotation} {
+	for _, key := range []string{surge.DeletionCostAnnotation, surge.OriginalDeletionCostAnnotation, surge.MarkedByAnnotation} {
 		if v, ok := pods[0].Annotations[key]; ok {
 			t.Errorf("the original pod keeps annotation %s=%q", key, v)
 		}

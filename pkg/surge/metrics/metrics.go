@@ -49,6 +49,13 @@ var (
 		Help:           "Number of surges undone because their EvictionRequest was withdrawn, canceled, deleted or passed to another interceptor.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	// Retried counts the surges made again because the ReplicaSet kept the
+	// pod when the Deployment was scaled back.
+	Retried = metrics.NewCounter(&metrics.CounterOpts{
+		Namespace: namespace, Subsystem: subsystem, Name: "surges_retried_total",
+		Help:           "Number of surges made again because the ReplicaSet removed another pod than the one being replaced when the Deployment was scaled back.",
+		StabilityLevel: metrics.ALPHA,
+	})
 	// PassedOn counts the requests passed on at once, by reason.
 	PassedOn = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Subsystem: subsystem, Name: "passed_on_total",
@@ -62,6 +69,6 @@ var registerOnce sync.Once
 // Register registers the metrics with the legacy registry, once.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(InProgress, Completed, Reverted, PassedOn)
+		legacyregistry.MustRegister(InProgress, Completed, Reverted, Retried, PassedOn)
 	})
 }
