@@ -38,9 +38,9 @@ const (
 	PassPaused            PassReason = "Paused"
 	PassRolloutInProgress PassReason = "RolloutInProgress"
 	PassAutoscaled        PassReason = "HorizontalPodAutoscaler"
-	// PassReplicaSetKeptPod: scaled back maxScaleBacks times, the
-	// ReplicaSet removed other pods each time (their template gives every
-	// pod the lowest deletion cost, for example).
+	// PassReplicaSetKeptPod is a pod the ReplicaSet kept on maxScaleBacks
+	// scale-backs, removing other pods each time (a template that gives
+	// every pod the lowest deletion cost, for example).
 	PassReplicaSetKeptPod PassReason = "ReplicaSetKeptPod"
 )
 

@@ -87,6 +87,7 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 			marked = marked || scaledBack
 			switch {
 			case pod.DeletionTimestamp != nil && marked:
+				metrics.Completed.Inc()
 				return interceptor.Terminated("Deployment %s was scaled back; its ReplicaSet removes pod %s.", dep.Name, pod.Name), nil
 			case pod.DeletionTimestamp != nil:
 				// Its ReplicaSet replaces it already; a surge would add a second replacement.
@@ -94,11 +95,11 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 			case marked:
 				// The scale-back was written, by this run or before a
 				// restart: the pod goes once its ReplicaSet removes it.
-				kept, err := s.keptAfterScaleBack(ctx, pod, rs, dep)
+				live, err := s.keptAfterScaleBack(ctx, pod, rs, dep)
 				if err != nil {
 					return interceptor.Result{}, err
 				}
-				if kept == nil {
+				if live == nil {
 					if err := reporter.report(ctx, interceptor.Progress{
 						Message:            fmt.Sprintf("Deployment %s was scaled back to %d; waiting for ReplicaSet %s to remove pod %s.", dep.Name, ptr.Deref(dep.Spec.Replicas, 1), rs.Name, pod.Name),
 						CancellationPolicy: v1alpha1.Forbid,
@@ -109,25 +110,45 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 				}
 				// The ReplicaSet removed another pod, most likely the
 				// replacement: the surge is made again rather than the
-				// request left waiting for a removal that never comes.
+				// request left waiting for a removal that never comes. A
+				// pod without the mark on the server was restored by an
+				// earlier round whose writes the cache does not show yet.
 				scaledBack = false
+				if _, stillMarked := live.Annotations[OriginalDeletionCostAnnotation]; stillMarked {
+					if err := s.restoreDeletionCost(ctx, live); err != nil {
+						return interceptor.Result{}, err
+					}
+					metrics.Retried.Inc()
+					s.cfg.Recorder.Eventf(dep, corev1.EventTypeWarning, EventSurgeRetried,
+						"ReplicaSet %s was scaled back to %d but kept pod %s (pod-deletion-cost is honored on a best-effort basis): surging again to replace it.", rs.Name, ptr.Deref(rs.Spec.Replicas, 1), pod.Name)
+					logger.Info("The ReplicaSet kept the pod after the scale-back; surging again", "replicaSet", klog.KObj(rs), "pod", klog.KObj(pod))
+				}
+				// No removal is in flight any more: the request may be
+				// canceled again. Said before a pass-on, which keeps the
+				// policy the request has.
+				if err := reporter.report(ctx, interceptor.Progress{
+					Message:            fmt.Sprintf("ReplicaSet %s kept pod %s when Deployment %s was scaled back.", rs.Name, pod.Name, dep.Name),
+					CancellationPolicy: v1alpha1.Allow,
+				}); err != nil {
+					return interceptor.Result{}, err
+				}
 				if scaleBacks >= maxScaleBacks {
 					return s.passOn(dep, PassReplicaSetKeptPod, fmt.Sprintf(
 						"ReplicaSet %s kept pod %s after %d scale-backs, removing other pods: the surge interceptor passes it on.", rs.Name, pod.Name, scaleBacks)), nil
 				}
-				// The surge starts afresh: until its own scale-back the pod
-				// keeps the deletion cost it had.
-				if err := s.restoreDeletionCost(ctx, kept); err != nil {
-					return interceptor.Result{}, err
-				}
-				metrics.Retried.Inc()
-				s.cfg.Recorder.Eventf(dep, corev1.EventTypeWarning, EventSurgeRetried,
-					"ReplicaSet %s was scaled back to %d but kept pod %s (pod-deletion-cost is honored on a best-effort basis): surging again to replace it.", rs.Name, ptr.Deref(rs.Spec.Replicas, 1), pod.Name)
-				logger.Info("The ReplicaSet kept the pod after the scale-back; surging again", "replicaSet", klog.KObj(rs), "pod", klog.KObj(pod))
 			}
 			result, err := s.join(ctx, reporter, pod, rs, dep, state)
 			if err != nil || result != nil {
 				return ptrOr(result), err
+			}
+			continue
+		}
+		if state.Interceptor != s.cfg.Name {
+			// Taken over from another interceptor: its surge is undone
+			// once it no longer holds the request, and this one starts
+			// afresh then.
+			if err := s.waitForSurgeOf(ctx, reporter, dep, state); err != nil {
+				return interceptor.Result{}, err
 			}
 			continue
 		}
@@ -188,7 +209,6 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 		} else if err != nil {
 			return interceptor.Result{}, err
 		}
-		metrics.Completed.Inc()
 		s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgeScaledDown,
 			"Replacements of pod %s are available: scaled back to %d replicas; the ReplicaSet removes pod %s first (lowest pod-deletion-cost).", pod.Name, *updated.Spec.Replicas, pod.Name)
 		logger.V(2).Info("Scaled the Deployment back", "deployment", klog.KObj(dep), "replicas", *updated.Spec.Replicas)
@@ -247,11 +267,7 @@ func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, 
 		state = &State{Interceptor: s.cfg.Name, OriginalReplicas: original, Available: min(availableNow, original), Pods: map[types.UID]string{}}
 	}
 	if state.Interceptor != s.cfg.Name {
-		// Two surges of one Deployment would each count the other's
-		// replacements as their own.
-		return nil, reporter.report(ctx, interceptor.Progress{Message: fmt.Sprintf(
-			"Waiting for the surge of Deployment %s by interceptor %q to end.", dep.Name, state.Interceptor),
-			CancellationPolicy: v1alpha1.Allow})
+		return nil, s.waitForSurgeOf(ctx, reporter, dep, state)
 	}
 	if int32(len(state.Pods)) >= decision.MaxSurge {
 		replacing := make([]string, 0, len(state.Pods))
@@ -285,6 +301,15 @@ func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, 
 	})
 }
 
+// waitForSurgeOf reports that the request waits for the surge of another
+// interceptor on dep to end: two surges of one Deployment would each count
+// the other's replacements as their own.
+func (s *Surger) waitForSurgeOf(ctx context.Context, reporter *reporter, dep *appsv1.Deployment, state *State) error {
+	return reporter.report(ctx, interceptor.Progress{Message: fmt.Sprintf(
+		"Waiting for the surge of Deployment %s by interceptor %q to end.", dep.Name, state.Interceptor),
+		CancellationPolicy: v1alpha1.Allow})
+}
+
 // passOn counts and reports a request the interceptor cannot help with.
 func (s *Surger) passOn(dep *appsv1.Deployment, reason PassReason, message string) interceptor.Result {
 	metrics.PassedOn.WithLabelValues(string(reason)).Inc()
@@ -298,7 +323,12 @@ func (s *Surger) passOn(dep *appsv1.Deployment, reason PassReason, message strin
 // removes it first, and records the cost it had to restore on a revert.
 func (s *Surger) markForRemoval(ctx context.Context, pod *corev1.Pod) error {
 	if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; marked {
-		return nil
+		if pod.Annotations[MarkedByAnnotation] == s.cfg.Name {
+			return nil
+		}
+		// Taken over from another interceptor: the mark becomes this
+		// one's, the cost to restore stays.
+		return s.patchPodAnnotations(ctx, pod, map[string]any{DeletionCostAnnotation: lowestDeletionCost, MarkedByAnnotation: s.cfg.Name})
 	}
 	return s.patchPodAnnotations(ctx, pod, map[string]any{
 		DeletionCostAnnotation:         lowestDeletionCost,

@@ -37,20 +37,24 @@ import (
 )
 
 // RunJanitor undoes, every period until ctx ends, what surges whose request
-// the interceptor no longer holds left behind: it scales their Deployments
-// back and restores the deletion cost of their pods.
+// the interceptor that made them no longer holds left behind: it scales
+// their Deployments back and restores the deletion cost of their pods. It
+// judges by the interceptor named in the surge and the mark, not by its own
+// name, so that surge interceptors of several names (or namespaces) in a
+// cluster agree on what is left behind.
 func (s *Surger) RunJanitor(ctx context.Context, period time.Duration) {
 	wait.UntilWithContext(ctx, s.cleanUp, period)
 }
 
-// holding says whether the interceptor still holds the request of a pod,
+// holding says whether an interceptor still holds the request of a pod,
 // and whether its cancellation is forbidden (a scale-down in flight).
 type holding struct {
 	held, forbidden bool
 }
 
-// holdingOf reads the EvictionRequest of the pod with uid in namespace.
-func (s *Surger) holdingOf(ctx context.Context, namespace string, uid types.UID) (holding, error) {
+// holdingOf reads the EvictionRequest of the pod with uid in namespace and
+// says whether the interceptor named holder holds it.
+func (s *Surger) holdingOf(ctx context.Context, namespace string, uid types.UID, holder string) (holding, error) {
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	er, err := s.cfg.EvictionRequests.CoordinationV1alpha1().EvictionRequests(namespace).Get(callCtx, string(uid), metav1.GetOptions{})
@@ -60,7 +64,7 @@ func (s *Surger) holdingOf(ctx context.Context, namespace string, uid types.UID)
 	if err != nil {
 		return holding{}, err
 	}
-	held := ptr.Deref(er.Status.ActiveInterceptorName, "") == s.cfg.Name && !er.Status.ActiveInterceptorCompleted &&
+	held := holder != "" && ptr.Deref(er.Status.ActiveInterceptorName, "") == holder && !er.Status.ActiveInterceptorCompleted &&
 		!apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
 	return holding{held: held, forbidden: held && ptr.Deref(er.Status.EvictionRequestCancellationPolicy, "") == v1alpha1.Forbid}, nil
 }
@@ -78,14 +82,16 @@ func (s *Surger) cleanUp(ctx context.Context) {
 			utilruntime.HandleErrorWithContext(ctx, err, "Reading the surge of a Deployment", "deployment", klog.KObj(dep))
 			continue
 		}
-		if state == nil || state.Interceptor != s.cfg.Name {
+		if state == nil {
 			continue
 		}
 		left, err := s.cleanUpDeployment(ctx, dep, state)
 		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Cleaning up the surge of a Deployment", "deployment", klog.KObj(dep))
 		}
-		inProgress += left
+		if state.Interceptor == s.cfg.Name {
+			inProgress += left
+		}
 	}
 	metrics.InProgress.Set(float64(inProgress))
 
@@ -97,10 +103,10 @@ func (s *Surger) cleanUp(ctx context.Context) {
 		return
 	}
 	for _, pod := range pods {
-		if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; !marked || pod.DeletionTimestamp != nil || pod.Annotations[MarkedByAnnotation] != s.cfg.Name {
+		if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; !marked || pod.DeletionTimestamp != nil {
 			continue
 		}
-		h, err := s.holdingOf(ctx, pod.Namespace, pod.UID)
+		h, err := s.holdingOf(ctx, pod.Namespace, pod.UID, pod.Annotations[MarkedByAnnotation])
 		if err != nil || h.forbidden {
 			continue
 		}
@@ -113,8 +119,8 @@ func (s *Surger) cleanUp(ctx context.Context) {
 }
 
 // cleanUpDeployment drops from state, the surge of dep, the pods that are
-// gone or whose request the interceptor no longer holds, scaling it back,
-// and returns how many pods the surge still replaces.
+// gone or whose request the surge's interceptor no longer holds, scaling it
+// back, and returns how many pods the surge still replaces.
 func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment, state *State) (int, error) {
 	var reverted []string
 	changed := false
@@ -126,7 +132,7 @@ func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment, 
 		}
 		gone := pod == nil
 		if !gone {
-			h, err := s.holdingOf(ctx, dep.Namespace, uid)
+			h, err := s.holdingOf(ctx, dep.Namespace, uid, state.Interceptor)
 			if err != nil {
 				return len(state.Pods), err
 			}

@@ -33,15 +33,16 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 )
 
-// The janitor undoes only what its own interceptor did: surge
-// interceptors of other names share the cluster, and a surge or a lowered
-// deletion cost of theirs must survive it even though this interceptor
-// does not hold their requests.
-func TestJanitorUndoesOnlyItsOwnSurges(t *testing.T) {
-	const ours, theirs = "surge-a.example.com", "surge-b.example.com"
+// Surge interceptors of several names share a cluster, and every janitor
+// sees every surge in its namespaces: each undoes a surge or a lowered
+// deletion cost only when the interceptor named on it no longer holds the
+// pod's request (under Forbid, for a lowered cost), whoever that is.
+func TestJanitorUndoesWhatItsInterceptorNoLongerHolds(t *testing.T) {
+	const ours, theirs, gone = "surge-a.example.com", "surge-b.example.com", "surge-gone.example.com"
 	surged := func(name, interceptor string, uid types.UID) *appsv1.Deployment {
 		d := deployment(func(d *appsv1.Deployment) { d.Name, d.UID = name, types.UID(name) })
 		d, err := applyState(d, &State{Interceptor: interceptor, OriginalReplicas: 1, Available: 1, Pods: map[types.UID]string{uid: string(uid)}})
@@ -55,17 +56,31 @@ func TestJanitorUndoesOnlyItsOwnSurges(t *testing.T) {
 			DeletionCostAnnotation: lowestDeletionCost, OriginalDeletionCostAnnotation: "7", MarkedByAnnotation: by,
 		}}}
 	}
-	// Every pod's request is gone (withdrawn), so nobody holds any: only
-	// who surged or marked decides.
+	heldBy := func(uid types.UID, interceptor string, policy v1alpha1.EvictionRequestCancellationPolicy) *v1alpha1.EvictionRequest {
+		return &v1alpha1.EvictionRequest{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: string(uid)},
+			Status:     v1alpha1.EvictionRequestStatus{ActiveInterceptorName: ptr.To(interceptor), EvictionRequestCancellationPolicy: ptr.To(policy)},
+		}
+	}
 	kube := kubefake.NewClientset(
-		surged("web-ours", ours, "ours-0"), surged("web-theirs", theirs, "theirs-0"),
-		marked("ours-0", ours), marked("theirs-0", theirs), marked("ours-marked-1", ours), marked("theirs-marked-1", theirs),
+		// No request: withdrawn.
+		surged("web-ours", ours, "ours-0"), marked("ours-0", ours), marked("ours-1", ours),
+		// Held by the other interceptor, surging or scaling back.
+		surged("web-theirs", theirs, "theirs-0"), marked("theirs-0", theirs), marked("theirs-1", theirs),
+		// Held by the other interceptor, but not under Forbid.
+		marked("theirs-2", theirs),
+		// Left by an interceptor no longer running.
+		surged("web-gone", gone, "gone-0"), marked("gone-0", gone),
+	)
+	evictionRequests := erfake.NewClientset(
+		heldBy("theirs-0", theirs, v1alpha1.Forbid), heldBy("theirs-1", theirs, v1alpha1.Forbid), heldBy("theirs-2", theirs, v1alpha1.Allow),
+		heldBy("gone-0", ours, v1alpha1.Forbid),
 	)
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	s := New(Config{
-		Name: ours, Kube: kube, EvictionRequests: erfake.NewClientset(), Informers: factory,
+		Name: ours, Kube: kube, EvictionRequests: evictionRequests, Informers: factory,
 		Recorder: record.NewFakeRecorder(10), Clock: testingclock.NewFakeClock(time.Now()), CallTimeout: time.Second,
 	})
 	factory.Start(ctx.Done())
@@ -77,21 +92,24 @@ func TestJanitorUndoesOnlyItsOwnSurges(t *testing.T) {
 
 	s.cleanUp(ctx)
 
-	for name, want := range map[string]int32{"web-ours": 1, "web-theirs": 2} {
+	for name, want := range map[string]int32{"web-ours": 1, "web-theirs": 2, "web-gone": 1} {
 		dep, err := kube.AppsV1().Deployments("shop").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, surging := dep.Annotations[StateAnnotation]
 		if got := ptr.Deref(dep.Spec.Replicas, 0); got != want || surging != (want == 2) {
-			t.Errorf("Deployment %s: %d replicas, surge annotation %v; want %d replicas, the surge kept only if it is another interceptor's", name, got, surging, want)
+			t.Errorf("Deployment %s: %d replicas, surge annotation %v; want %d replicas, the surge kept only while its interceptor holds the request", name, got, surging, want)
 		}
 	}
+	restored := map[string]string{DeletionCostAnnotation: "7"}
 	for name, want := range map[string]map[string]string{
-		"ours-0":          {DeletionCostAnnotation: "7"},
-		"ours-marked-1":   {DeletionCostAnnotation: "7"},
-		"theirs-0":        marked("theirs-0", theirs).Annotations,
-		"theirs-marked-1": marked("theirs-marked-1", theirs).Annotations,
+		"ours-0":   restored,
+		"ours-1":   restored,
+		"theirs-0": marked("theirs-0", theirs).Annotations,
+		"theirs-1": marked("theirs-1", theirs).Annotations,
+		"theirs-2": restored,
+		"gone-0":   restored,
 	} {
 		pod, err := kube.CoreV1().Pods("shop").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

@@ -27,9 +27,10 @@ limitations under the License.
 //
 // Its state lives on the objects: the surge in progress in an annotation of
 // the Deployment, the lowered deletion cost (with the pod's own, to restore)
-// in annotations of the pod. A janitor reverts the surge of a request that
-// was withdrawn, canceled, deleted or passed over, so nothing is left
-// half-done, across restarts of the interceptor too.
+// in annotations of the pod, each naming the interceptor. A janitor reverts
+// the surge of a request that interceptor no longer holds (withdrawn,
+// canceled, deleted or passed over), so nothing is left half-done, across
+// restarts of the interceptor too.
 package surge
 
 import (
@@ -54,8 +55,8 @@ const (
 	// interceptor lowered records the cost it had before ("" for none).
 	OriginalDeletionCostAnnotation = "evictionrequest.coordination.k8s.io/surge-original-deletion-cost"
 	// MarkedByAnnotation on a pod whose deletion cost was lowered names the
-	// interceptor that lowered it: only its janitor restores the cost, so
-	// that surge interceptors of other names in the cluster leave it alone.
+	// interceptor that lowered it: the cost stays while that interceptor
+	// holds the pod's request under Forbid, whichever janitor looks.
 	MarkedByAnnotation = "evictionrequest.coordination.k8s.io/surge-interceptor"
 	// lowestDeletionCost makes a pod the first its ReplicaSet removes.
 	lowestDeletionCost = "-2147483648"
@@ -63,8 +64,9 @@ const (
 
 // State is the surge in progress on a Deployment.
 type State struct {
-	// Interceptor is the name of the interceptor whose surge this is. Only
-	// it adds pods to the surge, and only its janitor undoes it.
+	// Interceptor is the name of the interceptor whose surge this is: only
+	// it adds pods to the surge, and a pod's part of it is undone once that
+	// interceptor no longer holds the pod's request.
 	Interceptor string `json:"interceptor"`
 	// OriginalReplicas is spec.replicas before the surge.
 	OriginalReplicas int32 `json:"originalReplicas"`

@@ -478,7 +478,12 @@ func TestSurgePassesOnWhenTheReplicaSetKeepsThePod(t *testing.T) {
 	}
 
 	uid := string(original.UID)
-	waitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
+	er := waitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
+	// Passed on with no removal in flight: a requester could have
+	// withdrawn while the Eviction API was refused.
+	if policy := ptr.Deref(er.Status.EvictionRequestCancellationPolicy, ""); policy != v1alpha1.Allow {
+		t.Errorf("cancellation policy after the pass-on: %q, want Allow", policy)
+	}
 	waitForEvents(t, ns, uid, evictioncontroller.EventEvicted)
 	waitForEvents(t, ns, "db", surge.EventSurgeRetried, surge.EventSurgePassedOn)
 	if got := eventMessages(t, ns, "db", surge.EventSurgePassedOn); !strings.Contains(got, "kept pod "+original.Name+" after 3 scale-backs") {
