@@ -108,6 +108,19 @@ func createDeployment(t *testing.T, ns, name string, replicas int32, interceptor
 	return dep
 }
 
+// podOnCordonedNode creates the one-replica Deployment db of createDeployment
+// and returns its pod once the pod's node is cordoned and another node of the
+// pool can take a replacement.
+func podOnCordonedNode(t *testing.T, ns, interceptorName string, mutate func(*appsv1.Deployment)) corev1.Pod {
+	t.Helper()
+	poolNode(t, ns)
+	createDeployment(t, ns, "db", 1, interceptorName, mutate)
+	pod := podsOf(t, ns, "db")[0]
+	cordon(t, pod.Spec.NodeName)
+	poolNode(t, ns)
+	return pod
+}
+
 // waitForDeployment waits until the Deployment asks for and has exactly
 // replicas available pods and no surge of the interceptor.
 func waitForDeployment(t *testing.T, ns, name string, replicas int32) *appsv1.Deployment {
@@ -383,13 +396,9 @@ func TestSurgeInterceptorRestartedMidSurgeFinishes(t *testing.T) {
 	ns := f.NewNamespace(t)
 	const name = "surge-restart.e2e.example.com"
 	first := startOwnSurgeInterceptor(t, ns, name)
-	poolNode(t, ns)
 	// The replacement is Ready at once on kwok, and available 8 s later:
 	// the surge is still waiting when the interceptor is killed.
-	createDeployment(t, ns, "db", 1, name, func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 8 })
-	original := podsOf(t, ns, "db")[0]
-	cordon(t, original.Spec.NodeName)
-	poolNode(t, ns)
+	original := podOnCordonedNode(t, ns, name, func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 8 })
 	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, &original); err != nil {
 		t.Fatal(err)
 	}
@@ -418,11 +427,7 @@ func TestSurgeAgainWhenTheReplicaSetKeptThePod(t *testing.T) {
 	ctx := framework.Context(t)
 	ns := f.NewNamespace(t)
 	const name = "surge-kept.e2e.example.com"
-	poolNode(t, ns)
-	createDeployment(t, ns, "db", 1, name, nil)
-	original := podsOf(t, ns, "db")[0]
-	cordon(t, original.Spec.NodeName)
-	poolNode(t, ns)
+	original := podOnCordonedNode(t, ns, name, nil)
 	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, &original); err != nil {
 		t.Fatal(err)
 	}
@@ -462,13 +467,9 @@ func TestSurgePassesOnWhenTheReplicaSetKeepsThePod(t *testing.T) {
 	ns := f.NewNamespace(t)
 	const name = "surge-kept-always.e2e.example.com"
 	startOwnSurgeInterceptor(t, ns, name)
-	drained := poolNode(t, ns)
-	createDeployment(t, ns, "db", 1, name, func(d *appsv1.Deployment) {
+	original := podOnCordonedNode(t, ns, name, func(d *appsv1.Deployment) {
 		d.Spec.Template.Annotations[surge.DeletionCostAnnotation] = "-2147483648"
 	})
-	original := podsOf(t, ns, "db")[0]
-	cordon(t, drained)
-	poolNode(t, ns)
 	if _, err := f.Kube.AppsV1().Deployments(ns).Patch(ctx, "db", types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
