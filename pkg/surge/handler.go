@@ -95,47 +95,14 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 			case marked:
 				// The scale-back was written, by this run or before a
 				// restart: the pod goes once its ReplicaSet removes it.
-				live, err := s.keptAfterScaleBack(ctx, pod, rs, dep)
-				if err != nil {
-					return interceptor.Result{}, err
+				kept, result, err := s.awaitRemoval(ctx, reporter, pod, rs, dep, scaleBacks)
+				if err != nil || result != nil {
+					return ptrOr(result), err
 				}
-				if live == nil {
-					if err := reporter.report(ctx, interceptor.Progress{
-						Message:            fmt.Sprintf("Deployment %s was scaled back to %d; waiting for ReplicaSet %s to remove pod %s.", dep.Name, ptr.Deref(dep.Spec.Replicas, 1), rs.Name, pod.Name),
-						CancellationPolicy: v1alpha1.Forbid,
-					}); err != nil {
-						return interceptor.Result{}, err
-					}
+				if !kept {
 					continue
 				}
-				// The ReplicaSet removed another pod, most likely the
-				// replacement: the surge is made again rather than the
-				// request left waiting for a removal that never comes. A
-				// pod without the mark on the server was restored by an
-				// earlier round whose writes the cache does not show yet.
 				scaledBack = false
-				if _, stillMarked := live.Annotations[OriginalDeletionCostAnnotation]; stillMarked {
-					if err := s.restoreDeletionCost(ctx, live); err != nil {
-						return interceptor.Result{}, err
-					}
-					metrics.Retried.Inc()
-					s.cfg.Recorder.Eventf(dep, corev1.EventTypeWarning, EventSurgeRetried,
-						"ReplicaSet %s was scaled back to %d but kept pod %s (pod-deletion-cost is honored on a best-effort basis): surging again to replace it.", rs.Name, ptr.Deref(rs.Spec.Replicas, 1), pod.Name)
-					logger.Info("The ReplicaSet kept the pod after the scale-back; surging again", "replicaSet", klog.KObj(rs), "pod", klog.KObj(pod))
-				}
-				// No removal is in flight any more: the request may be
-				// canceled again. Said before a pass-on, which keeps the
-				// policy the request has.
-				if err := reporter.report(ctx, interceptor.Progress{
-					Message:            fmt.Sprintf("ReplicaSet %s kept pod %s when Deployment %s was scaled back.", rs.Name, pod.Name, dep.Name),
-					CancellationPolicy: v1alpha1.Allow,
-				}); err != nil {
-					return interceptor.Result{}, err
-				}
-				if scaleBacks >= maxScaleBacks {
-					return s.passOn(dep, PassReplicaSetKeptPod, fmt.Sprintf(
-						"ReplicaSet %s kept pod %s after %d scale-backs, removing other pods: the surge interceptor passes it on.", rs.Name, pod.Name, scaleBacks)), nil
-				}
 			}
 			result, err := s.join(ctx, reporter, pod, rs, dep, state)
 			if err != nil || result != nil {
@@ -217,6 +184,50 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 		scaledBack = true
 		scaleBacks++
 	}
+}
+
+// awaitRemoval waits, a poll at a time, for the ReplicaSet of dep to remove
+// pod after a scale-back. It returns kept when the ReplicaSet removed
+// another pod, most likely the replacement: the pod's deletion cost is then
+// restored and the caller surges again rather than leave the request waiting
+// for a removal that never comes. After scaleBacks reaches maxScaleBacks it
+// returns the result that passes the request on instead.
+func (s *Surger) awaitRemoval(ctx context.Context, reporter *reporter, pod *corev1.Pod, rs *appsv1.ReplicaSet, dep *appsv1.Deployment, scaleBacks int) (kept bool, result *interceptor.Result, err error) {
+	live, err := s.keptAfterScaleBack(ctx, pod, rs, dep)
+	if err != nil {
+		return false, nil, err
+	}
+	if live == nil {
+		return false, nil, reporter.report(ctx, interceptor.Progress{
+			Message:            fmt.Sprintf("Deployment %s was scaled back to %d; waiting for ReplicaSet %s to remove pod %s.", dep.Name, ptr.Deref(dep.Spec.Replicas, 1), rs.Name, pod.Name),
+			CancellationPolicy: v1alpha1.Forbid,
+		})
+	}
+	// A pod without the mark on the server was restored by an earlier
+	// round whose writes the cache does not show yet.
+	if _, stillMarked := live.Annotations[OriginalDeletionCostAnnotation]; stillMarked {
+		if err := s.restoreDeletionCost(ctx, live); err != nil {
+			return false, nil, err
+		}
+		metrics.Retried.Inc()
+		s.cfg.Recorder.Eventf(dep, corev1.EventTypeWarning, EventSurgeRetried,
+			"ReplicaSet %s was scaled back to %d but kept pod %s (pod-deletion-cost is honored on a best-effort basis): surging again to replace it.", rs.Name, ptr.Deref(rs.Spec.Replicas, 1), pod.Name)
+		klog.FromContext(ctx).Info("The ReplicaSet kept the pod after the scale-back; surging again", "replicaSet", klog.KObj(rs), "pod", klog.KObj(pod))
+	}
+	// No removal is in flight any more: the request may be canceled again.
+	// Said before a pass-on, which keeps the policy the request has.
+	if err := reporter.report(ctx, interceptor.Progress{
+		Message:            fmt.Sprintf("ReplicaSet %s kept pod %s when Deployment %s was scaled back.", rs.Name, pod.Name, dep.Name),
+		CancellationPolicy: v1alpha1.Allow,
+	}); err != nil {
+		return false, nil, err
+	}
+	if scaleBacks >= maxScaleBacks {
+		result := s.passOn(dep, PassReplicaSetKeptPod, fmt.Sprintf(
+			"ReplicaSet %s kept pod %s after %d scale-backs, removing other pods: the surge interceptor passes it on.", rs.Name, pod.Name, scaleBacks))
+		return false, &result, nil
+	}
+	return true, nil, nil
 }
 
 // write writes state to dep; a conflict is no error: the caller looks again.
