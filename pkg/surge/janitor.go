@@ -122,25 +122,27 @@ func (s *Surger) cleanUp(ctx context.Context) {
 // gone or whose request the surge's interceptor no longer holds, scaling it
 // back, and returns how many pods the surge still replaces.
 func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment, state *State) (int, error) {
+	// Until the Deployment is written, every pod of the surge is in it.
+	surging := len(state.Pods)
 	var reverted []string
 	changed := false
 	for uid, name := range state.Pods {
 		// A pod the handler just added may not be in the cache yet.
 		pod, err := s.livePod(ctx, types.NamespacedName{Namespace: dep.Namespace, Name: name}, uid)
 		if err != nil {
-			return len(state.Pods), err
+			return surging, err
 		}
 		gone := pod == nil
 		if !gone {
 			h, err := s.holdingOf(ctx, dep.Namespace, uid, state.Interceptor)
 			if err != nil {
-				return len(state.Pods), err
+				return surging, err
 			}
 			if h.held {
 				continue
 			}
 			if err := s.restoreDeletionCost(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
-				return len(state.Pods), err
+				return surging, err
 			}
 			reverted = append(reverted, name)
 		}
@@ -148,15 +150,19 @@ func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment, 
 		changed = true
 	}
 	if !changed {
-		return len(state.Pods), nil
+		return surging, nil
 	}
 	updated, err := applyState(dep, state)
 	if err != nil {
-		return len(state.Pods), err
+		return surging, err
 	}
-	if err := s.updateDeployment(ctx, updated); err != nil {
-		// A conflict is looked at again next round.
-		return len(state.Pods), err
+	if err := s.updateDeployment(ctx, updated); apierrors.IsConflict(err) {
+		// The handler, or the janitor of another surge interceptor, wrote
+		// it meanwhile: looked at again next round.
+		klog.FromContext(ctx).V(4).Info("Deployment changed while cleaning up its surge", "deployment", klog.KObj(dep))
+		return surging, nil
+	} else if err != nil {
+		return surging, err
 	}
 	for _, name := range reverted {
 		metrics.Reverted.Inc()

@@ -18,16 +18,20 @@ package surge
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
@@ -118,5 +122,38 @@ func TestJanitorUndoesWhatItsInterceptorNoLongerHolds(t *testing.T) {
 		if diff := cmp.Diff(want, pod.Annotations); diff != "" {
 			t.Errorf("annotations of pod %s (-want +got):\n%s", name, diff)
 		}
+	}
+}
+
+// Two janitors (or a janitor and a handler) may write one Deployment at
+// once: the conflict is no error, the next round looks again.
+func TestJanitorConflictIsLookedAtAgain(t *testing.T) {
+	dep, err := applyState(deployment(), &State{Interceptor: "gone.example.com", OriginalReplicas: 1, Available: 1, Pods: map[types.UID]string{"p": "p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := kubefake.NewClientset(dep, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "p", UID: "p"}})
+	kube.PrependReactor("update", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(appsv1.Resource("deployments"), dep.Name, errors.New("written meanwhile"))
+	})
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	s := New(Config{
+		Name: "surge-a.example.com", Kube: kube, EvictionRequests: erfake.NewClientset(), Informers: factory,
+		Recorder: record.NewFakeRecorder(10), Clock: testingclock.NewFakeClock(time.Now()), CallTimeout: time.Second,
+	})
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	defer cancel()
+	if !s.WaitForCacheSync(ctx) {
+		t.Fatal("caches did not sync")
+	}
+	state, err := currentState(dep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, err := s.cleanUpDeployment(ctx, dep, state); left != 1 || err != nil {
+		t.Errorf("cleanUpDeployment() = %d, %v; want 1 pod left for the next round and no error", left, err)
 	}
 }
