@@ -21,8 +21,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
 // scaleBackSettled reports whether the scale-back of dep has run its course
@@ -49,8 +50,10 @@ func (s *Surger) keptAfterScaleBack(ctx context.Context, pod *corev1.Pod, rs *ap
 	if !scaleBackSettled(dep, rs) {
 		return nil, nil
 	}
-	live, err := s.podFromServer(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID)
-	if err != nil || live == nil || live.DeletionTimestamp != nil {
+	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	live, err := podlookup.Live(callCtx, s.cfg.Kube.CoreV1(), pod.Namespace, pod.Name)
+	if err != nil || live == nil || live.UID != pod.UID || live.DeletionTimestamp != nil {
 		return nil, err
 	}
 	return live, nil

@@ -38,6 +38,7 @@ import (
 	"k8s.io/utils/clock"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
 // Reasons of the events on Deployments.
@@ -207,28 +208,15 @@ func (s *Surger) updateDeployment(ctx context.Context, dep *appsv1.Deployment) e
 	return err
 }
 
-// livePod reads a pod the cache does not have: a request may be newer than
-// the cache. It returns nil when the pod is gone.
+// livePod returns the pod of a request, from the cache or, when the cache
+// has no pod with uid, from the API server (podlookup.Get): a request may be
+// newer than the cache. It returns nil when the pod is gone.
 func (s *Surger) livePod(ctx context.Context, ref types.NamespacedName, uid types.UID) (*corev1.Pod, error) {
-	if pod, err := s.pods.Pods(ref.Namespace).Get(ref.Name); err == nil && pod.UID == uid {
-		return pod, nil
-	}
-	return s.podFromServer(ctx, ref, uid)
-}
-
-// podFromServer reads a pod from the API server, bypassing the cache. It
-// returns nil when the pod is gone.
-func (s *Surger) podFromServer(ctx context.Context, ref types.NamespacedName, uid types.UID) (*corev1.Pod, error) {
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
-	pod, err := s.cfg.Kube.CoreV1().Pods(ref.Namespace).Get(callCtx, ref.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
+	pod, err := podlookup.Get(callCtx, s.pods, s.cfg.Kube.CoreV1(), ref.Namespace, ref.Name, uid)
+	if err != nil || pod == nil || pod.UID != uid {
 		return nil, err
-	case pod.UID != uid:
-		return nil, nil
 	}
 	return pod, nil
 }
