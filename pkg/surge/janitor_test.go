@@ -41,6 +41,28 @@ import (
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 )
 
+// startSurger returns a Surger named name over the fake clientsets, its
+// caches synced, and the context of the test; both stop with the test.
+func startSurger(t *testing.T, name string, kube *kubefake.Clientset, evictionRequests *erfake.Clientset) (*Surger, context.Context) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	s := New(Config{
+		Name: name, Kube: kube, EvictionRequests: evictionRequests, Informers: factory,
+		Recorder: record.NewFakeRecorder(10), Clock: testingclock.NewFakeClock(time.Now()), CallTimeout: time.Second,
+	})
+	factory.Start(ctx.Done())
+	t.Cleanup(func() {
+		cancel()
+		factory.Shutdown()
+	})
+	if !s.WaitForCacheSync(ctx) {
+		t.Fatal("caches did not sync")
+	}
+	return s, ctx
+}
+
 // Surge interceptors of several names share a cluster, and every janitor
 // sees every surge in its namespaces: each undoes a surge or a lowered
 // deletion cost only when the interceptor named on it no longer holds the
@@ -80,19 +102,7 @@ func TestJanitorUndoesWhatItsInterceptorNoLongerHolds(t *testing.T) {
 		heldBy("theirs-0", theirs, v1alpha1.Forbid), heldBy("theirs-1", theirs, v1alpha1.Forbid), heldBy("theirs-2", theirs, v1alpha1.Allow),
 		heldBy("gone-0", ours, v1alpha1.Forbid),
 	)
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	s := New(Config{
-		Name: ours, Kube: kube, EvictionRequests: evictionRequests, Informers: factory,
-		Recorder: record.NewFakeRecorder(10), Clock: testingclock.NewFakeClock(time.Now()), CallTimeout: time.Second,
-	})
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	defer cancel()
-	if !s.WaitForCacheSync(ctx) {
-		t.Fatal("caches did not sync")
-	}
+	s, ctx := startSurger(t, ours, kube, evictionRequests)
 
 	s.cleanUp(ctx)
 
@@ -136,19 +146,7 @@ func TestJanitorConflictIsLookedAtAgain(t *testing.T) {
 	kube.PrependReactor("update", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewConflict(appsv1.Resource("deployments"), dep.Name, errors.New("written meanwhile"))
 	})
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	s := New(Config{
-		Name: "surge-a.example.com", Kube: kube, EvictionRequests: erfake.NewClientset(), Informers: factory,
-		Recorder: record.NewFakeRecorder(10), Clock: testingclock.NewFakeClock(time.Now()), CallTimeout: time.Second,
-	})
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	defer cancel()
-	if !s.WaitForCacheSync(ctx) {
-		t.Fatal("caches did not sync")
-	}
+	s, ctx := startSurger(t, "surge-a.example.com", kube, erfake.NewClientset())
 	state, err := currentState(dep)
 	if err != nil {
 		t.Fatal(err)
