@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/authorization/path"
@@ -87,6 +88,12 @@ func (o *AuthorizationClientOptions) NewAuthorizer(opts *genericoptions.Delegati
 		return nil, err
 	}
 	config.QPS, config.Burst, config.Timeout = o.QPS, o.Burst, opts.ClientTimeout
+	// The webhook authorizer posts its reviews through the raw REST client,
+	// which speaks JSON unless told otherwise; encoding and parsing JSON
+	// reviews showed in both servers' CPU profiles under a service
+	// account's writes.
+	config.ContentType = runtime.ContentTypeProtobuf
+	config.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	if opts.CustomRoundTripperFn != nil {
 		config.Wrap(opts.CustomRoundTripperFn)
 	}

@@ -18,7 +18,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,36 +27,52 @@ import (
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 )
 
-// reviewServer answers SubjectAccessReviews as kube-apiserver would, allowing
-// only the user "allowed", and records the users it was asked about.
+// reviewServer answers SubjectAccessReviews as kube-apiserver would, in
+// the encoding they were asked in, allowing only the user "allowed", and
+// records the users it was asked about and the encodings of the reviews.
 type reviewServer struct {
-	mu    sync.Mutex
-	asked []string
+	mu           sync.Mutex
+	asked        []string
+	contentTypes []string
 }
 
 func (r *reviewServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	var review authorizationv1.SubjectAccessReview
-	if req.URL.Path != "/apis/authorization.k8s.io/v1/subjectaccessreviews" || json.NewDecoder(req.Body).Decode(&review) != nil {
+	body, err := io.ReadAll(req.Body)
+	if req.URL.Path != "/apis/authorization.k8s.io/v1/subjectaccessreviews" || err != nil {
 		http.Error(w, "not a SubjectAccessReview", http.StatusBadRequest)
+		return
+	}
+	contentType := req.Header.Get("Content-Type")
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), contentType)
+	if !ok {
+		http.Error(w, "unsupported media type "+contentType, http.StatusUnsupportedMediaType)
+		return
+	}
+	review := &authorizationv1.SubjectAccessReview{}
+	if _, _, err := info.Serializer.Decode(body, nil, review); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	r.mu.Lock()
 	r.asked = append(r.asked, review.Spec.User)
+	r.contentTypes = append(r.contentTypes, contentType)
 	r.mu.Unlock()
-	review.APIVersion, review.Kind = "authorization.k8s.io/v1", "SubjectAccessReview"
 	review.Status.Allowed = review.Spec.User == "allowed"
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(&review)
+	w.Header().Set("Content-Type", contentType)
+	encoder := scheme.Codecs.EncoderForVersion(info.Serializer, authorizationv1.SchemeGroupVersion)
+	_ = encoder.Encode(review, w)
 }
 
 func kubeconfigFor(t *testing.T, server string) string {
@@ -79,7 +95,8 @@ func kubeconfigFor(t *testing.T, server string) string {
 // TestLimitedAuthorizerReplacesTheLibrarys checks that the authorizer the
 // server and admission share is the one with our client: it keeps what
 // delegated authorization allows without asking (system:masters, the
-// always-allowed paths) and asks kube-apiserver about everyone else.
+// always-allowed paths) and asks kube-apiserver about everyone else, in
+// protobuf.
 func TestLimitedAuthorizerReplacesTheLibrarys(t *testing.T) {
 	reviews := &reviewServer{}
 	kube := httptest.NewServer(reviews)
@@ -121,5 +138,14 @@ func TestLimitedAuthorizerReplacesTheLibrarys(t *testing.T) {
 				t.Errorf("kube-apiserver asked: %v, want %v", asked, tc.asked)
 			}
 		})
+	}
+
+	// Both ends of every review parse it; protobuf is the cheap encoding.
+	reviews.mu.Lock()
+	defer reviews.mu.Unlock()
+	for _, contentType := range reviews.contentTypes {
+		if contentType != runtime.ContentTypeProtobuf {
+			t.Errorf("a review was sent as %q, want %q", contentType, runtime.ContentTypeProtobuf)
+		}
 	}
 }
