@@ -31,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -356,12 +357,15 @@ func TestSurgeStaysWithinMaxSurge(t *testing.T) {
 }
 
 // startOwnSurgeInterceptor runs a surge interceptor of the test's own, named
-// name and limited to ns, so that the test may kill it.
+// name and limited to ns, so that the test may kill it. Its log and its
+// leader election lease are named after ns and the first label of name, so
+// that a test may run two.
 func startOwnSurgeInterceptor(t *testing.T, ns, name string, args ...string) *localcluster.Process {
 	t.Helper()
+	id := "surge-" + ns + "-" + strings.SplitN(name, ".", 2)[0]
 	p, err := f.StartSurgeInterceptor(framework.Context(t), localcluster.SurgeInterceptorOptions{
-		Name: "surge-" + ns,
-		Args: append([]string{"--name=" + name, "--namespace=" + ns, "--leader-elect-resource-name=surge-" + ns,
+		Name: id,
+		Args: append([]string{"--name=" + name, "--namespace=" + ns, "--leader-elect-resource-name=" + id,
 			"--poll-interval=500ms", "--janitor-period=1s", "--heartbeat-period=1s", "--v=4"}, args...),
 	})
 	if err != nil {
@@ -407,6 +411,148 @@ func TestSurgeInterceptorRestartedMidSurgeFinishes(t *testing.T) {
 	first.Kill()
 	startOwnSurgeInterceptor(t, ns, name)
 	waitForReplacementBySurge(t, ns, original)
+}
+
+// Two surge interceptors of different names on one pod: the first is killed
+// mid-surge and times out. The second, handed the request, does not join the
+// first's surge (it would report on the first's replacement) but waits until
+// a janitor undoes it, the first no longer holding the request; then it
+// replaces the pod with a surge of its own, never with more than one
+// replacement at a time or without a Ready pod.
+func TestSurgeHandedOverToAnotherSurgeInterceptor(t *testing.T) {
+	t.Parallel()
+	ctx := framework.Context(t)
+	ns := f.NewNamespace(t)
+	const first, second = "surge-first.e2e.example.com", "surge-second.e2e.example.com"
+	firstProcess := startOwnSurgeInterceptor(t, ns, first)
+	// The highest index is selected first. The replacement is available
+	// 8 s after it is Ready: the surge still waits when the first is killed.
+	original := podOnCordonedNode(t, ns, second+","+first, func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 8 })
+	w := watchReady(t, ns, "db")
+	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, &original); err != nil {
+		t.Fatal(err)
+	}
+	uid := string(original.UID)
+	waitForSurgeBy(t, ns, "db", first)
+	firstReplacement := waitForReplacementPod(t, ns, original)
+
+	firstProcess.Kill()
+	// The second's own janitor looks at start, while the first still holds
+	// the request, and not again for a while: the first's surge outlives
+	// the hand-over until the cluster's janitor (every 10 s) undoes it.
+	startOwnSurgeInterceptor(t, ns, second, "--janitor-period=1m")
+	messages := watchMessages(t, ns, uid)
+	active := waitUntilActive(t, ns, uid, first)
+	deadline := time.Duration(*active.Spec.HeartbeatDeadlineSeconds) * time.Second
+	setStatus(t, ns, uid, func(er *v1alpha1.EvictionRequest) {
+		er.Status.HeartbeatTime = ptr.To(metav1.NewTime(time.Now().Add(-deadline - time.Minute).Truncate(time.Second)))
+	})
+
+	waitForSurgeBy(t, ns, "db", second)
+	waitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
+	waitForDeployment(t, ns, "db", 1)
+	w.Stop()
+	for _, message := range messages() {
+		if strings.Contains(message, firstReplacement) {
+			t.Errorf("the second interceptor joined the first's surge: %q", message)
+		}
+	}
+	if minReady, maxLive := w.extremes(); minReady < 1 || maxLive > 2 {
+		t.Errorf("pods of db during the hand-over: at least %d Ready and at most %d live, want 1 and 2", minReady, maxLive)
+	}
+	if pods := podsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
+		t.Errorf("pods after the surge: %v", podNames(pods))
+	}
+	if reasons := eventReasons(t, ns, uid); slices.Contains(reasons, evictioncontroller.EventEvicted) {
+		t.Errorf("the pod was evicted through the API: %v", reasons)
+	}
+	waitForEvents(t, ns, "db", surge.EventSurgeStarted, surge.EventSurgeReverted, surge.EventSurgeScaledDown)
+}
+
+// watchMessages records every status.message the EvictionRequest name
+// shows from now on; the function it returns stops the watch and returns
+// them in order.
+func watchMessages(t *testing.T, ns, name string) func() []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(framework.Context(t))
+	options := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
+	list, err := f.EvictionRequests(ns).List(ctx, options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu       sync.Mutex
+		messages []string
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rv := list.ResourceVersion
+		for ctx.Err() == nil {
+			options.ResourceVersion = rv
+			w, err := f.EvictionRequests(ns).Watch(ctx, options)
+			if err != nil {
+				if ctx.Err() == nil {
+					t.Errorf("watching EvictionRequest %s: %v", name, err)
+				}
+				return
+			}
+			for e := range w.ResultChan() {
+				if er, ok := e.Object.(*v1alpha1.EvictionRequest); ok {
+					rv = er.ResourceVersion
+					mu.Lock()
+					if n := len(messages); n == 0 || messages[n-1] != er.Status.Message {
+						messages = append(messages, er.Status.Message)
+					}
+					mu.Unlock()
+				}
+			}
+			w.Stop()
+		}
+	}()
+	stop := func() []string {
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return messages
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// waitForReplacementPod waits until Deployment db has a pod besides
+// original and returns its name.
+func waitForReplacementPod(t *testing.T, ns string, original corev1.Pod) string {
+	t.Helper()
+	var name string
+	framework.Eventually(t, time.Minute, "a replacement of "+original.Name, func(context.Context) error {
+		for _, pod := range podsOf(t, ns, "db") {
+			if pod.UID != original.UID {
+				name = pod.Name
+				return nil
+			}
+		}
+		return fmt.Errorf("no pod besides %s", original.Name)
+	})
+	return name
+}
+
+// waitForSurgeBy waits until the Deployment name is in a surge of the
+// interceptor named by.
+func waitForSurgeBy(t *testing.T, ns, name, by string) {
+	t.Helper()
+	framework.Eventually(t, 2*time.Minute, fmt.Sprintf("a surge of %s by %s", name, by), func(ctx context.Context) error {
+		dep, err := f.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var state surge.State
+		if value, ok := dep.Annotations[surge.StateAnnotation]; !ok || json.Unmarshal([]byte(value), &state) != nil || state.Interceptor != by {
+			return fmt.Errorf("replicas %d, annotations %v", *dep.Spec.Replicas, dep.Annotations)
+		}
+		return nil
+	})
 }
 
 // waitForReplacementBySurge waits until the request for original completes
