@@ -68,7 +68,11 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 			return interceptor.Result{}, err
 		}
 		if pod == nil {
-			// The controller completes the request now that the pod is gone.
+			// The controller completes the request now that the pod is gone;
+			// after this run's scale-back, its ReplicaSet removed it.
+			if scaledBack {
+				metrics.Completed.Inc()
+			}
 			return interceptor.Terminated("Pod %s is gone.", ref.Name), nil
 		}
 		rs, dep, err := s.ownersOf(pod)
@@ -138,7 +142,7 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 			if expected == nil {
 				// Until a replacement is Ready, an estimate made once.
 				if reporter.estimate == nil {
-					reporter.estimate = ptrTo(now.Add(startupEstimate + time.Duration(dep.Spec.MinReadySeconds)*time.Second))
+					reporter.estimate = ptr.To(now.Add(startupEstimate + time.Duration(dep.Spec.MinReadySeconds)*time.Second))
 				}
 				expected = reporter.estimate
 			}
@@ -186,8 +190,8 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 	}
 }
 
-// awaitRemoval waits, a poll at a time, for the ReplicaSet of dep to remove
-// pod after a scale-back. It returns kept when the ReplicaSet removed
+// awaitRemoval looks once, of the handler's polls, whether the ReplicaSet of
+// dep removed pod after a scale-back. It returns kept when the ReplicaSet removed
 // another pod, most likely the replacement: the pod's deletion cost is then
 // restored and the caller surges again rather than leave the request waiting
 // for a removal that never comes. After scaleBacks reaches maxScaleBacks it
@@ -205,14 +209,9 @@ func (s *Surger) awaitRemoval(ctx context.Context, reporter *reporter, pod *core
 	}
 	// A pod without the mark on the server was restored by an earlier
 	// round whose writes the cache does not show yet.
-	if _, stillMarked := live.Annotations[OriginalDeletionCostAnnotation]; stillMarked {
-		if err := s.restoreDeletionCost(ctx, live); err != nil {
-			return false, nil, err
-		}
-		metrics.Retried.Inc()
-		s.cfg.Recorder.Eventf(dep, corev1.EventTypeWarning, EventSurgeRetried,
-			"ReplicaSet %s was scaled back to %d but kept pod %s (pod-deletion-cost is honored on a best-effort basis): surging again to replace it.", rs.Name, ptr.Deref(rs.Spec.Replicas, 1), pod.Name)
-		klog.FromContext(ctx).Info("The ReplicaSet kept the pod after the scale-back; surging again", "replicaSet", klog.KObj(rs), "pod", klog.KObj(pod))
+	_, stillMarked := live.Annotations[OriginalDeletionCostAnnotation]
+	if err := s.restoreDeletionCost(ctx, live); err != nil {
+		return false, nil, err
 	}
 	// No removal is in flight any more: the request may be canceled again.
 	// Said before a pass-on, which keeps the policy the request has.
@@ -226,6 +225,12 @@ func (s *Surger) awaitRemoval(ctx context.Context, reporter *reporter, pod *core
 		result := s.passOn(dep, PassReplicaSetKeptPod, fmt.Sprintf(
 			"ReplicaSet %s kept pod %s after %d scale-backs, removing other pods: the surge interceptor passes it on.", rs.Name, pod.Name, scaleBacks))
 		return false, &result, nil
+	}
+	if stillMarked {
+		metrics.Retried.Inc()
+		s.cfg.Recorder.Eventf(dep, corev1.EventTypeWarning, EventSurgeRetried,
+			"ReplicaSet %s was scaled back to %d but kept pod %s (pod-deletion-cost is honored on a best-effort basis): surging again to replace it.", rs.Name, ptr.Deref(rs.Spec.Replicas, 1), pod.Name)
+		klog.FromContext(ctx).Info("The ReplicaSet kept the pod after the scale-back; surging again", "replicaSet", klog.KObj(rs), "pod", klog.KObj(pod))
 	}
 	return true, nil, nil
 }
@@ -304,7 +309,7 @@ func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, 
 	s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgeStarted,
 		"Scaled to %d replicas to replace pod %s, whose eviction is requested, before it goes.", *updated.Spec.Replicas, pod.Name)
 	klog.FromContext(ctx).V(2).Info("Surging the Deployment", "deployment", klog.KObj(dep), "replicas", *updated.Spec.Replicas)
-	reporter.estimate = ptrTo(s.cfg.Clock.Now().Add(startupEstimate + time.Duration(dep.Spec.MinReadySeconds)*time.Second))
+	reporter.estimate = ptr.To(s.cfg.Clock.Now().Add(startupEstimate + time.Duration(dep.Spec.MinReadySeconds)*time.Second))
 	return nil, reporter.report(ctx, interceptor.Progress{
 		Message:            fmt.Sprintf("Surging Deployment %s to %d replicas to replace pod %s.", dep.Name, *updated.Spec.Replicas, pod.Name),
 		ExpectedFinishTime: reporter.estimate,
@@ -333,17 +338,19 @@ func (s *Surger) passOn(dep *appsv1.Deployment, reason PassReason, message strin
 // markForRemoval gives pod the lowest deletion cost, so that its ReplicaSet
 // removes it first, and records the cost it had to restore on a revert.
 func (s *Surger) markForRemoval(ctx context.Context, pod *corev1.Pod) error {
-	if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; marked {
-		if pod.Annotations[MarkedByAnnotation] == s.cfg.Name {
-			return nil
-		}
-		// Taken over from another interceptor: the mark becomes this
-		// one's, the cost to restore stays.
-		return s.patchPodAnnotations(ctx, pod, map[string]any{DeletionCostAnnotation: lowestDeletionCost, MarkedByAnnotation: s.cfg.Name})
+	original, marked := pod.Annotations[OriginalDeletionCostAnnotation]
+	if !marked {
+		original = pod.Annotations[DeletionCostAnnotation]
+	} else if pod.Annotations[MarkedByAnnotation] == s.cfg.Name {
+		return nil
 	}
+	// Taken over from another interceptor, the mark becomes this one's and
+	// the cost to restore is the one recorded: written again, so that a
+	// janitor restoring the pod meanwhile cannot leave the lowest cost on it
+	// with nothing to restore.
 	return s.patchPodAnnotations(ctx, pod, map[string]any{
 		DeletionCostAnnotation:         lowestDeletionCost,
-		OriginalDeletionCostAnnotation: pod.Annotations[DeletionCostAnnotation],
+		OriginalDeletionCostAnnotation: original,
 		MarkedByAnnotation:             s.cfg.Name,
 	})
 }
@@ -399,8 +406,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 func ptrOr(r *interceptor.Result) interceptor.Result {
 	if r == nil {

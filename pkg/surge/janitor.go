@@ -141,8 +141,13 @@ func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment, 
 			if h.held {
 				continue
 			}
-			if err := s.restoreDeletionCost(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
-				return surging, err
+			// A mark another interceptor made since (a hand-over, then a
+			// surge of its own that this cache does not show) is judged by
+			// the loop over the marked pods, by the name on the mark.
+			if by := pod.Annotations[MarkedByAnnotation]; by == "" || by == state.Interceptor {
+				if err := s.restoreDeletionCost(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
+					return surging, err
+				}
 			}
 			reverted = append(reverted, name)
 		}

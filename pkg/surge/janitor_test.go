@@ -97,16 +97,20 @@ func TestJanitorUndoesWhatItsInterceptorNoLongerHolds(t *testing.T) {
 		marked("theirs-2", theirs),
 		// Left by an interceptor no longer running.
 		surged("web-gone", gone, "gone-0"), marked("gone-0", gone),
+		// Left by an interceptor no longer running, whose pod the other
+		// interceptor took over and marked in a surge of its own that
+		// this cache does not show.
+		surged("web-handed-over", gone, "handed-over-0"), marked("handed-over-0", theirs),
 	)
 	evictionRequests := erfake.NewClientset(
 		heldBy("theirs-0", theirs, v1alpha1.Forbid), heldBy("theirs-1", theirs, v1alpha1.Forbid), heldBy("theirs-2", theirs, v1alpha1.Allow),
-		heldBy("gone-0", ours, v1alpha1.Forbid),
+		heldBy("gone-0", ours, v1alpha1.Forbid), heldBy("handed-over-0", theirs, v1alpha1.Forbid),
 	)
 	s, ctx := startSurger(t, ours, kube, evictionRequests)
 
 	s.cleanUp(ctx)
 
-	for name, want := range map[string]int32{"web-ours": 1, "web-theirs": 2, "web-gone": 1} {
+	for name, want := range map[string]int32{"web-ours": 1, "web-theirs": 2, "web-gone": 1, "web-handed-over": 1} {
 		dep, err := kube.AppsV1().Deployments("shop").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -124,6 +128,8 @@ func TestJanitorUndoesWhatItsInterceptorNoLongerHolds(t *testing.T) {
 		"theirs-1": marked("theirs-1", theirs).Annotations,
 		"theirs-2": restored,
 		"gone-0":   restored,
+		// Its removal by the other interceptor is in flight.
+		"handed-over-0": marked("handed-over-0", theirs).Annotations,
 	} {
 		pod, err := kube.CoreV1().Pods("shop").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -153,5 +159,43 @@ func TestJanitorConflictIsLookedAtAgain(t *testing.T) {
 	}
 	if left, err := s.cleanUpDeployment(ctx, dep, state); left != 1 || err != nil {
 		t.Errorf("cleanUpDeployment() = %d, %v; want 1 pod left for the next round and no error", left, err)
+	}
+}
+
+// A mark records the cost to restore. Taking over another interceptor's
+// mark keeps the cost it recorded, also when a janitor restored the pod
+// between the read of the mark and the take-over: the lowest cost is never
+// left on a pod without the cost to restore.
+func TestMarkForRemovalKeepsTheCostToRestore(t *testing.T) {
+	const ours, theirs = "surge-a.example.com", "surge-b.example.com"
+	pod := func(annotations map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", UID: "web-0", Annotations: annotations}}
+	}
+	markedBy := func(name string) map[string]string {
+		return map[string]string{DeletionCostAnnotation: lowestDeletionCost, OriginalDeletionCostAnnotation: "7", MarkedByAnnotation: name}
+	}
+	for _, tc := range []struct {
+		name           string
+		stored, cached map[string]string
+	}{
+		{"an unmarked pod", map[string]string{DeletionCostAnnotation: "7"}, map[string]string{DeletionCostAnnotation: "7"}},
+		{"a pod marked by another interceptor", markedBy(theirs), markedBy(theirs)},
+		{"a pod marked by another interceptor, restored since", map[string]string{DeletionCostAnnotation: "7"}, markedBy(theirs)},
+		{"a pod marked by this interceptor", markedBy(ours), markedBy(ours)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kube := kubefake.NewClientset(pod(tc.stored))
+			s, ctx := startSurger(t, ours, kube, erfake.NewClientset())
+			if err := s.markForRemoval(ctx, pod(tc.cached)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := kube.CoreV1().Pods("shop").Get(ctx, "web-0", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(markedBy(ours), got.Annotations); diff != "" {
+				t.Errorf("annotations (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -52,7 +52,7 @@ func TestScaleBackSettled(t *testing.T) {
 		{"the ReplicaSet is down to the Deployment's count", scaledBack(), rs(1, 5, 1), true},
 		{"the Deployment controller has not seen the scale-back", scaledBack(func(d *appsv1.Deployment) { d.Status.ObservedGeneration = 2 }), rs(1, 5, 1), false},
 		{"the ReplicaSet does not ask for the Deployment's count yet", scaledBack(), rs(2, 4, 2), false},
-		{"the ReplicaSet controller has not seen the new count", scaledBack(), rs(1, 4, 2), false},
+		{"the ReplicaSet controller has not seen the new count", scaledBack(), rs(1, 4, 1), false},
 		{"the ReplicaSet has not removed a pod yet", scaledBack(), rs(1, 5, 2), false},
 		{"the ReplicaSet is short of pods", scaledBack(), rs(1, 5, 0), false},
 		{"an unset replica count is one", scaledBack(func(d *appsv1.Deployment) { d.Spec.Replicas = nil }), rs(1, 5, 1), true},

@@ -441,7 +441,7 @@ func TestSurgeHandedOverToAnotherSurgeInterceptor(t *testing.T) {
 	// the request, and not again for a while: the first's surge outlives
 	// the hand-over until the cluster's janitor (every 10 s) undoes it.
 	startOwnSurgeInterceptor(t, ns, second, "--janitor-period=1m")
-	messages := watchMessages(t, ns, uid)
+	messages := watchMessages(t, ns, uid, second)
 	active := waitUntilActive(t, ns, uid, first)
 	deadline := time.Duration(*active.Spec.HeartbeatDeadlineSeconds) * time.Second
 	setStatus(t, ns, uid, func(er *v1alpha1.EvictionRequest) {
@@ -470,9 +470,9 @@ func TestSurgeHandedOverToAnotherSurgeInterceptor(t *testing.T) {
 }
 
 // watchMessages records every status.message the EvictionRequest name
-// shows from now on; the function it returns stops the watch and returns
-// them in order.
-func watchMessages(t *testing.T, ns, name string) func() []string {
+// shows from now on while interceptor is active; the function it returns
+// stops the watch and returns them in order.
+func watchMessages(t *testing.T, ns, name, interceptor string) func() []string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(framework.Context(t))
 	options := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
@@ -500,6 +500,9 @@ func watchMessages(t *testing.T, ns, name string) func() []string {
 			for e := range w.ResultChan() {
 				if er, ok := e.Object.(*v1alpha1.EvictionRequest); ok {
 					rv = er.ResourceVersion
+					if ptr.Deref(er.Status.ActiveInterceptorName, "") != interceptor {
+						continue
+					}
 					mu.Lock()
 					if n := len(messages); n == 0 || messages[n-1] != er.Status.Message {
 						messages = append(messages, er.Status.Message)

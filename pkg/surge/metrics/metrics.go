@@ -39,7 +39,7 @@ var (
 	// Completed counts the pods replaced by a surge.
 	Completed = metrics.NewCounter(&metrics.CounterOpts{
 		Namespace: namespace, Subsystem: subsystem, Name: "surges_completed_total",
-		Help:           "Number of pods replaced by a surge: the Deployment scaled back, removing them.",
+		Help:           "Number of pods replaced by a surge: removed by their ReplicaSet once the Deployment was scaled back.",
 		StabilityLevel: metrics.ALPHA,
 	})
 	// Reverted counts the surges undone because their request was withdrawn,
