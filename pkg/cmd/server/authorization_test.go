@@ -23,6 +23,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -41,10 +42,12 @@ import (
 
 // reviewServer answers SubjectAccessReviews as kube-apiserver would, in
 // the encoding they were asked in, allowing only the user "allowed", and
-// records the users it was asked about and the encodings of the reviews.
+// records the users it was asked about, the encodings of the reviews and
+// the Accept headers.
 type reviewServer struct {
-	mu           sync.Mutex
-	asked        []string
+	mu    sync.Mutex
+	asked []string
+	// contentTypes holds each review's Content-Type, then its Accept.
 	contentTypes []string
 }
 
@@ -67,10 +70,16 @@ func (r *reviewServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Lock()
 	r.asked = append(r.asked, review.Spec.User)
-	r.contentTypes = append(r.contentTypes, contentType)
+	r.contentTypes = append(r.contentTypes, contentType, req.Header.Get("Accept"))
 	r.mu.Unlock()
 	review.Status.Allowed = review.Spec.User == "allowed"
-	w.Header().Set("Content-Type", contentType)
+	// The answer comes in the client's first choice, as kube-apiserver's.
+	accept, _, _ := strings.Cut(req.Header.Get("Accept"), ",")
+	if info, ok = runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), accept); !ok {
+		http.Error(w, "not acceptable: "+accept, http.StatusNotAcceptable)
+		return
+	}
+	w.Header().Set("Content-Type", accept)
 	encoder := scheme.Codecs.EncoderForVersion(info.Serializer, authorizationv1.SchemeGroupVersion)
 	_ = encoder.Encode(review, w)
 }
@@ -140,12 +149,13 @@ func TestLimitedAuthorizerReplacesTheLibrarys(t *testing.T) {
 		})
 	}
 
-	// Both ends of every review parse it; protobuf is the cheap encoding.
+	// Both ends of every review and its answer parse them; protobuf is
+	// the cheap encoding.
 	reviews.mu.Lock()
 	defer reviews.mu.Unlock()
 	for _, contentType := range reviews.contentTypes {
-		if contentType != runtime.ContentTypeProtobuf {
-			t.Errorf("a review was sent as %q, want %q", contentType, runtime.ContentTypeProtobuf)
+		if mediaType, _, _ := strings.Cut(contentType, ","); mediaType != runtime.ContentTypeProtobuf {
+			t.Errorf("a review was sent, or its answer asked for, as %q; want %q first", contentType, runtime.ContentTypeProtobuf)
 		}
 	}
 }
