@@ -23,7 +23,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,6 +32,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
 )
 
@@ -64,8 +64,7 @@ func (s *Surger) holdingOf(ctx context.Context, namespace string, uid types.UID,
 	if err != nil {
 		return holding{}, err
 	}
-	held := holder != "" && ptr.Deref(er.Status.ActiveInterceptorName, "") == holder && !er.Status.ActiveInterceptorCompleted &&
-		!apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
+	held := interceptor.Holds(er, holder)
 	return holding{held: held, forbidden: held && ptr.Deref(er.Status.EvictionRequestCancellationPolicy, "") == v1alpha1.Forbid}, nil
 }
 

@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -498,6 +499,15 @@ func watchMessages(t *testing.T, ns, name, interceptor string) func() []string {
 				return
 			}
 			for e := range w.ResultChan() {
+				if e.Type == watch.Error {
+					// Expired (or stopped): the messages cannot be
+					// followed any more.
+					if ctx.Err() == nil {
+						t.Errorf("watching EvictionRequest %s: %v", name, apierrors.FromObject(e.Object))
+					}
+					w.Stop()
+					return
+				}
 				if er, ok := e.Object.(*v1alpha1.EvictionRequest); ok {
 					rv = er.ResourceVersion
 					if ptr.Deref(er.Status.ActiveInterceptorName, "") != interceptor {

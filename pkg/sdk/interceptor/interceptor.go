@@ -287,8 +287,15 @@ func (t *term) sync(ctx context.Context, key string) {
 // owns is true while er is the interceptor's to work on: it is the active
 // interceptor, has not completed its turn, and the request is not complete.
 func (t *term) owns(er *v1alpha1.EvictionRequest) bool {
-	return er != nil && er.Spec.Target.PodRef != nil &&
-		ptr.Deref(er.Status.ActiveInterceptorName, "") == t.cfg.Name &&
+	return er != nil && er.Spec.Target.PodRef != nil && Holds(er, t.cfg.Name)
+}
+
+// Holds says whether the interceptor named name holds er: it is the active
+// interceptor, has not completed, and the request is not complete. Other
+// components (a janitor undoing what an interceptor left behind) judge by it
+// as the interceptor itself does.
+func Holds(er *v1alpha1.EvictionRequest, name string) bool {
+	return name != "" && ptr.Deref(er.Status.ActiveInterceptorName, "") == name &&
 		!er.Status.ActiveInterceptorCompleted &&
 		!apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
 }
