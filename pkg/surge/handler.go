@@ -126,7 +126,7 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 		if surged := state.OriginalReplicas + int32(len(state.Pods)); *dep.Spec.Replicas != surged {
 			// Someone set the replica count back (an apply of the
 			// Deployment's manifest): the surge is applied again.
-			if err := s.write(ctx, dep, state); err != nil {
+			if _, err := s.write(ctx, dep, state); err != nil {
 				return interceptor.Result{}, err
 			}
 			continue
@@ -170,15 +170,13 @@ func (s *Surger) Handle(ctx context.Context, req *interceptor.Request) (intercep
 			return interceptor.Result{}, err
 		}
 		delete(state.Pods, uid)
-		updated, err := applyState(dep, state)
+		updated, err := s.write(ctx, dep, state)
 		if err != nil {
 			return interceptor.Result{}, err
 		}
-		if err := s.updateDeployment(ctx, updated); apierrors.IsConflict(err) {
+		if updated == nil {
 			logger.V(4).Info("Deployment changed while scaling it back, retrying", "deployment", klog.KObj(dep))
 			continue
-		} else if err != nil {
-			return interceptor.Result{}, err
 		}
 		s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgeScaledDown,
 			"Replacements of pod %s are available: scaled back to %d replicas; the ReplicaSet removes pod %s first (lowest pod-deletion-cost).", pod.Name, *updated.Spec.Replicas, pod.Name)
@@ -235,26 +233,27 @@ func (s *Surger) awaitRemoval(ctx context.Context, reporter *reporter, pod *core
 	return true, nil, nil
 }
 
-// write writes state to dep; a conflict is no error: the caller looks again.
-func (s *Surger) write(ctx context.Context, dep *appsv1.Deployment, state *State) error {
+// write writes state to dep and returns the Deployment written. A conflict
+// is no error: someone (the Deployment controller, a janitor) wrote dep
+// meanwhile; write returns nil and the caller looks again.
+func (s *Surger) write(ctx context.Context, dep *appsv1.Deployment, state *State) (*appsv1.Deployment, error) {
 	updated, err := applyState(dep, state)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.updateDeployment(ctx, updated); err != nil && !apierrors.IsConflict(err) {
-		return err
+	if err := s.updateDeployment(ctx, updated); apierrors.IsConflict(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
 	}
-	return nil
+	return updated, nil
 }
 
 // join adds pod to the surge of its Deployment when the Deployment can
 // surge and a slot within maxSurge is free. It returns a result when the
 // request is passed on.
 func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, rs *appsv1.ReplicaSet, dep *appsv1.Deployment, state *State) (*interceptor.Result, error) {
-	original := int32(1)
-	if dep.Spec.Replicas != nil {
-		original = *dep.Spec.Replicas
-	}
+	original := ptr.Deref(dep.Spec.Replicas, 1)
 	if state != nil {
 		original = state.OriginalReplicas
 	}
@@ -296,14 +295,8 @@ func (s *Surger) join(ctx context.Context, reporter *reporter, pod *corev1.Pod, 
 			CancellationPolicy: v1alpha1.Allow})
 	}
 	state.Pods[pod.UID] = pod.Name
-	updated, err := applyState(dep, state)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.updateDeployment(ctx, updated); apierrors.IsConflict(err) {
-		// Another surge or the Deployment controller wrote it meanwhile.
-		return nil, nil
-	} else if err != nil {
+	updated, err := s.write(ctx, dep, state)
+	if err != nil || updated == nil {
 		return nil, err
 	}
 	s.cfg.Recorder.Eventf(dep, corev1.EventTypeNormal, EventSurgeStarted,

@@ -156,17 +156,15 @@ func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment, 
 	if !changed {
 		return surging, nil
 	}
-	updated, err := applyState(dep, state)
+	updated, err := s.write(ctx, dep, state)
 	if err != nil {
 		return surging, err
 	}
-	if err := s.updateDeployment(ctx, updated); apierrors.IsConflict(err) {
+	if updated == nil {
 		// The handler, or the janitor of another surge interceptor, wrote
 		// it meanwhile: looked at again next round.
 		klog.FromContext(ctx).V(4).Info("Deployment changed while cleaning up its surge", "deployment", klog.KObj(dep))
 		return surging, nil
-	} else if err != nil {
-		return surging, err
 	}
 	for _, name := range reverted {
 		metrics.Reverted.Inc()

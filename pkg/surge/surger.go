@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
@@ -186,10 +187,7 @@ func currentState(dep *appsv1.Deployment) (*State, error) {
 	if err != nil || state == nil {
 		return state, err
 	}
-	replicas := int32(1)
-	if dep.Spec.Replicas != nil {
-		replicas = *dep.Spec.Replicas
-	}
+	replicas := ptr.Deref(dep.Spec.Replicas, 1)
 	switch surged := state.OriginalReplicas + int32(len(state.Pods)); {
 	case replicas > surged:
 		state.OriginalReplicas = replicas - int32(len(state.Pods))
