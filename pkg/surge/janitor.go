@@ -29,10 +29,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
 )
 
@@ -64,8 +62,8 @@ func (s *Surger) holdingOf(ctx context.Context, namespace string, uid types.UID,
 	if err != nil {
 		return holding{}, err
 	}
-	held := interceptor.Holds(er, holder)
-	return holding{held: held, forbidden: held && ptr.Deref(er.Status.EvictionRequestCancellationPolicy, "") == v1alpha1.Forbid}, nil
+	held := erutil.IsHeldBy(er, holder)
+	return holding{held: held, forbidden: held && erutil.CancellationForbidden(er)}, nil
 }
 
 func (s *Surger) cleanUp(ctx context.Context) {

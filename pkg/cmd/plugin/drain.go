@@ -22,40 +22,23 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
-	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
-const (
-	// requestParallelism bounds the EvictionRequests written at once; the
-	// client's QPS limit paces them.
-	requestParallelism = 16
-	// rerequestAfter is how long a pod whose request failed waits before
-	// it is asked for again.
-	rerequestAfter = 5 * time.Second
-	// refreshPeriod redraws the table even when nothing changed, so that
-	// heartbeat ages stay current.
-	refreshPeriod = time.Second
-)
+// refreshPeriod redraws the progress even when nothing changed, so that
+// heartbeat ages stay current, and is how soon a due retry is noticed.
+const refreshPeriod = time.Second
 
-// DrainOptions are the options of `kubectl evictionrequest drain`.
+// DrainOptions are the flags of `kubectl evictionrequest drain`; the drain
+// itself is a drain.Helper, as kubectl's drain command holds one.
 type DrainOptions struct {
 	*Options
 	Nodes []string
@@ -74,14 +57,8 @@ type DrainOptions struct {
 	// "table" or "lines".
 	Output string
 
-	printer  progressPrinter
-	selector labels.Selector
-	// stopSignals lets a second Ctrl-C end the command while it withdraws.
-	stopSignals func()
-	// mu guards tracked and lastRequest, written by the requesting workers.
-	mu          sync.Mutex
-	tracked     map[types.UID]trackedPod
-	lastRequest map[types.UID]time.Time
+	drainer *drain.Helper
+	printer progressPrinter
 }
 
 func newDrainCommand(o *Options) *cobra.Command {
@@ -92,10 +69,11 @@ func newDrainCommand(o *Options) *cobra.Command {
 		Long: `Cordon the nodes and ask, through an EvictionRequest for each, for every pod on them to leave,
 except mirror pods, DaemonSet pods and pods that already terminated (listed as skipped). Each pod's
 interceptors take part before it goes; the eviction request controller evicts it through the
-Eviction API, honouring PodDisruptionBudgets, when no interceptor is left. The command shows the
-progress until every pod is gone and every request is complete, or --timeout passes: on a terminal
-as a live table, otherwise one line per change. Ctrl-C withdraws the drain's requester from the
-requests that are not complete, unless --withdraw-on-interrupt=false.`,
+Eviction API, honouring PodDisruptionBudgets, when no interceptor is left. Pods that land on the
+nodes later get a request too. The command shows the progress until every pod is gone and every
+request is complete, or --timeout passes: on a terminal as a live table, otherwise one line per
+change. Ctrl-C withdraws the drain's requester from the requests that are not complete, unless
+--withdraw-on-interrupt=false.`,
 		Example: `  # Drain a node, waiting at most 10 minutes
   kubectl evictionrequest drain kwok-node-0 --timeout=10m
 
@@ -122,28 +100,13 @@ requests that are not complete, unless --withdraw-on-interrupt=false.`,
 	return cmd
 }
 
-// Complete builds the clients and the printer.
+// Complete builds the clients, the printer and the drain.
 func (d *DrainOptions) Complete() error {
 	if err := d.complete(); err != nil {
 		return err
 	}
-	switch d.Output {
-	case "lines":
-		d.printer = newLinePrinter(d.Out)
-	case "table":
-		d.printer = &tablePrinter{out: d.Out, maxRows: 20}
-	default:
-		d.printer = newLinePrinter(d.Out)
-		if f, ok := d.Out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			rows := 20
-			if _, height, err := term.GetSize(int(f.Fd())); err == nil && height > 6 {
-				rows = height - 4
-			}
-			d.printer = &tablePrinter{out: d.Out, maxRows: rows}
-		}
-	}
-	d.tracked = map[types.UID]trackedPod{}
-	d.lastRequest = map[types.UID]time.Time{}
+	d.printer = newPrinter(d.Output, d.Out)
+	d.drainer = &drain.Helper{OnRequested: d.requested}
 	return nil
 }
 
@@ -157,10 +120,11 @@ func (d *DrainOptions) Validate() error {
 	default:
 		return fmt.Errorf("--output must be auto, table or lines, got %q", d.Output)
 	}
-	var err error
-	if d.selector, err = labels.Parse(d.PodSelector); err != nil {
+	selector, err := labels.Parse(d.PodSelector)
+	if err != nil {
 		return fmt.Errorf("--pod-selector: %w", err)
 	}
+	d.drainer.PodSelector = selector
 	seen := map[string]bool{}
 	for _, node := range d.Nodes {
 		if seen[node] {
@@ -171,7 +135,8 @@ func (d *DrainOptions) Validate() error {
 	return nil
 }
 
-// Run drains the nodes.
+// Run drains the nodes: it checks everything before it changes anything,
+// cordons, then follows the drain's session until every pod is done.
 func (d *DrainOptions) Run(ctx context.Context) error {
 	selections, err := d.prepare(ctx)
 	if err != nil {
@@ -179,7 +144,6 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 	}
 	sigCtx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	d.stopSignals = stopSignals
 	waitCtx, cancelWait := sigCtx, context.CancelFunc(func() {})
 	if d.Timeout > 0 {
 		waitCtx, cancelWait = context.WithTimeout(sigCtx, d.Timeout)
@@ -203,350 +167,114 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 		stopTracker()
 		t.stop()
 	}()
+	session := d.drainer.NewSession(d.Nodes...)
+	run := &drainRun{d: d, session: session, stopSignals: stopSignals}
 	if err := t.start(trackerCtx, waitCtx); err != nil {
-		return d.ended(ctx, sigCtx, t, err)
+		return run.ended(ctx, sigCtx, err)
 	}
-	var pods []trackedPod
-	for _, node := range d.Nodes {
-		for _, pod := range selections[node].Evict {
-			pods = append(pods, trackedPod{ref: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, uid: pod.UID, node: node})
-		}
-	}
-	d.requestAll(waitCtx, pods, selections)
-	if waitCtx.Err() != nil {
-		return d.ended(ctx, sigCtx, t, waitCtx.Err())
-	}
-	fmt.Fprintf(d.Out, "requested the eviction of %s as %s\n", drain.Pods(len(pods)), d.requester.Name())
-	if err := d.wait(waitCtx, t); err != nil {
-		return d.ended(ctx, sigCtx, t, err)
-	}
-	for _, node := range d.Nodes {
-		fmt.Fprintf(d.Out, "node/%s drained\n", node)
-	}
-	return nil
+	d.drainer.Pods, d.drainer.PDBs = t, t.pdbs
+	d.drainer.Requests = drain.NewEvictionRequests(d.requester, t.ers)
+	return run.follow(ctx, sigCtx, waitCtx, t.changed)
 }
 
-// prepare reads the nodes and their pods and checks the user's permissions,
-// before anything changes: bad input changes nothing.
-func (d *DrainOptions) prepare(ctx context.Context) (map[string]drain.Selection, error) {
-	var perms []permission
-	perms = append(perms,
-		permission{verb: "get", resource: "nodes", why: "to read the nodes"},
-		permission{verb: "list", resource: "pods", why: "to find the pods of the nodes"},
-		permission{verb: "watch", resource: "pods", why: "to follow the pods of the nodes"},
-		permission{verb: "list", group: v1alpha1.GroupName, resource: "evictionrequests", why: "to follow the evictions"},
-		permission{verb: "watch", group: v1alpha1.GroupName, resource: "evictionrequests", why: "to follow the evictions"},
-	)
-	if d.Cordon {
-		perms = append(perms, permission{verb: "patch", resource: "nodes", why: "to cordon the nodes"})
-	}
-	if err := d.checkAccess(ctx, perms); err != nil {
-		return nil, err
-	}
-	selections := map[string]drain.Selection{}
-	namespaces := map[string]bool{}
-	for _, name := range d.Nodes {
-		callCtx, cancel := d.call(ctx)
-		_, err := d.kube.CoreV1().Nodes().Get(callCtx, name, metav1.GetOptions{})
-		cancel()
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("node %q not found; nothing was changed", name)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading node %s: %w", name, err)
-		}
-		pods, err := d.listPods(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		if len(pods) == 0 && !d.AllowEmpty {
-			return nil, fmt.Errorf("node %s has no pods%s: nothing to drain; nothing was changed (--allow-empty cordons it anyway)", name, d.selectorSuffix())
-		}
-		selection := drain.Select(pods)
-		selections[name] = selection
-		for _, pod := range selection.Evict {
-			namespaces[pod.Namespace] = true
-		}
-	}
-	perms = nil
-	for _, ns := range sortedKeys(namespaces) {
-		perms = append(perms, requesterPermissions(ns, "to request the eviction of the pods in "+ns)...)
-	}
-	if err := d.checkAccess(ctx, perms); err != nil {
-		return nil, err
-	}
-	return selections, nil
+// drainRun is one run of the drain command: its session and what it last
+// reported.
+type drainRun struct {
+	d           *DrainOptions
+	session     *drain.Session
+	stopSignals func()
+	// last is the latest report; requested is true once the evictions
+	// were requested.
+	last      drain.Report
+	requested bool
 }
 
-func (d *DrainOptions) listPods(ctx context.Context, node string) ([]*corev1.Pod, error) {
-	callCtx, cancel := d.call(ctx)
-	defer cancel()
-	list, err := d.kube.CoreV1().Pods(metav1.NamespaceAll).List(callCtx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
-		LabelSelector: d.PodSelector,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing the pods of node %s: %w", node, err)
-	}
-	pods := make([]*corev1.Pod, 0, len(list.Items))
-	for i := range list.Items {
-		if list.Items[i].Spec.NodeName == node {
-			pods = append(pods, &list.Items[i])
-		}
-	}
-	return pods, nil
-}
-
-func (d *DrainOptions) selectorSuffix() string {
-	if d.PodSelector == "" {
-		return ""
-	}
-	return " matching " + d.PodSelector
-}
-
-func (d *DrainOptions) cordon(ctx context.Context) error {
-	for _, name := range d.Nodes {
-		callCtx, cancel := d.call(ctx)
-		node, err := d.kube.CoreV1().Nodes().Get(callCtx, name, metav1.GetOptions{})
-		if err == nil {
-			var cordoned bool
-			cordoned, err = drain.Cordon(callCtx, d.kube.CoreV1(), node, "", metav1.PatchOptions{FieldManager: "kubectl-evictionrequest"})
-			if err == nil && cordoned {
-				fmt.Fprintf(d.Out, "node/%s cordoned\n", name)
-			} else if err == nil {
-				fmt.Fprintf(d.Out, "node/%s already cordoned\n", name)
-			}
-		}
-		cancel()
-		if err != nil {
-			return fmt.Errorf("cordoning node %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// printSkipped lists the pods the drain leaves, as kubectl drain does.
-func (d *DrainOptions) printSkipped(node string, selection drain.Selection) {
-	for _, reason := range drain.SkipReasons {
-		pods := selection.Skipped[reason]
-		if len(pods) == 0 {
-			continue
-		}
-		names := make([]string, 0, len(pods))
-		for _, pod := range pods {
-			names = append(names, pod.Namespace+"/"+pod.Name)
-		}
-		fmt.Fprintf(d.ErrOut, "Warning: node %s: skipping %s pods: %s\n", node, reason, strings.Join(names, ", "))
-	}
-}
-
-// canListPDBs is true when the user may list and watch PodDisruptionBudgets,
-// which name what blocks an eviction; a drain works without.
-func (d *DrainOptions) canListPDBs(ctx context.Context) bool {
-	return d.checkAccess(ctx, []permission{
-		{verb: "list", group: "policy", resource: "poddisruptionbudgets", why: "to name the budget that blocks an eviction"},
-		{verb: "watch", group: "policy", resource: "poddisruptionbudgets", why: "to name the budget that blocks an eviction"},
-	}) == nil
-}
-
-// requestAll requests the eviction of pods, requestParallelism at a time,
-// and tracks each.
-func (d *DrainOptions) requestAll(ctx context.Context, pods []trackedPod, selections map[string]drain.Selection) {
-	byUID := map[types.UID]*corev1.Pod{}
-	for _, selection := range selections {
-		for _, pod := range selection.Evict {
-			byUID[pod.UID] = pod
-		}
-	}
-	workqueue.ParallelizeUntil(ctx, requestParallelism, len(pods), func(i int) {
-		d.request(ctx, pods[i], byUID[pods[i].uid])
-	})
-}
-
-// request asks for the eviction of one pod and tracks it; a failure is
-// reported and retried by the wait loop.
-func (d *DrainOptions) request(ctx context.Context, p trackedPod, pod *corev1.Pod) {
-	d.mu.Lock()
-	d.tracked[p.uid] = p
-	d.lastRequest[p.uid] = time.Now()
-	d.mu.Unlock()
-	if _, err := d.requester.Request(ctx, pod); err != nil && ctx.Err() == nil {
-		d.printer.note(fmt.Sprintf("error: requesting the eviction of pod %s (retrying): %v", p.ref, err))
-		d.mu.Lock()
-		d.lastRequest[p.uid] = time.Now()
-		d.mu.Unlock()
-		return
-	}
-	d.mu.Lock()
-	delete(d.lastRequest, p.uid)
-	d.mu.Unlock()
-}
-
-// wait shows the progress until every tracked pod is settled; it requests
-// the eviction of pods that land on the nodes meanwhile, and asks again for
-// pods whose request failed.
-func (d *DrainOptions) wait(ctx context.Context, t *tracker) error {
+// follow syncs the session on every change, and every refreshPeriod, until
+// the nodes are drained or waitCtx ends.
+func (r *drainRun) follow(ctx, sigCtx, waitCtx context.Context, changed <-chan struct{}) error {
 	ticker := time.NewTicker(refreshPeriod)
 	defer ticker.Stop()
 	for {
-		d.adoptNewPods(ctx, t)
-		progress := d.progress(t)
-		d.retryFailedRequests(ctx, t, progress)
-		summary := drain.Summarize(progress)
-		d.printer.update(summary, progress, time.Now())
-		if allSettled(progress) {
+		report, _ := r.session.Sync(waitCtx)
+		if waitCtx.Err() != nil {
+			return r.ended(ctx, sigCtx, waitCtx.Err())
+		}
+		r.last = report
+		if !r.requested {
+			r.requested = true
+			fmt.Fprintf(r.d.Out, "requested the eviction of %s as %s\n", drain.Pods(report.Summary.Total), r.d.requester.Name())
+		}
+		r.d.printer.update(report.Summary, report.Progress, time.Now())
+		if report.Drained() {
+			for _, node := range r.d.Nodes {
+				fmt.Fprintf(r.d.Out, "node/%s drained\n", node)
+			}
 			return nil
 		}
 		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.changed:
+		case <-waitCtx.Done():
+			return r.ended(ctx, sigCtx, waitCtx.Err())
+		case <-changed:
 		case <-ticker.C:
 		}
 	}
 }
 
-// adoptNewPods requests the eviction of pods that landed on a node after
-// the drain started.
-func (d *DrainOptions) adoptNewPods(ctx context.Context, t *tracker) {
-	for _, node := range d.Nodes {
-		var fresh []*corev1.Pod
-		d.mu.Lock()
-		for _, pod := range t.podsOn(node) {
-			if _, ok := d.tracked[pod.UID]; !ok && drain.Skip(pod) == "" && d.selects(pod) {
-				fresh = append(fresh, pod)
-			}
-		}
-		d.mu.Unlock()
-		for _, pod := range fresh {
-			d.printer.note(fmt.Sprintf("pod %s/%s landed on node %s: requesting its eviction", pod.Namespace, pod.Name, node))
-			d.request(ctx, trackedPod{ref: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, uid: pod.UID, node: node}, pod)
-		}
+// requested notes a request that failed, which the session retries, and a
+// pod that landed on a node after the drain started.
+func (d *DrainOptions) requested(pod *corev1.Pod, late bool, err error) {
+	switch {
+	case err != nil:
+		d.printer.note(fmt.Sprintf("error: requesting the eviction of pod %s/%s (retrying): %v", pod.Namespace, pod.Name, err))
+	case late:
+		d.printer.note(fmt.Sprintf("pod %s/%s landed on node %s: requested its eviction", pod.Namespace, pod.Name, pod.Spec.NodeName))
 	}
-}
-
-func (d *DrainOptions) selects(pod *corev1.Pod) bool {
-	return d.selector.Matches(labels.Set(pod.Labels))
-}
-
-// retryFailedRequests asks again for pods that still have no request a
-// while after a failed attempt.
-func (d *DrainOptions) retryFailedRequests(ctx context.Context, t *tracker, progress []drain.PodProgress) {
-	for _, p := range progress {
-		if p.HasRequest || p.State == drain.StateGone {
-			continue
-		}
-		d.mu.Lock()
-		last, failed := d.lastRequest[p.UID]
-		tp := d.tracked[p.UID]
-		d.mu.Unlock()
-		if !failed || time.Since(last) < rerequestAfter {
-			continue
-		}
-		pod, err := t.pods[tp.node].Pods(tp.ref.Namespace).Get(tp.ref.Name)
-		if err == nil && pod.UID == tp.uid {
-			d.request(ctx, tp, pod)
-		}
-	}
-}
-
-// progress is the progress of every tracked pod, sorted by namespace and name.
-func (d *DrainOptions) progress(t *tracker) []drain.PodProgress {
-	d.mu.Lock()
-	pods := make([]trackedPod, 0, len(d.tracked))
-	for _, p := range d.tracked {
-		pods = append(pods, p)
-	}
-	d.mu.Unlock()
-	progress := make([]drain.PodProgress, 0, len(pods))
-	for _, p := range pods {
-		progress = append(progress, t.progress(p))
-	}
-	sort.Slice(progress, func(i, j int) bool {
-		if progress[i].Namespace != progress[j].Namespace {
-			return progress[i].Namespace < progress[j].Namespace
-		}
-		return progress[i].Name < progress[j].Name
-	})
-	return progress
-}
-
-func allSettled(progress []drain.PodProgress) bool {
-	for _, p := range progress {
-		if !p.Settled() {
-			return false
-		}
-	}
-	return true
 }
 
 // ended turns how the drain stopped into the command's error: on an
 // interrupt it withdraws the drain's requester first; on a time-out it names
 // what blocks each remaining pod.
-func (d *DrainOptions) ended(ctx, sigCtx context.Context, t *tracker, err error) error {
+func (r *drainRun) ended(ctx, sigCtx context.Context, err error) error {
 	if sigCtx.Err() != nil && ctx.Err() == nil {
-		d.stopSignals()
-		if !d.WithdrawOnInterrupt {
+		r.stopSignals()
+		if !r.d.WithdrawOnInterrupt {
 			return errors.New("interrupted; the EvictionRequests stay (--withdraw-on-interrupt=false)")
 		}
-		return fmt.Errorf("interrupted: %s", d.withdrawAll(ctx, t))
+		return fmt.Errorf("interrupted: %s", r.withdraw(ctx))
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	d.mu.Lock()
-	started := len(d.tracked) > 0
-	d.mu.Unlock()
-	if !started {
-		return fmt.Errorf("timed out after %s before the evictions were requested: %w", d.Timeout, err)
+	if r.session.Tracked() == 0 {
+		return fmt.Errorf("timed out after %s before the evictions were requested: %w", r.d.Timeout, err)
 	}
 	now := time.Now()
 	var lines []string
-	for _, p := range d.progress(t) {
-		if !p.Settled() {
-			lines = append(lines, fmt.Sprintf("  pod %s/%s: %s", p.Namespace, p.Name, describe(p, now)))
+	for _, p := range r.last.Progress {
+		if !p.Done() {
+			lines = append(lines, fmt.Sprintf("  pod %s/%s: %s", p.Namespace, p.Name, p.Describe(now)))
 		}
 	}
-	return fmt.Errorf("timed out after %s waiting for %s:\n%s", d.Timeout, drain.Pods(len(lines)), strings.Join(lines, "\n"))
+	return fmt.Errorf("timed out after %s waiting for %s:\n%s", r.d.Timeout, drain.Pods(len(lines)), strings.Join(lines, "\n"))
 }
 
-// withdrawAll withdraws the drain's requester from the requests of the
-// tracked pods that are not complete, and says how that went.
-func (d *DrainOptions) withdrawAll(ctx context.Context, t *tracker) string {
-	withdrawn, forbidden := 0, 0
-	var failures []string
-	for _, p := range d.progress(t) {
-		// A request the cache does not show yet may exist: Withdraw
-		// finds out.
-		if p.Settled() || p.RequestComplete {
-			continue
-		}
-		er, err := d.requester.Withdraw(ctx, p.Namespace, p.UID)
-		switch {
-		case requester.IsCancellationForbidden(err):
-			forbidden++
-			fmt.Fprintf(d.ErrOut, "pod %s/%s: %v\n", p.Namespace, p.Name, err)
-		case err != nil:
-			failures = append(failures, fmt.Sprintf("pod %s/%s: %v", p.Namespace, p.Name, err))
-		case er != nil:
-			withdrawn++
-		}
+// withdraw withdraws the drain's requester from the requests that are not
+// complete, and says how that went.
+func (r *drainRun) withdraw(ctx context.Context) string {
+	report := r.session.Withdraw(ctx)
+	for _, err := range report.ForbiddenErrors {
+		fmt.Fprintln(r.d.ErrOut, err)
 	}
-	msg := fmt.Sprintf("withdrew %s from %d EvictionRequests that were not complete", d.requester.Name(), withdrawn)
-	if forbidden > 0 {
-		msg += fmt.Sprintf("; %d cannot be canceled (their interceptor set the cancellation policy to Forbid)", forbidden)
+	msg := fmt.Sprintf("withdrew %s from %d EvictionRequests that were not complete", r.d.requester.Name(), report.Withdrawn)
+	if report.Forbidden > 0 {
+		msg += fmt.Sprintf("; %d cannot be canceled (their interceptor set the cancellation policy to Forbid)", report.Forbidden)
 	}
-	if len(failures) > 0 {
+	if len(report.Errors) > 0 {
+		failures := make([]string, 0, len(report.Errors))
+		for _, err := range report.Errors {
+			failures = append(failures, err.Error())
+		}
 		msg += "; failed for " + strings.Join(failures, "; ")
 	}
 	return msg
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -24,8 +24,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
@@ -117,9 +117,9 @@ func (p *PodsOptions) RunRequest(ctx context.Context) error {
 			return fmt.Errorf("requesting the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 		switch {
-		case isComplete(er):
+		case erutil.IsComplete(er):
 			fmt.Fprintf(p.Out, "pod/%s: the eviction is already complete (evictionrequest/%s)\n", pod.Name, er.Name)
-		case !listed(er, p.requester.Name()):
+		case !erutil.HasRequester(er, p.requester.Name()):
 			fmt.Fprintf(p.Out, "pod/%s: eviction in progress and cannot be canceled (evictionrequest/%s, cancellation policy Forbid)\n", pod.Name, er.Name)
 		default:
 			fmt.Fprintf(p.Out, "pod/%s: eviction requested (evictionrequest/%s)\n", pod.Name, er.Name)
@@ -164,9 +164,9 @@ func (p *PodsOptions) RunWithdraw(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("reading the EvictionRequest of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
-		if listed(er, p.requester.Name()) && !isComplete(er) && ptr.Deref(er.Status.EvictionRequestCancellationPolicy, "") == v1alpha1.Forbid {
+		if erutil.HasRequester(er, p.requester.Name()) && !erutil.IsComplete(er) && erutil.CancellationForbidden(er) {
 			return fmt.Errorf("pod %s: interceptor %s set the cancellation policy of evictionrequest/%s to Forbid: it cannot be withdrawn now; nothing was changed",
-				pod.Name, ptr.Deref(er.Status.ActiveInterceptorName, "(none)"), er.Name)
+				pod.Name, orNone(erutil.ActiveInterceptor(er)), er.Name)
 		}
 		requests[i] = er
 	}
@@ -176,10 +176,10 @@ func (p *PodsOptions) RunWithdraw(ctx context.Context) error {
 		case er == nil:
 			fmt.Fprintf(p.Out, "pod/%s: no EvictionRequest\n", pod.Name)
 			continue
-		case !listed(er, p.requester.Name()):
+		case !erutil.HasRequester(er, p.requester.Name()):
 			fmt.Fprintf(p.Out, "pod/%s: %s is not a requester of evictionrequest/%s\n", pod.Name, p.requester.Name(), er.Name)
 			continue
-		case isComplete(er):
+		case erutil.IsComplete(er):
 			fmt.Fprintf(p.Out, "pod/%s: evictionrequest/%s is already complete\n", pod.Name, er.Name)
 			continue
 		}
@@ -194,13 +194,4 @@ func (p *PodsOptions) RunWithdraw(ctx context.Context) error {
 		fmt.Fprintf(p.Out, "pod/%s: withdrew from evictionrequest/%s (%s)\n", pod.Name, string(pod.UID), left)
 	}
 	return nil
-}
-
-func listed(er *v1alpha1.EvictionRequest, name string) bool {
-	for _, r := range er.Spec.Requesters {
-		if r.Name == name {
-			return true
-		}
-	}
-	return false
 }

@@ -29,13 +29,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/utils/ptr"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
@@ -133,7 +132,7 @@ func (s *StatusOptions) Run(ctx context.Context) error {
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
-		return podName(a) < podName(b)
+		return erutil.PodName(a) < erutil.PodName(b)
 	})
 	now := time.Now()
 	for i, e := range entries {
@@ -166,16 +165,14 @@ func (s *StatusOptions) choose(ctx context.Context) ([]*v1alpha1.EvictionRequest
 		if len(list) == 0 {
 			return nil, nil, fmt.Errorf("node %s has no pods", s.Node)
 		}
-		var requests []*v1alpha1.EvictionRequest
 		for _, pod := range list {
-			pods[pod.UID] = pod
-			er, err := s.getRequest(ctx, pod.Namespace, string(pod.UID))
-			if err != nil {
-				return nil, nil, err
+			if pod.Spec.NodeName == s.Node {
+				pods[pod.UID] = pod
 			}
-			if er != nil {
-				requests = append(requests, er)
-			}
+		}
+		requests, err := s.requestsOfPods(ctx, pods)
+		if err != nil {
+			return nil, nil, err
 		}
 		return requests, pods, nil
 	case len(s.Pods) > 0:
@@ -211,6 +208,31 @@ func (s *StatusOptions) choose(ctx context.Context) ([]*v1alpha1.EvictionRequest
 		requests = append(requests, &list.Items[i])
 	}
 	return requests, pods, nil
+}
+
+// requestsOfPods finds the requests of pods with one LIST of
+// EvictionRequests per namespace of the pods: each is named after its pod's
+// UID.
+func (s *StatusOptions) requestsOfPods(ctx context.Context, pods map[types.UID]*corev1.Pod) ([]*v1alpha1.EvictionRequest, error) {
+	namespaces := map[string]bool{}
+	for _, pod := range pods {
+		namespaces[pod.Namespace] = true
+	}
+	var requests []*v1alpha1.EvictionRequest
+	for _, ns := range sortedKeys(namespaces) {
+		callCtx, cancel := s.call(ctx)
+		list, err := s.evr.CoordinationV1alpha1().EvictionRequests(ns).List(callCtx, metav1.ListOptions{})
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			if pod := pods[types.UID(list.Items[i].Name)]; pod != nil && pod.Namespace == ns {
+				requests = append(requests, &list.Items[i])
+			}
+		}
+	}
+	return requests, nil
 }
 
 // requestsOfPod finds the request of a pod by the pod's UID, or, for a pod
@@ -328,8 +350,8 @@ func eventTime(e corev1.Event) time.Time {
 // print writes the report of one request.
 func (s *StatusOptions) print(out io.Writer, e statusEntry, now time.Time) {
 	er := e.er
-	ref := types.NamespacedName{Namespace: er.Namespace, Name: podName(er)}
-	progress := drain.Progress(ref, types.UID(er.Name), e.pod, er, e.pdbs)
+	ref := types.NamespacedName{Namespace: er.Namespace, Name: erutil.PodName(er)}
+	progress := drain.Progress(ref, types.UID(er.Name), e.pod, drain.EvictionRequestStatus(er, s.requester.Name()), e.pdbs)
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	node := "-"
 	if e.pod != nil {
@@ -338,15 +360,11 @@ func (s *StatusOptions) print(out io.Writer, e statusEntry, now time.Time) {
 	fmt.Fprintf(w, "EvictionRequest:\t%s/%s\n", er.Namespace, er.Name)
 	fmt.Fprintf(w, "Pod:\t%s (node %s)\n", ref.Name, node)
 	state := string(progress.State)
-	if c := apimeta.FindStatusCondition(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete)); c != nil && c.Status == metav1.ConditionTrue {
-		state = fmt.Sprintf("Complete (%s)", c.Reason)
+	if reason := erutil.CompletionReason(er); reason != "" {
+		state = fmt.Sprintf("Complete (%s)", reason)
 	}
 	fmt.Fprintf(w, "State:\t%s\n", state)
-	requesters := make([]string, 0, len(er.Spec.Requesters))
-	for _, r := range er.Spec.Requesters {
-		requesters = append(requesters, r.Name)
-	}
-	fmt.Fprintf(w, "Requesters:\t%s\n", orNone(strings.Join(requesters, ", ")))
+	fmt.Fprintf(w, "Requesters:\t%s\n", orNone(strings.Join(erutil.RequesterNames(er), ", ")))
 	if len(er.Spec.Interceptors) == 0 {
 		fmt.Fprintf(w, "Interceptors:\t<none>: the controller evicts the pod through the Eviction API\n")
 	} else {
@@ -355,17 +373,17 @@ func (s *StatusOptions) print(out io.Writer, e statusEntry, now time.Time) {
 			line := fmt.Sprintf("  [%d] %s\t%s", c.Index, c.Name, c.Turn)
 			if c.Turn == "active" {
 				heartbeat := "none yet"
-				if progress.LastHeartbeat != nil {
-					heartbeat = ago(now, progress.LastHeartbeat)
+				if progress.Request.LastHeartbeat != nil {
+					heartbeat = drain.Ago(now, progress.Request.LastHeartbeat)
 				}
-				line += fmt.Sprintf(", heartbeat %s, ETA %s", heartbeat, eta(now, progress.ExpectedFinish))
+				line += fmt.Sprintf(", heartbeat %s, ETA %s", heartbeat, drain.ETA(now, progress.Request.ExpectedFinish))
 			}
 			fmt.Fprintln(w, line)
 		}
 	}
-	fmt.Fprintf(w, "Message:\t%s\n", orNone(truncate(er.Status.Message, 300)))
-	fmt.Fprintf(w, "Cancellation policy:\t%s\n", ptr.Deref(er.Status.EvictionRequestCancellationPolicy, v1alpha1.Allow))
-	evictions := fmt.Sprintf("%d failed", progress.FailedEvictions)
+	fmt.Fprintf(w, "Message:\t%s\n", orNone(drain.Truncate(er.Status.Message, 300)))
+	fmt.Fprintf(w, "Cancellation policy:\t%s\n", erutil.CancellationPolicy(er))
+	evictions := fmt.Sprintf("%d failed", progress.Request.FailedEvictions)
 	if len(progress.BlockingPDBs) > 0 {
 		evictions += "; blocked by PodDisruptionBudget " + strings.Join(progress.BlockingPDBs, ", ")
 	}
@@ -386,16 +404,9 @@ func (s *StatusOptions) print(out io.Writer, e statusEntry, now time.Time) {
 	fmt.Fprintln(out, "Events:")
 	w = tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	for _, ev := range events {
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", duration.HumanDuration(now.Sub(eventTime(ev))), ev.Type, ev.Reason, truncate(ev.Message, 160))
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", duration.HumanDuration(now.Sub(eventTime(ev))), ev.Type, ev.Reason, drain.Truncate(ev.Message, 160))
 	}
 	_ = w.Flush()
-}
-
-func podName(er *v1alpha1.EvictionRequest) string {
-	if er.Spec.Target.PodRef == nil {
-		return ""
-	}
-	return er.Spec.Target.PodRef.Name
 }
 
 func orNone(s string) string {

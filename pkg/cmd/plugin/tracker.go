@@ -21,30 +21,21 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
 	coordinationlisters "github.com/evictionrequest/apiserver/pkg/generated/listers/coordination/v1alpha1"
 )
 
-// trackedPod is a pod a drain asked to evict.
-type trackedPod struct {
-	ref  types.NamespacedName
-	uid  types.UID
-	node string
-}
-
 // tracker follows the pods of the drained nodes, their EvictionRequests and
-// the PodDisruptionBudgets through informers, and signals every change.
+// the PodDisruptionBudgets through informers, and signals every change: it
+// is the drain's PodSource and its caches.
 type tracker struct {
 	pods map[string]corelisters.PodLister
 	ers  coordinationlisters.EvictionRequestLister
@@ -131,25 +122,8 @@ func (t *tracker) stop() {
 	}
 }
 
-// podsOn lists the pods of a node from the cache.
-func (t *tracker) podsOn(node string) []*corev1.Pod {
+// OnNode lists the pods of a node from the cache.
+func (t *tracker) OnNode(node string) []*corev1.Pod {
 	pods, _ := t.pods[node].List(labels.Everything())
 	return pods
-}
-
-// progress is how far the eviction of p has come, from the caches.
-func (t *tracker) progress(p trackedPod) drain.PodProgress {
-	pod, err := t.pods[p.node].Pods(p.ref.Namespace).Get(p.ref.Name)
-	if err != nil {
-		pod = nil
-	}
-	er, err := t.ers.EvictionRequests(p.ref.Namespace).Get(string(p.uid))
-	if err != nil {
-		er = nil
-	}
-	var pdbs []*policyv1.PodDisruptionBudget
-	if t.pdbs != nil {
-		pdbs, _ = t.pdbs.PodDisruptionBudgets(p.ref.Namespace).List(labels.Everything())
-	}
-	return drain.Progress(p.ref, p.uid, pod, er, pdbs)
 }

@@ -29,9 +29,9 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
-	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
 // evict asks the Eviction API to evict the pod of a request no interceptor
@@ -46,7 +46,7 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 			status.Message = fmt.Sprintf("Pod %s is terminating; waiting for it to be gone.", pod.Name)
 		})
 	}
-	if kind := notEvictable(pod); kind != "" {
+	if kind := podutil.WhyNotEvictable(pod); kind != "" {
 		message := fmt.Sprintf("Pod %s is a %s pod: the eviction request controller does not evict it through the Eviction API; an interceptor or its owner must terminate it.", pod.Name, kind)
 		if er.Status.Message == message {
 			return 0, nil
@@ -111,17 +111,4 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 	}
 	c.eventf(er, corev1.EventTypeWarning, EventEvictionFailed, "%s", message)
 	return delay, nil
-}
-
-// notEvictable names the kind of a pod the Eviction API is not used for:
-// DaemonSet pods would be recreated on the same node at once, and mirror
-// pods belong to the kubelet's static pods.
-func notEvictable(pod *corev1.Pod) string {
-	switch {
-	case drain.IsMirrorPod(pod):
-		return "mirror"
-	case drain.IsDaemonSetPod(pod):
-		return "DaemonSet"
-	}
-	return ""
 }

@@ -21,6 +21,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
@@ -41,7 +42,7 @@ func (c *Controller) MetricsSnapshot() metrics.Snapshot {
 		utilruntime.HandleError(err)
 	}
 	for _, er := range requests {
-		if isComplete(er) {
+		if erutil.IsComplete(er) {
 			continue
 		}
 		if er.Status.ActiveInterceptorName != nil {

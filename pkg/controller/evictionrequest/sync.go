@@ -33,9 +33,9 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
@@ -56,7 +56,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if err != nil {
 		return 0, err
 	}
-	if isComplete(er) || er.Spec.Target.PodRef == nil {
+	if erutil.IsComplete(er) || er.Spec.Target.PodRef == nil {
 		c.backoff.forget(key)
 		return 0, nil
 	}
@@ -91,13 +91,13 @@ func completion(er *v1alpha1.EvictionRequest, pod *corev1.Pod) (reason, message 
 		return v1alpha1.CompleteReasonPodDeleted, fmt.Sprintf("Pod %s was deleted.", podRef.Name)
 	case string(pod.UID) != podRef.UID:
 		return v1alpha1.CompleteReasonPodDeleted, fmt.Sprintf("Pod %s with UID %s was deleted; the pod of that name now has UID %s.", podRef.Name, podRef.UID, pod.UID)
-	case drain.IsTerminal(pod):
+	case podutil.IsTerminal(pod):
 		message = fmt.Sprintf("Pod %s reached phase %s", pod.Name, pod.Status.Phase)
 		if pod.Status.Reason != "" {
 			message += fmt.Sprintf(" (%s: %s)", pod.Status.Reason, pod.Status.Message)
 		}
 		return v1alpha1.CompleteReasonPodTerminated, message + "."
-	case len(er.Spec.Requesters) == 0 && ptr.Deref(er.Status.EvictionRequestCancellationPolicy, v1alpha1.Allow) != v1alpha1.Forbid:
+	case len(er.Spec.Requesters) == 0 && !erutil.CancellationForbidden(er):
 		return v1alpha1.CompleteReasonCanceled, "Every requester withdrew; the eviction request is canceled."
 	}
 	return "", ""
@@ -107,14 +107,7 @@ func completion(er *v1alpha1.EvictionRequest, pod *corev1.Pod) (reason, message 
 func (c *Controller) complete(ctx context.Context, er *v1alpha1.EvictionRequest, reason, message string) error {
 	now := metav1.NewTime(c.clock.Now())
 	err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
-		apimeta.SetStatusCondition(&status.Conditions, metav1.Condition{
-			Type:               string(v1alpha1.EvictionRequestComplete),
-			Status:             metav1.ConditionTrue,
-			Reason:             reason,
-			Message:            message,
-			ObservedGeneration: er.Generation,
-			LastTransitionTime: now,
-		})
+		apimeta.SetStatusCondition(&status.Conditions, erutil.NewCompleteCondition(er, reason, message, now))
 		status.ActiveInterceptorName = nil
 		status.ActiveInterceptorCompleted = false
 		status.ExpectedInterceptorFinishTime = nil
@@ -140,8 +133,8 @@ func (c *Controller) complete(ctx context.Context, er *v1alpha1.EvictionRequest,
 func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.EvictionRequest, pod *corev1.Pod) (time.Duration, error) {
 	now := c.clock.Now()
 	interceptors := er.Spec.Interceptors
-	heartbeatDeadline := time.Duration(ptr.Deref(er.Spec.HeartbeatDeadlineSeconds, v1alpha1.DefaultHeartbeatDeadlineSeconds)) * time.Second
-	active := ptr.Deref(er.Status.ActiveInterceptorName, "")
+	heartbeatDeadline := erutil.HeartbeatDeadlineDuration(er)
+	active := erutil.ActiveInterceptor(er)
 
 	if active == "" && len(interceptors) > 0 {
 		first := interceptors[len(interceptors)-1].Name
@@ -156,11 +149,11 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 		}
 		c.eventf(er, corev1.EventTypeNormal, EventInterceptorSelected, "%s", message)
 		// No heartbeat yet: the deadline counts from the creation of the request.
-		return untilOrNow(coordination.HeartbeatDeadline(er.Status.HeartbeatTime, er.CreationTimestamp, er.Spec.HeartbeatDeadlineSeconds), now), nil
+		return untilOrNow(erutil.HeartbeatDeadline(er), now), nil
 	}
 
 	if active != "" {
-		deadline := coordination.HeartbeatDeadline(er.Status.HeartbeatTime, er.CreationTimestamp, er.Spec.HeartbeatDeadlineSeconds)
+		deadline := erutil.HeartbeatDeadline(er)
 		timedOut := !now.Before(deadline)
 		if !er.Status.ActiveInterceptorCompleted && !timedOut {
 			// The interceptor is within its deadline: wait for it. A heartbeat
@@ -224,10 +217,6 @@ func (c *Controller) updateStatusRetryingConflicts(ctx context.Context, er *v1al
 		}
 		return err
 	})
-}
-
-func isComplete(er *v1alpha1.EvictionRequest) bool {
-	return apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
 }
 
 // untilOrNow is how long until t, at least a moment so that a deadline

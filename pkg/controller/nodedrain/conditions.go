@@ -109,18 +109,14 @@ func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state
 }
 
 // announce records phase as the last announced phase of the node's drain
-// and reports whether it is new; "" forgets the node.
+// and reports whether it is new.
 func (c *Controller) announce(node, phase string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.announced[node] == phase {
 		return false
 	}
-	if phase == "" {
-		delete(c.announced, node)
-	} else {
-		c.announced[node] = phase
-	}
+	c.announced[node] = phase
 	return true
 }
 

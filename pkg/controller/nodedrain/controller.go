@@ -44,16 +44,16 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 	coordinationinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions/coordination/v1alpha1"
-	coordinationlisters "github.com/evictionrequest/apiserver/pkg/generated/listers/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
@@ -86,21 +86,22 @@ func AddPodIndexer(podInformer coreinformers.PodInformer) error {
 // Controller drains the nodes that ask for it through EvictionRequests.
 type Controller struct {
 	kubeClient kubernetes.Interface
-	requester  *requester.Requester
+	// drainer holds what every node's drain session shares: the requests,
+	// the pod and budget caches, and the hooks.
+	drainer *drain.Helper
 	// callTimeout bounds every call to the cluster.
 	callTimeout time.Duration
 
 	nodeLister corelisters.NodeLister
 	podIndexer cache.Indexer
 	podLister  corelisters.PodLister
-	erLister   coordinationlisters.EvictionRequestLister
-	pdbLister  policylisters.PodDisruptionBudgetLister
 	synced     []cache.InformerSynced
 	handlers   []handlerRegistration
 
-	// mu guards announced: the phase of each node's drain last announced
-	// by an event.
+	// mu guards the drain session of each node and the phase of each
+	// node's drain last announced by an event.
 	mu        sync.Mutex
+	sessions  map[string]*drain.Session
 	announced map[string]string
 
 	queue       workqueue.TypedRateLimitingInterface[string]
@@ -124,18 +125,16 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	c := &Controller{
 		kubeClient:  kubeClient,
-		requester:   req,
 		callTimeout: callTimeout,
 		nodeLister:  nodeInformer.Lister(),
 		podIndexer:  podInformer.Informer().GetIndexer(),
 		podLister:   podInformer.Lister(),
-		erLister:    erInformer.Lister(),
-		pdbLister:   pdbInformer.Lister(),
 		synced: []cache.InformerSynced{nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced,
 			erInformer.Informer().HasSynced, pdbInformer.Informer().HasSynced},
 		broadcaster: broadcaster,
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
 		clock:       clock,
+		sessions:    map[string]*drain.Session{},
 		announced:   map[string]string{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodedrain", Clock: clock}),
@@ -143,6 +142,13 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 	if _, ok := c.podIndexer.GetIndexers()[PodNodeNameIndex]; !ok {
 		broadcaster.Shutdown()
 		return nil, fmt.Errorf("the pod informer has no %s index", PodNodeNameIndex)
+	}
+	c.drainer = &drain.Helper{
+		Requests:  drain.NewEvictionRequests(req, erInformer.Lister()),
+		Pods:      nodePods{c.podIndexer},
+		PDBs:      pdbInformer.Lister(),
+		Clock:     clock,
+		OnBlocked: c.eventBlocked,
 	}
 	add := func(informer cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
 		registration, err := informer.AddEventHandler(h)
@@ -190,7 +196,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		wg.Wait()
 		c.removeHandlers(ctx)
 	}()
-	logger.Info("Starting the node drain controller", "requester", c.requester.Name())
+	logger.Info("Starting the node drain controller", "requester", c.drainer.Requests.Requester())
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
 		return
 	}
@@ -247,11 +253,11 @@ func (c *Controller) enqueueNode(obj any) {
 	}
 }
 
-// deleteNode forgets what the drain announced of a node that is gone.
+// deleteNode forgets the drain of a node that is gone.
 func (c *Controller) deleteNode(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err == nil {
-		c.announce(key, "")
+		c.forget(key)
 	}
 }
 
@@ -296,7 +302,7 @@ func (c *Controller) enqueueEvictionRequest(obj any) {
 	if er.Spec.Target.PodRef == nil {
 		return
 	}
-	pod, err := c.podLister.Pods(er.Namespace).Get(er.Spec.Target.PodRef.Name)
+	pod, err := c.podLister.Pods(er.Namespace).Get(erutil.PodName(er))
 	if err != nil || string(pod.UID) != er.Spec.Target.PodRef.UID {
 		return
 	}
@@ -314,4 +320,23 @@ func (c *Controller) enqueueNodeOfInterest(name string) {
 	if s := drainState(node); s.wanted() || s.conditions {
 		c.queue.Add(name)
 	}
+}
+
+// nodePods reads the pods of a node from the pod informer's node index.
+type nodePods struct {
+	indexer cache.Indexer
+}
+
+func (n nodePods) OnNode(node string) []*corev1.Pod {
+	objs, err := n.indexer.ByIndex(PodNodeNameIndex, node)
+	if err != nil {
+		return nil
+	}
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		if pod, ok := obj.(*corev1.Pod); ok {
+			pods = append(pods, pod)
+		}
+	}
+	return pods
 }

@@ -25,17 +25,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 	erinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
@@ -61,6 +61,7 @@ type fixture struct {
 	nodes      cache.Indexer
 	pods       cache.Indexer
 	ers        cache.Indexer
+	pdbs       cache.Indexer
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -87,6 +88,7 @@ func newFixture(t *testing.T) *fixture {
 	f.nodes = kubeInformers.Core().V1().Nodes().Informer().GetIndexer()
 	f.pods = podInformer.Informer().GetIndexer()
 	f.ers = erInformer.Informer().GetIndexer()
+	f.pdbs = kubeInformers.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer()
 	return f
 }
 
@@ -154,12 +156,21 @@ func (f *fixture) writes() int {
 
 func (f *fixture) events() []string {
 	var reasons []string
+	for _, e := range f.eventTexts() {
+		reasons = append(reasons, strings.Fields(e)[1])
+	}
+	return reasons
+}
+
+// eventTexts are the events recorded since the last call, whole.
+func (f *fixture) eventTexts() []string {
+	var texts []string
 	for {
 		select {
 		case e := <-f.recorder.Events:
-			reasons = append(reasons, strings.Fields(e)[1])
+			texts = append(texts, e)
 		default:
-			return reasons
+			return texts
 		}
 	}
 }
@@ -183,41 +194,21 @@ func (f *fixture) requesters() map[string][]string {
 	return got
 }
 
-func node(mutate ...func(*corev1.Node)) *corev1.Node {
-	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: nodeName},
-		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
-			{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"},
-		}},
-	}
-	for _, m := range mutate {
-		m(n)
-	}
-	return n
+// node is the drained node; pod a pod on it.
+func node() *wrappers.NodeWrapper {
+	return wrappers.MakeNode(nodeName)
 }
 
-func marked(n *corev1.Node) {
-	n.Annotations = map[string]string{v1alpha1.NodeDrainAnnotation: "true"}
+func marked() *wrappers.NodeWrapper {
+	return node().Annotation(v1alpha1.NodeDrainAnnotation, "true")
 }
 
-func shuttingDown(n *corev1.Node) {
-	n.Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: "node is shutting down"}
+func shuttingDown() *wrappers.NodeWrapper {
+	return node().Condition(corev1.NodeReady, corev1.ConditionFalse, "KubeletNotReady", "node is shutting down")
 }
 
-func pod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: k8stypes.UID("uid-" + name)},
-		Spec:       corev1.PodSpec{NodeName: nodeName},
-		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
-	}
-	for _, m := range mutate {
-		m(p)
-	}
-	return p
-}
-
-func daemonSetPod(p *corev1.Pod) {
-	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ds", UID: "ds", Controller: ptr.To(true)}}
+func pod(name string) *wrappers.PodWrapper {
+	return wrappers.MakePod(name).Node(nodeName)
 }
 
 func condition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
@@ -231,8 +222,8 @@ func condition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition
 
 func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {
 	f := newFixture(t)
-	f.add(node(marked), pod("web-0"), pod("web-1"), pod("fluentd", daemonSetPod), pod("job", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }),
-		pod("elsewhere", func(p *corev1.Pod) { p.Spec.NodeName = "node-b" }))
+	f.add(marked().Obj(), pod("web-0").Obj(), pod("web-1").Obj(), pod("fluentd").DaemonSet().Obj(), pod("job").Phase(corev1.PodSucceeded).Obj(),
+		pod("elsewhere").Node("node-b").Obj())
 	f.sync()
 
 	n := f.refreshNode()
@@ -267,11 +258,13 @@ func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {
 		t.Errorf("a sync without changes recorded %v", events)
 	}
 
-	// The pods leave: the node is drained.
+	// The pods leave, and the garbage collector deletes their requests:
+	// the node is drained.
 	for _, name := range []string{"web-0", "web-1"} {
-		if err := f.pods.Delete(pod(name)); err != nil {
+		if err := f.pods.Delete(pod(name).Obj()); err != nil {
 			t.Fatal(err)
 		}
+		f.deleteRequest(pod(name).Obj())
 	}
 	f.sync()
 	n = f.refreshNode()
@@ -288,9 +281,9 @@ func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {
 
 func TestPodsThatLandLaterAreRequested(t *testing.T) {
 	f := newFixture(t)
-	f.add(node(marked), pod("web-0"))
+	f.add(marked().Obj(), pod("web-0").Obj())
 	f.sync()
-	f.add(pod("late-0"))
+	f.add(pod("late-0").Obj())
 	f.sync()
 	if diff := cmp.Diff(map[string][]string{"web-0": {me}, "late-0": {me}}, f.requesters()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
@@ -299,14 +292,14 @@ func TestPodsThatLandLaterAreRequested(t *testing.T) {
 
 func TestUnmarkingWithdrawsAndUncordons(t *testing.T) {
 	f := newFixture(t)
-	f.add(node(marked), pod("web-0"), pod("db-0"))
+	f.add(marked().Obj(), pod("web-0").Obj(), pod("db-0").Obj())
 	f.sync()
 	// Another requester wants db-0 out too; the drain must not drop it.
 	other, err := requester.New("descheduler.example.com", f.evr, f.kube.CoreV1(), requester.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Request(f.ctx, pod("db-0")); err != nil {
+	if _, err := other.Request(f.ctx, pod("db-0").Obj()); err != nil {
 		t.Fatal(err)
 	}
 	f.refreshRequests()
@@ -335,6 +328,18 @@ func TestUnmarkingWithdrawsAndUncordons(t *testing.T) {
 	}
 }
 
+// deleteRequest deletes the request of pod, as the garbage collector does
+// with the pod.
+func (f *fixture) deleteRequest(pod *corev1.Pod) {
+	f.t.Helper()
+	if err := f.evr.CoordinationV1alpha1().EvictionRequests(pod.Namespace).Delete(f.ctx, string(pod.UID), metav1.DeleteOptions{}); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.ers.Delete(wrappers.MakeEvictionRequest(pod).Obj()); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 // refreshRequests copies the stored requests into the cache.
 func (f *fixture) refreshRequests() {
 	f.t.Helper()
@@ -351,7 +356,7 @@ func (f *fixture) refreshRequests() {
 
 func TestANodeAnAdminCordonedStaysCordoned(t *testing.T) {
 	f := newFixture(t)
-	f.add(node(marked, func(n *corev1.Node) { n.Spec.Unschedulable = true }), pod("web-0"))
+	f.add(marked().Unschedulable().Obj(), pod("web-0").Obj())
 	f.sync()
 	n := f.refreshNode()
 	if n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
@@ -371,18 +376,9 @@ func TestANodeAnAdminCordonedStaysCordoned(t *testing.T) {
 
 func TestAForbiddenWithdrawalIsRetried(t *testing.T) {
 	f := newFixture(t)
-	f.add(node(func(n *corev1.Node) {
-		n.Annotations = map[string]string{v1alpha1.NodeCordonedByAnnotation: me}
-		n.Spec.Unschedulable = true
-	}), pod("db-0"))
-	f.add(&v1alpha1.EvictionRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "uid-db-0"},
-		Spec: v1alpha1.EvictionRequestSpec{
-			Target:     v1alpha1.EvictionTarget{PodRef: &v1alpha1.LocalPodReference{Name: "db-0", UID: "uid-db-0"}},
-			Requesters: []v1alpha1.Requester{{Name: me}},
-		},
-		Status: v1alpha1.EvictionRequestStatus{EvictionRequestCancellationPolicy: ptr.To(v1alpha1.Forbid), ActiveInterceptorName: ptr.To("migrator.example.com")},
-	})
+	db := pod("db-0").Obj()
+	f.add(node().Annotation(v1alpha1.NodeCordonedByAnnotation, me).Unschedulable().Obj(), db)
+	f.add(wrappers.MakeEvictionRequest(db, me).Policy(v1alpha1.Forbid).Active("migrator.example.com").Obj())
 	if requeue := f.sync(); requeue != forbiddenRetry {
 		t.Errorf("sync() requeues after %s, want %s", requeue, forbiddenRetry)
 	}
@@ -399,7 +395,7 @@ func TestAForbiddenWithdrawalIsRetried(t *testing.T) {
 
 func TestAShuttingDownNodeGetsRequestsWithoutACordon(t *testing.T) {
 	f := newFixture(t)
-	f.add(node(shuttingDown), pod("web-0"))
+	f.add(shuttingDown().Obj(), pod("web-0").Obj())
 	f.sync()
 	n := f.refreshNode()
 	if n.Spec.Unschedulable {
@@ -444,9 +440,7 @@ func TestAShuttingDownNodeGetsRequestsWithoutACordon(t *testing.T) {
 
 func TestAnUnreachableNodeIsNoShutdown(t *testing.T) {
 	f := newFixture(t)
-	f.add(node(func(n *corev1.Node) {
-		n.Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}
-	}), pod("web-0"))
+	f.add(node().Condition(corev1.NodeReady, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.").Obj(), pod("web-0").Obj())
 	f.sync()
 	if got := f.requesters(); len(got) != 0 {
 		t.Errorf("requests for a node that merely stopped posting its status: %v", got)
@@ -454,8 +448,7 @@ func TestAnUnreachableNodeIsNoShutdown(t *testing.T) {
 }
 
 func TestNodeUpdatesThatMatter(t *testing.T) {
-	base := node(marked)
-	base.Status.Conditions = append(base.Status.Conditions, corev1.NodeCondition{Type: v1alpha1.NodeDrainInProgress, Status: corev1.ConditionTrue, Message: "2 pods left"})
+	base := marked().Condition(v1alpha1.NodeDrainInProgress, corev1.ConditionTrue, "", "2 pods left").Obj()
 	for _, tc := range []struct {
 		name   string
 		mutate func(*corev1.Node)
@@ -465,7 +458,7 @@ func TestNodeUpdatesThatMatter(t *testing.T) {
 		{"the drain annotation removed", func(n *corev1.Node) { n.Annotations = nil }, true},
 		{"the drain's condition erased", func(n *corev1.Node) { n.Status.Conditions = n.Status.Conditions[:1] }, true},
 		{"the node uncordoned by someone", func(n *corev1.Node) { n.Spec.Unschedulable = !n.Spec.Unschedulable }, true},
-		{"a shutdown", shuttingDown, true},
+		{"a shutdown", func(n *corev1.Node) { n.Status.Conditions[0] = shuttingDown().Status.Conditions[0] }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -476,5 +469,34 @@ func TestNodeUpdatesThatMatter(t *testing.T) {
 				t.Errorf("enqueued %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A pod whose eviction a PodDisruptionBudget refuses is an event on the
+// Node, once per change of what refuses it.
+func TestARefusedEvictionIsAnEventOnTheNode(t *testing.T) {
+	f := newFixture(t)
+	db := pod("db-0").Label("app", "db").Obj()
+	f.add(marked().Obj(), db)
+	if err := f.pdbs.Add(&policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: "db"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	f.events()
+	for _, refusals := range []int32{1, 2} {
+		er := wrappers.MakeEvictionRequest(db, me).FailedEvictions(refusals).Obj()
+		if err := f.ers.Update(er); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.controller.sync(f.ctx, nodeName); err != nil {
+			t.Fatal(err)
+		}
+	}
+	texts := f.eventTexts()
+	if len(texts) != 1 || !strings.Contains(texts[0], EventEvictionBlocked) || !strings.Contains(texts[0], "Pod shop/db-0: the eviction was refused once: PodDisruptionBudget db allows no disruption") {
+		t.Errorf("events %q, want one %s naming the budget", texts, EventEvictionBlocked)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
@@ -204,7 +205,7 @@ func (h *hold) startHeartbeats() (stop func()) {
 // period is how often the hold heartbeats: Config.HeartbeatPeriod, or a
 // tenth of the request's heartbeat deadline, and at most half of it.
 func (h *hold) period() time.Duration {
-	deadline := time.Duration(ptr.Deref(h.current().Spec.HeartbeatDeadlineSeconds, v1alpha1.DefaultHeartbeatDeadlineSeconds)) * time.Second
+	deadline := erutil.HeartbeatDeadlineDuration(h.current())
 	period := h.t.cfg.HeartbeatPeriod
 	switch {
 	case period <= 0:

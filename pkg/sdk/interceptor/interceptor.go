@@ -25,7 +25,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -38,8 +37,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	erscheme "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/scheme"
@@ -287,17 +286,7 @@ func (t *term) sync(ctx context.Context, key string) {
 // owns is true while er is the interceptor's to work on: it is the active
 // interceptor, has not completed its turn, and the request is not complete.
 func (t *term) owns(er *v1alpha1.EvictionRequest) bool {
-	return er != nil && er.Spec.Target.PodRef != nil && Holds(er, t.cfg.Name)
-}
-
-// Holds says whether the interceptor named name holds er: it is the active
-// interceptor, has not completed, and the request is not complete. Other
-// components (a janitor undoing what an interceptor left behind) judge by it
-// as the interceptor itself does.
-func Holds(er *v1alpha1.EvictionRequest, name string) bool {
-	return name != "" && ptr.Deref(er.Status.ActiveInterceptorName, "") == name &&
-		!er.Status.ActiveInterceptorCompleted &&
-		!apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
+	return er != nil && er.Spec.Target.PodRef != nil && erutil.IsHeldBy(er, t.cfg.Name)
 }
 
 // lossReason says, for the log, why the interceptor no longer holds er.
@@ -305,9 +294,9 @@ func lossReason(er *v1alpha1.EvictionRequest, name string) string {
 	switch {
 	case er == nil:
 		return "the request was deleted or passed to another interceptor"
-	case apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete)):
+	case erutil.IsComplete(er):
 		return "the request is complete"
-	case ptr.Deref(er.Status.ActiveInterceptorName, "") != name:
+	case erutil.ActiveInterceptor(er) != name:
 		return "the request was passed to another interceptor"
 	case er.Status.ActiveInterceptorCompleted:
 		return "the interceptor's turn is complete"

@@ -26,7 +26,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -34,6 +33,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/ptr"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	coordinationapply "github.com/evictionrequest/apiserver/pkg/generated/applyconfiguration/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
@@ -124,7 +124,7 @@ func (r *Requester) Request(ctx context.Context, pod *corev1.Pod) (*v1alpha1.Evi
 	if getErr != nil {
 		return nil, errors.Join(err, getErr)
 	}
-	if complete := completeCondition(current); complete == nil || complete.Reason != v1alpha1.CompleteReasonCanceled {
+	if !erutil.IsCanceled(current) {
 		return current, nil
 	}
 	// The eviction of this pod was canceled earlier: the requesters of a
@@ -176,12 +176,12 @@ func (r *Requester) Withdraw(ctx context.Context, namespace string, podUID types
 		if err != nil {
 			return nil, err
 		}
-		index := slicesIndex(er.Spec.Requesters, r.name)
-		if index < 0 || completeCondition(er) != nil {
+		index := erutil.RequesterIndex(er, r.name)
+		if index < 0 || erutil.IsComplete(er) {
 			return er, nil
 		}
-		if forbidden(er) {
-			return er, &CancellationForbiddenError{Namespace: namespace, Name: er.Name, Interceptor: ptr.Deref(er.Status.ActiveInterceptorName, "")}
+		if erutil.CancellationForbidden(er) {
+			return er, &CancellationForbiddenError{Namespace: namespace, Name: er.Name, Interceptor: erutil.ActiveInterceptor(er)}
 		}
 		patched, err := r.removeEntry(ctx, er, index)
 		switch {
@@ -264,25 +264,4 @@ func isRequestersLocked(err error) bool {
 		}
 	}
 	return false
-}
-
-func completeCondition(er *v1alpha1.EvictionRequest) *metav1.Condition {
-	c := apimeta.FindStatusCondition(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete))
-	if c == nil || c.Status != metav1.ConditionTrue {
-		return nil
-	}
-	return c
-}
-
-func forbidden(er *v1alpha1.EvictionRequest) bool {
-	return ptr.Deref(er.Status.EvictionRequestCancellationPolicy, v1alpha1.Allow) == v1alpha1.Forbid
-}
-
-func slicesIndex(requesters []v1alpha1.Requester, name string) int {
-	for i := range requesters {
-		if requesters[i].Name == name {
-			return i
-		}
-	}
-	return -1
 }

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
@@ -92,7 +93,7 @@ func (r *Requester) Wait(ctx context.Context, pod *corev1.Pod) (Result, error) {
 		if event.Type == watch.Deleted {
 			return true, nil
 		}
-		if c := completeCondition(er); c != nil {
+		if c := erutil.GetCompleteCondition(er); erutil.IsComplete(er) {
 			result = Result{Reason: c.Reason, Message: c.Message, EvictionRequest: er}
 			return true, nil
 		}

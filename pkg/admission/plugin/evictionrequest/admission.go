@@ -30,7 +30,6 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -41,8 +40,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/evictionrequest"
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
-	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
 // PluginName is the name of the plugin in --enable-admission-plugins and
@@ -248,10 +248,10 @@ func validateRequestersLocked(a admission.Attributes, newER, oldER *coordination
 		return nil
 	}
 	path := field.NewPath("spec", "requesters")
-	if policy := oldER.Status.EvictionRequestCancellationPolicy; policy != nil && *policy == coordination.Forbid {
+	if erutil.CancellationForbidden(&oldER.Status) {
 		return invalid(a, field.Forbidden(path, "may not change while status.evictionRequestCancellationPolicy is Forbid"))
 	}
-	if apimeta.IsStatusConditionTrue(oldER.Status.Conditions, string(coordination.EvictionRequestComplete)) {
+	if erutil.IsComplete(&oldER.Status) {
 		return invalid(a, field.Forbidden(path, "may not change once the Complete condition is True"))
 	}
 	return nil
@@ -260,7 +260,7 @@ func validateRequestersLocked(a admission.Attributes, newER, oldER *coordination
 // validateDeletion refuses to delete a request whose cancellation policy is
 // Forbid while its pod still exists and has not terminated.
 func (p *Plugin) validateDeletion(ctx context.Context, a admission.Attributes, er *coordination.EvictionRequest) error {
-	if policy := er.Status.EvictionRequestCancellationPolicy; policy == nil || *policy != coordination.Forbid {
+	if !erutil.CancellationForbidden(&er.Status) {
 		return nil
 	}
 	// The cache may still hold a pod that is gone: only a live read may
@@ -270,7 +270,7 @@ func (p *Plugin) validateDeletion(ctx context.Context, a admission.Attributes, e
 	if err != nil {
 		return err
 	}
-	if pod == nil || string(pod.UID) != podRef.UID || drain.IsTerminal(pod) {
+	if pod == nil || string(pod.UID) != podRef.UID || podutil.IsTerminal(pod) {
 		return nil
 	}
 	return admission.NewForbidden(a, fmt.Errorf(

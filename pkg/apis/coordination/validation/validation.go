@@ -24,12 +24,12 @@ import (
 	"slices"
 	"time"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 )
 
@@ -213,9 +213,9 @@ func validateStatus(status *coordination.EvictionRequestStatus, spec *coordinati
 // status, which is what can make it large: everything else in it has a
 // fixed size or a bound of its own.
 func statusTextBytes(status *coordination.EvictionRequestStatus) int {
-	n := len(activeInterceptor(status))
+	n := len(erutil.ActiveInterceptor(status))
 	for _, c := range status.Conditions {
-		if c.Type != string(coordination.EvictionRequestComplete) {
+		if !erutil.IsCompleteCondition(c) {
 			n += len(c.Type) + len(c.Reason) + len(c.Message)
 		}
 	}
@@ -227,7 +227,7 @@ func statusTextBytes(status *coordination.EvictionRequestStatus) int {
 func completeConditions(status *coordination.EvictionRequestStatus) int {
 	n := 0
 	for _, c := range status.Conditions {
-		if c.Type == string(coordination.EvictionRequestComplete) {
+		if erutil.IsCompleteCondition(c) {
 			n++
 		}
 	}
@@ -242,8 +242,8 @@ func validateStatusTransition(newER, oldER *coordination.EvictionRequest, fldPat
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("podEvictionStatus", "failedAPIEvictionCounter"), newCount,
 			fmt.Sprintf("may not decrease (was %d)", oldCount)))
 	}
-	newComplete := isComplete(newStatus)
-	if isComplete(oldStatus) && !newComplete {
+	newComplete := erutil.IsComplete(newStatus)
+	if erutil.IsComplete(oldStatus) && !newComplete {
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("conditions"),
 			fmt.Sprintf("the %s condition may not change once it is True", coordination.EvictionRequestComplete)))
 	}
@@ -256,7 +256,7 @@ func validateStatusTransition(newER, oldER *coordination.EvictionRequest, fldPat
 // highest index, one index down once the active interceptor completed or
 // missed its heartbeat deadline, and to unset on completion.
 func validateActiveInterceptorMove(newER, oldER *coordination.EvictionRequest, newComplete bool, fldPath *field.Path, now time.Time) field.ErrorList {
-	newName, oldName := activeInterceptor(&newER.Status), activeInterceptor(&oldER.Status)
+	newName, oldName := erutil.ActiveInterceptor(&newER.Status), erutil.ActiveInterceptor(&oldER.Status)
 	if newName == oldName {
 		return nil
 	}
@@ -295,20 +295,9 @@ func validateActiveInterceptorMove(newER, oldER *coordination.EvictionRequest, n
 	return nil
 }
 
-func activeInterceptor(status *coordination.EvictionRequestStatus) string {
-	if status.ActiveInterceptorName == nil {
-		return ""
-	}
-	return *status.ActiveInterceptorName
-}
-
 func failedAPIEvictions(status *coordination.EvictionRequestStatus) int32 {
 	if status.PodEvictionStatus == nil {
 		return 0
 	}
 	return status.PodEvictionStatus.FailedAPIEvictionCounter
-}
-
-func isComplete(status *coordination.EvictionRequestStatus) bool {
-	return apimeta.IsStatusConditionTrue(status.Conditions, string(coordination.EvictionRequestComplete))
 }

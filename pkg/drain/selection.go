@@ -14,11 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package drain holds the rules of draining a node through EvictionRequests
-// that the kubectl plugin and the server's node drain requester share: which
-// pods of a node get a request, how a node is cordoned, and how far the
-// eviction of each pod has come. Both callers use this one package so that
-// they agree on every pod.
 package drain
 
 import (
@@ -27,63 +22,40 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 )
 
-// SkipReason says why a pod of a node gets no EvictionRequest.
+// SkipReason says why a pod of a node gets no EvictionRequest, in the words
+// kubectl drain uses.
 type SkipReason string
 
-// The pods a drain leaves alone, as the KEP's "Disruptive Eviction" section
-// decides: DaemonSet and mirror pods, which the Eviction API must not evict,
-// and pods that already terminated.
+// The pods a drain leaves alone: those the Eviction API is not used for
+// (podutil.WhyNotEvictable).
 const (
 	// SkipDaemonSet: the DaemonSet controller would start the pod again on
 	// the same node; a drain ignores it, as kubectl drain does.
 	SkipDaemonSet SkipReason = "DaemonSet-managed"
-	// SkipMirror: a mirror pod stands for a static pod of the kubelet;
-	// deleting it through the API does not stop its containers.
+	// SkipMirror: a mirror pod stands for a static pod of the kubelet.
 	SkipMirror SkipReason = "mirror"
-	// SkipTerminal: the pod is Succeeded or Failed; its containers will not
-	// run again, so there is nothing left to evict.
+	// SkipTerminal: the pod is Succeeded or Failed; nothing is left to evict.
 	SkipTerminal SkipReason = "terminal"
 )
 
-// IsMirrorPod is true for the API's copy of a kubelet's static pod.
-func IsMirrorPod(pod *corev1.Pod) bool {
-	_, ok := pod.Annotations[corev1.MirrorPodAnnotationKey]
-	return ok
-}
+// SkipReasons are the reasons of Skip in the order reports list them.
+var SkipReasons = []SkipReason{SkipDaemonSet, SkipMirror, SkipTerminal}
 
-// IsDaemonSetPod is true for a pod whose controller is an apps DaemonSet.
-func IsDaemonSetPod(pod *corev1.Pod) bool {
-	owner := metav1.GetControllerOf(pod)
-	if owner == nil || owner.Kind != "DaemonSet" {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(owner.APIVersion)
-	return err == nil && gv.Group == "apps"
-}
-
-// IsTerminal is true once the pod's containers will not run again: phase
-// Succeeded or Failed (also after a graceful node shutdown).
-func IsTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+var skipReasonOf = map[podutil.NotEvictable]SkipReason{
+	podutil.DaemonSetPod: SkipDaemonSet,
+	podutil.MirrorPod:    SkipMirror,
+	podutil.TerminalPod:  SkipTerminal,
 }
 
 // Skip returns why a pod of a node gets no EvictionRequest, or "" when it
 // gets one. Pods that are terminating already get one too: their request
 // completes once they are gone, so a drain waits for them like for the rest.
 func Skip(pod *corev1.Pod) SkipReason {
-	switch {
-	case IsMirrorPod(pod):
-		return SkipMirror
-	case IsDaemonSetPod(pod):
-		return SkipDaemonSet
-	case IsTerminal(pod):
-		return SkipTerminal
-	}
-	return ""
+	return skipReasonOf[podutil.WhyNotEvictable(pod)]
 }
 
 // Selection is the outcome of Select: the pods that get an EvictionRequest
@@ -113,9 +85,6 @@ func Select(pods []*corev1.Pod) Selection {
 	return s
 }
 
-// SkipReasons are the reasons of Skip in the order reports list them.
-var SkipReasons = []SkipReason{SkipDaemonSet, SkipMirror, SkipTerminal}
-
 func sortPods(pods []*corev1.Pod) {
 	sort.Slice(pods, func(i, j int) bool {
 		if pods[i].Namespace != pods[j].Namespace {
@@ -135,4 +104,12 @@ func (s Selection) SkippedSummary() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Pods counts pods in words: "1 pod", "2 pods".
+func Pods(n int) string {
+	if n == 1 {
+		return "1 pod"
+	}
+	return fmt.Sprintf("%d pods", n)
 }

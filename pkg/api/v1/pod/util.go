@@ -1,0 +1,87 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package pod holds the rules about a v1 Pod that the eviction of a pod
+// depends on, in one place for every caller (the controller, the admission
+// plugin, the drains, the surge interceptor), as Kubernetes keeps its own in
+// k8s.io/kubernetes/pkg/api/v1/pod.
+package pod
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// IsTerminal is true once the pod's containers will not run again: phase
+// Succeeded or Failed (also after a graceful node shutdown).
+func IsTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// IsTerminating is true once the pod is being deleted.
+func IsTerminating(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil
+}
+
+// IsMirror is true for the API's copy of a kubelet's static pod.
+func IsMirror(pod *corev1.Pod) bool {
+	_, ok := pod.Annotations[corev1.MirrorPodAnnotationKey]
+	return ok
+}
+
+// IsDaemonSetPod is true for a pod whose controller is an apps DaemonSet.
+func IsDaemonSetPod(pod *corev1.Pod) bool {
+	owner := metav1.GetControllerOf(pod)
+	if owner == nil || owner.Kind != "DaemonSet" {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	return err == nil && gv.Group == "apps"
+}
+
+// NotEvictable names the kind of a pod that the Eviction API is not used
+// for; "" is a pod it may evict.
+type NotEvictable string
+
+// The kinds of pods the Eviction API is not used for, as the KEP's
+// "Disruptive Eviction" section decides.
+const (
+	// MirrorPod stands for a static pod of the kubelet: deleting it
+	// through the API does not stop its containers.
+	MirrorPod NotEvictable = "mirror"
+	// DaemonSetPod would be started again on the same node at once by its
+	// DaemonSet controller.
+	DaemonSetPod NotEvictable = "DaemonSet"
+	// TerminalPod is Succeeded or Failed: its containers will not run
+	// again, so there is nothing left to evict.
+	TerminalPod NotEvictable = "terminal"
+)
+
+// WhyNotEvictable says why the Eviction API is not used for pod, or "" when
+// it is. Pods that are terminating already are evictable: their eviction is
+// done once they are gone.
+func WhyNotEvictable(pod *corev1.Pod) NotEvictable {
+	switch {
+	case IsMirror(pod):
+		return MirrorPod
+	case IsDaemonSetPod(pod):
+		return DaemonSetPod
+	case IsTerminal(pod):
+		return TerminalPod
+	}
+	return ""
+}

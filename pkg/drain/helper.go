@@ -1,0 +1,131 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package drain drains nodes through EvictionRequests, for the kubectl
+// plugin and the server's declarative node drain alike, as kubectl's drain
+// command holds a k8s.io/kubectl/pkg/drain.Helper: which pods of a node get
+// a request (Select), how a node is cordoned, how far each pod's eviction
+// has come (Progress), and the engine that requests the evictions, asks
+// again for those that failed or were canceled, adopts pods that land on a
+// node later, and withdraws (Helper, Session). Both drains use this one
+// package so that they agree on every pod.
+package drain
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/utils/clock"
+)
+
+const (
+	// DefaultParallelism bounds the requests one Sync writes at once; the
+	// client's QPS limit paces them.
+	DefaultParallelism = 16
+	// DefaultRetryAfter is how long a pod whose request failed, or whose
+	// request the cache does not show yet, waits before it is asked for
+	// again.
+	DefaultRetryAfter = 5 * time.Second
+)
+
+// PodSource is where a drain reads the pods of its nodes: a cache.
+type PodSource interface {
+	// OnNode lists the pods bound to node.
+	OnNode(node string) []*corev1.Pod
+}
+
+// Helper is what a drain needs and the hooks it calls: its sessions share
+// it. Set its fields before the first Session starts.
+type Helper struct {
+	// Requests asks for and withdraws the evictions, as one requester.
+	Requests Requests
+	// Pods reads the pods of the drained nodes.
+	Pods PodSource
+	// PDBs names the budgets that block an eviction; nil names none.
+	PDBs policylisters.PodDisruptionBudgetLister
+	// PodSelector limits the drain to the pods it matches; nil is all.
+	PodSelector labels.Selector
+	// Parallelism bounds the requests written at once; DefaultParallelism
+	// when zero.
+	Parallelism int
+	// RetryAfter is how long a pod waits before it is asked for again;
+	// DefaultRetryAfter when zero.
+	RetryAfter time.Duration
+	// Clock is the drain's notion of now; the real clock when nil.
+	Clock clock.PassiveClock
+
+	// OnRequested is called after each request: err is nil when it was
+	// written; late is true for a pod that landed on the node after the
+	// session's first Sync.
+	OnRequested func(pod *corev1.Pod, late bool, err error)
+	// OnBlocked is called when a pod's eviction is refused, and again when
+	// the budgets that refuse it change.
+	OnBlocked func(p PodProgress)
+	// OnProgress is called at the end of each Sync with its report.
+	OnProgress func(r Report)
+}
+
+// NewSession starts the drain of nodes.
+func (h *Helper) NewSession(nodes ...string) *Session {
+	return &Session{
+		h:        h,
+		nodes:    nodes,
+		tracked:  map[types.UID]trackedPod{},
+		attempts: map[types.UID]time.Time{},
+		blocked:  map[types.UID]string{},
+	}
+}
+
+func (h *Helper) parallelism() int {
+	if h.Parallelism > 0 {
+		return h.Parallelism
+	}
+	return DefaultParallelism
+}
+
+func (h *Helper) retryAfter() time.Duration {
+	if h.RetryAfter > 0 {
+		return h.RetryAfter
+	}
+	return DefaultRetryAfter
+}
+
+func (h *Helper) now() time.Time {
+	if h.Clock == nil {
+		return time.Now()
+	}
+	return h.Clock.Now()
+}
+
+// selects is true for the pods the drain is limited to.
+func (h *Helper) selects(pod *corev1.Pod) bool {
+	return h.PodSelector == nil || h.PodSelector.Matches(labels.Set(pod.Labels))
+}
+
+// SelectOn reads the pods of node and splits the ones the drain is limited
+// to into those that get an EvictionRequest and those it skips.
+func (h *Helper) SelectOn(node string) Selection {
+	var pods []*corev1.Pod
+	for _, pod := range h.Pods.OnNode(node) {
+		if h.selects(pod) {
+			pods = append(pods, pod)
+		}
+	}
+	return Select(pods)
+}
