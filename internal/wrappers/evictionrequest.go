@@ -119,10 +119,11 @@ func (w *EvictionRequestWrapper) Message(message string) *EvictionRequestWrapper
 	return w
 }
 
-// Complete sets the Complete condition to True with reason.
-func (w *EvictionRequestWrapper) Complete(reason string) *EvictionRequestWrapper {
+// Complete sets the Complete condition to True with reason and message,
+// as the controller ends a request.
+func (w *EvictionRequestWrapper) Complete(reason, message string) *EvictionRequestWrapper {
 	w.Status.Conditions = append(w.Status.Conditions, metav1.Condition{
-		Type: string(v1alpha1.EvictionRequestComplete), Status: metav1.ConditionTrue, Reason: reason, Message: reason,
+		Type: string(v1alpha1.EvictionRequestComplete), Status: metav1.ConditionTrue, Reason: reason, Message: message,
 	})
 	w.Status.ActiveInterceptorName = nil
 	return w

@@ -58,6 +58,9 @@ const (
 	// interceptor that lowered it: the cost stays while that interceptor
 	// holds the pod's request under Forbid, whichever janitor looks.
 	MarkedByAnnotation = "evictionrequest.coordination.k8s.io/surge-interceptor"
+	// ScaleBacksAnnotation on a pod counts the scale-backs after which its
+	// ReplicaSet kept it; after maxScaleBacks the request is passed on.
+	ScaleBacksAnnotation = "evictionrequest.coordination.k8s.io/surge-scale-backs"
 	// lowestDeletionCost makes a pod the first its ReplicaSet removes.
 	lowestDeletionCost = "-2147483648"
 )
@@ -76,6 +79,11 @@ type State struct {
 	Available int32 `json:"available"`
 	// Pods are the pods the surge replaces, name by UID.
 	Pods map[types.UID]string `json:"pods"`
+}
+
+// surged is the replica count the surge gives its Deployment.
+func (s *State) surged() int32 {
+	return s.OriginalReplicas + int32(len(s.Pods))
 }
 
 // need is how many available pods, besides those being replaced, the
@@ -104,7 +112,7 @@ func stateOf(dep *appsv1.Deployment) (*State, error) {
 // ones plus one per pod being replaced, and a surge without pods is over.
 func applyState(dep *appsv1.Deployment, s *State) (*appsv1.Deployment, error) {
 	dep = dep.DeepCopy()
-	replicas := s.OriginalReplicas + int32(len(s.Pods))
+	replicas := s.surged()
 	dep.Spec.Replicas = &replicas
 	if len(s.Pods) == 0 {
 		delete(dep.Annotations, StateAnnotation)

@@ -29,17 +29,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/internal/wrappers"
 )
 
+// deployment is the one-replica Deployment web, changed by mutate.
 func deployment(mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "dep"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
-				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: ptr.To(intstr.FromString("25%")), MaxUnavailable: ptr.To(intstr.FromString("25%"))}},
-		},
-	}
+	d := wrappers.MakeDeployment("web").Obj()
 	for _, m := range mutate {
 		m(d)
 	}
@@ -47,11 +43,11 @@ func deployment(mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
 }
 
 func replicaSet(name string, replicas int32) *appsv1.ReplicaSet {
-	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(name)}, Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas)}}
+	return wrappers.MakeReplicaSet(name, replicas).Obj()
 }
 
-func maxSurge(v intstr.IntOrString) func(*appsv1.Deployment) {
-	return func(d *appsv1.Deployment) { d.Spec.Strategy.RollingUpdate.MaxSurge = &v }
+func maxSurge(v string) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) { d.Spec.Strategy.RollingUpdate.MaxSurge = ptr.To(intstr.Parse(v)) }
 }
 
 func TestDecide(t *testing.T) {
@@ -72,11 +68,11 @@ func TestDecide(t *testing.T) {
 	}{
 		{name: "one replica, 25% rounds up to one", dep: deployment(), original: 1, wantSurge: 1},
 		{name: "ten replicas, 25% is three", dep: deployment(), original: 10, wantSurge: 3},
-		{name: "an absolute maxSurge", dep: deployment(maxSurge(intstr.FromInt32(2))), original: 10, wantSurge: 2},
-		{name: "the original replicas count, not the surged ones", dep: deployment(maxSurge(intstr.FromString("50%")), func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](3) }), original: 2, wantSurge: 1},
+		{name: "an absolute maxSurge", dep: deployment(maxSurge("2")), original: 10, wantSurge: 2},
+		{name: "the original replicas count, not the surged ones", dep: deployment(maxSurge("50%"), func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](3) }), original: 2, wantSurge: 1},
 		{name: "defaults to 25% without a rolling update section", dep: deployment(func(d *appsv1.Deployment) { d.Spec.Strategy.RollingUpdate = nil }), original: 4, wantSurge: 1},
-		{name: "maxSurge 0", dep: deployment(maxSurge(intstr.FromInt32(0))), original: 3, wantReason: PassNoMaxSurge, wantMentions: "maxSurge 0"},
-		{name: "maxSurge 0%", dep: deployment(maxSurge(intstr.FromString("0%"))), original: 3, wantReason: PassNoMaxSurge},
+		{name: "maxSurge 0", dep: deployment(maxSurge("0")), original: 3, wantReason: PassNoMaxSurge, wantMentions: "maxSurge 0"},
+		{name: "maxSurge 0%", dep: deployment(maxSurge("0%")), original: 3, wantReason: PassNoMaxSurge},
 		{name: "Recreate", dep: deployment(func(d *appsv1.Deployment) {
 			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 		}), original: 1, wantReason: PassRecreate, wantMentions: "Recreate strategy"},
@@ -157,10 +153,11 @@ func TestStateRoundTripAndReplicas(t *testing.T) {
 func TestReplacements(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	pod := func(name string, readyFor time.Duration, mutate ...func(*corev1.Pod)) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name)}, Spec: corev1.PodSpec{NodeName: "node-b"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		w := wrappers.MakePod(name).UID(name).Node("node-b")
 		if readyFor >= 0 {
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-readyFor))}}
+			w.Ready(now.Add(-readyFor))
 		}
+		p := w.Obj()
 		for _, m := range mutate {
 			m(p)
 		}

@@ -67,7 +67,7 @@ type Config struct {
 	Recorder record.EventRecorder
 	// Clock is the Surger's notion of now.
 	Clock clock.PassiveClock
-	// PollInterval is how often a handler looks again while it waits.
+	// PollInterval is how soon the handler looks again while a surge waits.
 	PollInterval time.Duration
 	// CallTimeout bounds every API call.
 	CallTimeout time.Duration
@@ -188,7 +188,7 @@ func currentState(dep *appsv1.Deployment) (*State, error) {
 		return state, err
 	}
 	replicas := ptr.Deref(dep.Spec.Replicas, 1)
-	switch surged := state.OriginalReplicas + int32(len(state.Pods)); {
+	switch surged := state.surged(); {
 	case replicas > surged:
 		state.OriginalReplicas = replicas - int32(len(state.Pods))
 	case replicas < surged:
@@ -197,12 +197,28 @@ func currentState(dep *appsv1.Deployment) (*State, error) {
 	return state, nil
 }
 
+// write writes state to dep and returns the Deployment written. A conflict
+// is no error: someone (the Deployment controller, a janitor) wrote dep
+// meanwhile; write returns nil and the caller looks again.
+func (s *Surger) write(ctx context.Context, dep *appsv1.Deployment, state *State) (*appsv1.Deployment, error) {
+	updated, err := applyState(dep, state)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.updateDeployment(ctx, updated); apierrors.IsConflict(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return updated, nil
+}
+
 // updateDeployment writes dep, whose resourceVersion guards against writes
 // made since it was read.
 func (s *Surger) updateDeployment(ctx context.Context, dep *appsv1.Deployment) error {
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
-	_, err := s.cfg.Kube.AppsV1().Deployments(dep.Namespace).Update(callCtx, dep, metav1.UpdateOptions{FieldManager: "surge-interceptor"})
+	_, err := s.cfg.Kube.AppsV1().Deployments(dep.Namespace).Update(callCtx, dep, metav1.UpdateOptions{FieldManager: s.cfg.Name})
 	return err
 }
 

@@ -217,14 +217,10 @@ func (o *Options) runTerm(ctx context.Context, kube kubernetes.Interface, evr ve
 	if !surger.WaitForCacheSync(ctx) {
 		return ctx.Err()
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		surger.RunJanitor(ctx, o.JanitorPeriod)
-	}()
+	janitorDone := make(chan error, 1)
+	go func() { janitorDone <- surger.RunJanitor(ctx, o.JanitorPeriod) }()
 	err = i.Run(ctx)
-	<-done
-	return err
+	return errors.Join(err, <-janitorDone)
 }
 
 // serve serves /metrics, /healthz and /readyz until the returned function

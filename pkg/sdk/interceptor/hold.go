@@ -95,6 +95,19 @@ func (h *hold) setProgress(p Progress) {
 	h.progress.set(p)
 }
 
+// Report is the Reporter of the hold's Request: a changed progress is
+// written with a heartbeat at once, the same one again is left to the
+// heartbeats.
+func (h *hold) Report(ctx context.Context, p Progress) error {
+	if !h.progress.set(p) {
+		if h.ctx.Err() != nil {
+			return ErrLost
+		}
+		return nil
+	}
+	return h.heartbeat(ctx)
+}
+
 // run is the goroutine of a hold.
 func (h *hold) run() {
 	how := endLost
@@ -124,7 +137,7 @@ func (h *hold) run() {
 	h.t.recorder.Eventf(er, corev1.EventTypeNormal, EventStarted, "Interceptor %s started working on the eviction of pod %s.", h.t.cfg.Name, pod)
 
 	stopHeartbeats := h.startHeartbeats()
-	result, err := h.handle()
+	result, err := h.handleUntilDone()
 	stopHeartbeats()
 	if h.ctx.Err() != nil {
 		// Lost, or the interceptor stops: nothing to write.
@@ -165,14 +178,30 @@ func (h *hold) run() {
 	}
 }
 
-// handle runs the Handler, turning a panic into an error.
-func (h *hold) handle() (result Result, err error) {
+// handleUntilDone runs the Handler, and again after each Requeue result,
+// until it returns an outcome or an error, or the hold ends.
+func (h *hold) handleUntilDone() (Result, error) {
+	req := NewRequest(h.found.DeepCopy(), h)
+	for {
+		result, err := h.handle(req)
+		if err != nil || result.Outcome != 0 || result.RequeueAfter <= 0 {
+			return result, err
+		}
+		select {
+		case <-h.ctx.Done():
+			return Result{}, h.ctx.Err()
+		case <-h.t.cfg.Clock.After(result.RequeueAfter):
+		}
+	}
+}
+
+// handle runs the Handler once, turning a panic into an error.
+func (h *hold) handle(req *Request) (result Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("handler panicked: %v", r)
 		}
 	}()
-	req := &Request{EvictionRequest: h.found.DeepCopy(), hold: h}
 	return h.t.cfg.Handler(h.ctx, req)
 }
 

@@ -31,7 +31,10 @@ import (
 // Handler does the interceptor's work on one EvictionRequest. Its context
 // ends when the interceptor loses the request or stops. It must be
 // idempotent: after a restart or a failure it runs again for a request it
-// already worked on.
+// already worked on. A Handler that waits for something returns Requeue:
+// it observes, decides, acts and returns, and the SDK calls it again
+// (heartbeating in between), as a controller-runtime reconciler asks with
+// reconcile.Result{RequeueAfter}.
 type Handler func(ctx context.Context, req *Request) (Result, error)
 
 // Outcome says how a Handler ended its turn.
@@ -62,11 +65,20 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
-// Result is what a Handler returns: its outcome, and the status.message
-// written with it.
+// Result is what a Handler returns: its outcome and the status.message
+// written with it, or, with no outcome, when to call the Handler again.
 type Result struct {
 	Outcome Outcome
 	Message string
+	// RequeueAfter, with no Outcome, keeps the request (the SDK heartbeats)
+	// and calls the Handler again after this long.
+	RequeueAfter time.Duration
+}
+
+// Requeue returns the Result that keeps the request and calls the Handler
+// again after d.
+func Requeue(d time.Duration) Result {
+	return Result{RequeueAfter: d}
 }
 
 // Complete returns a Completed result.
@@ -110,7 +122,19 @@ type Request struct {
 	// it, before its first heartbeat: a Handler resumed after a restart sees
 	// the message and policy of its previous run.
 	EvictionRequest *v1alpha1.EvictionRequest
-	hold            *hold
+	reporter        Reporter
+}
+
+// Reporter writes a Handler's progress to its request: the SDK's own, or,
+// in a unit test of a Handler, the test's (see NewRequest).
+type Reporter interface {
+	Report(ctx context.Context, progress Progress) error
+}
+
+// NewRequest returns the Request a Handler sees for er, whose progress
+// goes to r. The SDK makes its own; tests of a Handler make theirs.
+func NewRequest(er *v1alpha1.EvictionRequest, r Reporter) *Request {
+	return &Request{EvictionRequest: er, reporter: r}
 }
 
 // Pod is the namespace and name of the pod to evict.
@@ -123,12 +147,13 @@ func (r *Request) PodUID() types.UID {
 	return types.UID(r.EvictionRequest.Spec.Target.PodRef.UID)
 }
 
-// Report replaces the interceptor's progress and writes it with a
-// heartbeat now; later heartbeats repeat it. It returns ErrLost once the
-// interceptor no longer holds the request.
+// Report replaces the interceptor's progress and, when it changed, writes
+// it with a heartbeat now; later heartbeats repeat it. A Handler that is
+// called again may report the same progress every time: what did not
+// change is not written again. It returns ErrLost once the interceptor no
+// longer holds the request.
 func (r *Request) Report(ctx context.Context, progress Progress) error {
-	r.hold.setProgress(progress)
-	return r.hold.heartbeat(ctx)
+	return r.reporter.Report(ctx, progress)
 }
 
 // progressState is the progress of a hold, shared by the Handler's Report
@@ -138,7 +163,8 @@ type progressState struct {
 	progress Progress
 }
 
-func (p *progressState) set(progress Progress) {
+// set replaces the progress and reports whether it changed.
+func (p *progressState) set(progress Progress) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if progress.Message == "" {
@@ -147,7 +173,17 @@ func (p *progressState) set(progress Progress) {
 	if progress.CancellationPolicy == "" {
 		progress.CancellationPolicy = p.progress.CancellationPolicy
 	}
+	changed := p.progress.Message != progress.Message || p.progress.CancellationPolicy != progress.CancellationPolicy ||
+		!sameTime(p.progress.ExpectedFinishTime, progress.ExpectedFinishTime)
 	p.progress = progress
+	return changed
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }
 
 func (p *progressState) get() Progress {

@@ -20,10 +20,10 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,13 +32,14 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 )
 
 const ns = "shop"
 
-var testPod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-0", UID: "9f1c2b7e-0000-4000-8000-000000000001"}}
+var testPod = wrappers.MakePod("db-0").Namespace(ns).UID("9f1c2b7e-0000-4000-8000-000000000001").Obj()
 
 type fixture struct {
 	t    *testing.T
@@ -48,9 +49,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return &fixture{t: t, ctx: ctx, evr: erfake.NewClientset(objects...), kube: k8sfake.NewClientset(testPod.DeepCopy())}
+	return &fixture{t: t, ctx: t.Context(), evr: erfake.NewClientset(objects...), kube: k8sfake.NewClientset(testPod.DeepCopy())}
 }
 
 func (f *fixture) requester(name string, opts Options) *Requester {
@@ -176,34 +175,23 @@ func TestRequestKeepsTheDeadlineOfAnExistingRequest(t *testing.T) {
 }
 
 func TestWithdraw(t *testing.T) {
-	base := &v1alpha1.EvictionRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: string(testPod.UID)},
-		Spec: v1alpha1.EvictionRequestSpec{
-			Target:     v1alpha1.EvictionTarget{PodRef: &v1alpha1.LocalPodReference{Name: "db-0", UID: string(testPod.UID)}},
-			Requesters: []v1alpha1.Requester{{Name: "other.example.com"}, {Name: "drain.example.com"}},
-		},
+	base := func() *wrappers.EvictionRequestWrapper {
+		return wrappers.MakeEvictionRequest(testPod, "other.example.com", "drain.example.com")
 	}
 	for _, tc := range []struct {
 		name           string
-		mutate         func(*v1alpha1.EvictionRequest)
+		er             *v1alpha1.EvictionRequest
 		wantRequesters []string
 		wantForbidden  bool
 	}{
-		{name: "removes only its own entry", wantRequesters: []string{"other.example.com"}},
-		{name: "refuses under Forbid, naming the interceptor", mutate: func(er *v1alpha1.EvictionRequest) {
-			er.Status.EvictionRequestCancellationPolicy = ptr.To(v1alpha1.Forbid)
-			er.Status.ActiveInterceptorName = ptr.To("migrator.example.com")
-		}, wantRequesters: []string{"other.example.com", "drain.example.com"}, wantForbidden: true},
-		{name: "leaves a complete request alone", mutate: func(er *v1alpha1.EvictionRequest) {
-			er.Status.Conditions = []metav1.Condition{{Type: "Complete", Status: metav1.ConditionTrue, Reason: v1alpha1.CompleteReasonPodDeleted}}
-		}, wantRequesters: []string{"other.example.com", "drain.example.com"}},
+		{name: "removes only its own entry", er: base().Obj(), wantRequesters: []string{"other.example.com"}},
+		{name: "refuses under Forbid, naming the interceptor", er: base().Policy(v1alpha1.Forbid).Active("migrator.example.com").Obj(),
+			wantRequesters: []string{"other.example.com", "drain.example.com"}, wantForbidden: true},
+		{name: "leaves a complete request alone", er: base().Complete(v1alpha1.CompleteReasonPodDeleted, "gone").Obj(),
+			wantRequesters: []string{"other.example.com", "drain.example.com"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			er := base.DeepCopy()
-			if tc.mutate != nil {
-				tc.mutate(er)
-			}
-			f := newFixture(t, er)
+			f := newFixture(t, tc.er)
 			_, err := f.requester("drain.example.com", Options{}).Withdraw(f.ctx, ns, testPod.UID)
 			if IsCancellationForbidden(err) != tc.wantForbidden {
 				t.Fatalf("Withdraw() = %v, want forbidden %v", err, tc.wantForbidden)
@@ -230,13 +218,8 @@ func TestWithdraw(t *testing.T) {
 }
 
 func TestRequestReplacesACanceledRequest(t *testing.T) {
-	canceled := &v1alpha1.EvictionRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: string(testPod.UID), UID: "old", ResourceVersion: "1"},
-		Spec: v1alpha1.EvictionRequestSpec{
-			Target: v1alpha1.EvictionTarget{PodRef: &v1alpha1.LocalPodReference{Name: "db-0", UID: string(testPod.UID)}},
-		},
-		Status: v1alpha1.EvictionRequestStatus{Conditions: []metav1.Condition{{Type: "Complete", Status: metav1.ConditionTrue, Reason: v1alpha1.CompleteReasonCanceled}}},
-	}
+	canceled := wrappers.MakeEvictionRequest(testPod).Complete(v1alpha1.CompleteReasonCanceled, "canceled").Obj()
+	canceled.UID, canceled.ResourceVersion = "old", "1"
 	f := newFixture(t, canceled)
 	f.lockRequesters()
 	er, err := f.requester("drain.example.com", Options{}).Request(f.ctx, testPod)
@@ -257,22 +240,14 @@ func TestRequestReplacesACanceledRequest(t *testing.T) {
 
 func TestRequestReturnsARequestItCannotJoin(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		status v1alpha1.EvictionRequestStatus
+		name     string
+		existing *v1alpha1.EvictionRequest
 	}{
-		{"complete because the pod is gone", v1alpha1.EvictionRequestStatus{Conditions: []metav1.Condition{{Type: "Complete", Status: metav1.ConditionTrue, Reason: v1alpha1.CompleteReasonPodDeleted}}}},
-		{"cancellation forbidden", v1alpha1.EvictionRequestStatus{EvictionRequestCancellationPolicy: ptr.To(v1alpha1.Forbid)}},
+		{"complete because the pod is gone", wrappers.MakeEvictionRequest(testPod, "other.example.com").Complete(v1alpha1.CompleteReasonPodDeleted, "gone").Obj()},
+		{"cancellation forbidden", wrappers.MakeEvictionRequest(testPod, "other.example.com").Policy(v1alpha1.Forbid).Obj()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			existing := &v1alpha1.EvictionRequest{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: string(testPod.UID)},
-				Spec: v1alpha1.EvictionRequestSpec{
-					Target:     v1alpha1.EvictionTarget{PodRef: &v1alpha1.LocalPodReference{Name: "db-0", UID: string(testPod.UID)}},
-					Requesters: []v1alpha1.Requester{{Name: "other.example.com"}},
-				},
-				Status: tc.status,
-			}
-			f := newFixture(t, existing)
+			f := newFixture(t, tc.existing)
 			f.lockRequesters()
 			er, err := f.requester("drain.example.com", Options{}).Request(f.ctx, testPod)
 			if err != nil {
@@ -292,28 +267,28 @@ func TestRequestReturnsARequestItCannotJoin(t *testing.T) {
 
 func TestWait(t *testing.T) {
 	complete := func(reason string) *v1alpha1.EvictionRequest {
-		return &v1alpha1.EvictionRequest{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: string(testPod.UID)},
-			Spec:       v1alpha1.EvictionRequestSpec{Target: v1alpha1.EvictionTarget{PodRef: &v1alpha1.LocalPodReference{Name: "db-0", UID: string(testPod.UID)}}},
-			Status:     v1alpha1.EvictionRequestStatus{Conditions: []metav1.Condition{{Type: "Complete", Status: metav1.ConditionTrue, Reason: reason, Message: "done"}}},
-		}
+		return wrappers.MakeEvictionRequest(testPod).Complete(reason, "done").Obj()
 	}
+	// The request changes while Wait waits: in a synctest bubble, the
+	// change comes a virtual 200ms later, after Wait started watching.
 	t.Run("completes when the condition appears", func(t *testing.T) {
-		er := complete(v1alpha1.CompleteReasonPodDeleted)
-		er.Status.Conditions = nil
-		f := newFixture(t, er)
-		r := f.requester("drain.example.com", Options{})
-		go func() {
-			time.Sleep(200 * time.Millisecond)
-			_, _ = f.evr.CoordinationV1alpha1().EvictionRequests(ns).UpdateStatus(f.ctx, complete(v1alpha1.CompleteReasonPodTerminated), metav1.UpdateOptions{})
-		}()
-		result, err := r.Wait(f.ctx, testPod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if result.Reason != v1alpha1.CompleteReasonPodTerminated || !result.Evicted() || result.Message != "done" {
-			t.Errorf("Wait() = %+v", result)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			er := complete(v1alpha1.CompleteReasonPodDeleted)
+			er.Status.Conditions = nil
+			f := newFixture(t, er)
+			r := f.requester("drain.example.com", Options{})
+			go func() {
+				time.Sleep(200 * time.Millisecond)
+				_, _ = f.evr.CoordinationV1alpha1().EvictionRequests(ns).UpdateStatus(f.ctx, complete(v1alpha1.CompleteReasonPodTerminated), metav1.UpdateOptions{})
+			}()
+			result, err := r.Wait(f.ctx, testPod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if result.Reason != v1alpha1.CompleteReasonPodTerminated || !result.Evicted() || result.Message != "done" {
+				t.Errorf("Wait() = %+v", result)
+			}
+		})
 	})
 	t.Run("canceled", func(t *testing.T) {
 		f := newFixture(t, complete(v1alpha1.CompleteReasonCanceled))
@@ -331,24 +306,26 @@ func TestWait(t *testing.T) {
 		{"deleted while the pod runs", false, ErrRequestDeleted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			er := complete("")
-			er.Status.Conditions = nil
-			f := newFixture(t, er)
-			r := f.requester("drain.example.com", Options{})
-			go func() {
-				time.Sleep(200 * time.Millisecond)
-				if tc.podDeleted {
-					_ = f.kube.CoreV1().Pods(ns).Delete(f.ctx, testPod.Name, metav1.DeleteOptions{})
+			synctest.Test(t, func(t *testing.T) {
+				er := complete("")
+				er.Status.Conditions = nil
+				f := newFixture(t, er)
+				r := f.requester("drain.example.com", Options{})
+				go func() {
+					time.Sleep(200 * time.Millisecond)
+					if tc.podDeleted {
+						_ = f.kube.CoreV1().Pods(ns).Delete(f.ctx, testPod.Name, metav1.DeleteOptions{})
+					}
+					_ = f.evr.CoordinationV1alpha1().EvictionRequests(ns).Delete(f.ctx, er.Name, metav1.DeleteOptions{})
+				}()
+				result, err := r.Wait(f.ctx, testPod)
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("Wait() error = %v, want %v", err, tc.wantErr)
 				}
-				_ = f.evr.CoordinationV1alpha1().EvictionRequests(ns).Delete(f.ctx, er.Name, metav1.DeleteOptions{})
-			}()
-			result, err := r.Wait(f.ctx, testPod)
-			if !errors.Is(err, tc.wantErr) {
-				t.Fatalf("Wait() error = %v, want %v", err, tc.wantErr)
-			}
-			if tc.wantErr == nil && result.Reason != v1alpha1.CompleteReasonPodDeleted {
-				t.Errorf("Wait() = %+v, want PodDeleted", result)
-			}
+				if tc.wantErr == nil && result.Reason != v1alpha1.CompleteReasonPodDeleted {
+					t.Errorf("Wait() = %+v, want PodDeleted", result)
+				}
+			})
 		})
 	}
 	t.Run("no request", func(t *testing.T) {

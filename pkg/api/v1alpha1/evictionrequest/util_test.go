@@ -37,8 +37,8 @@ func TestRules(t *testing.T) {
 		{name: "held under Forbid", er: wrappers.MakeEvictionRequest(pod, "r.example.com").Interceptors(me).Active(me).Policy(v1alpha1.Forbid).Obj(), heldByMe: true, forbidden: true},
 		{name: "its turn done", er: wrappers.MakeEvictionRequest(pod, "r.example.com").Interceptors(me).Active(me).ActiveCompleted().Obj()},
 		{name: "another's turn", er: wrappers.MakeEvictionRequest(pod, "r.example.com").Interceptors(me, "b.example.com").Active("b.example.com").Obj()},
-		{name: "complete", er: wrappers.MakeEvictionRequest(pod, "r.example.com").Complete(v1alpha1.CompleteReasonPodDeleted).Obj(), complete: true, reason: v1alpha1.CompleteReasonPodDeleted},
-		{name: "canceled", er: wrappers.MakeEvictionRequest(pod).Complete(v1alpha1.CompleteReasonCanceled).Obj(), complete: true, canceled: true, reason: v1alpha1.CompleteReasonCanceled},
+		{name: "complete", er: wrappers.MakeEvictionRequest(pod, "r.example.com").Complete(v1alpha1.CompleteReasonPodDeleted, "done").Obj(), complete: true, reason: v1alpha1.CompleteReasonPodDeleted},
+		{name: "canceled", er: wrappers.MakeEvictionRequest(pod).Complete(v1alpha1.CompleteReasonCanceled, "done").Obj(), complete: true, canceled: true, reason: v1alpha1.CompleteReasonCanceled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := IsComplete(tc.er); got != tc.complete {
