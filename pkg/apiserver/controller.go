@@ -32,9 +32,6 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
-	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
-	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
-	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
 
@@ -88,93 +85,66 @@ func (s *EvictionRequestServer) installController(c completedConfig) error {
 	if err != nil {
 		return err
 	}
-	// The pod informer is the one the admission plugin uses: one cache of
-	// the cluster's pods per process. The informers are requested here,
-	// before the server starts the factory.
-	podInformer := factory.Core().V1().Pods()
-	podInformer.Informer()
-	if cfg.NodeDrain != nil {
-		if err := nodedrain.AddPodIndexer(podInformer); err != nil {
-			return err
-		}
-		factory.Core().V1().Nodes().Informer()
-		factory.Policy().V1().PodDisruptionBudgets().Informer()
+	if err := requestInformers(c); err != nil {
+		return err
 	}
 	metrics.Register()
-
 	leaderHealth := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	if cfg.LeaderElection.LeaderElect {
 		if err := s.GenericAPIServer.AddHealthChecks(leaderHealth); err != nil {
 			return err
 		}
 	}
-
 	return s.GenericAPIServer.AddPostStartHook(controllerHookName, func(hookCtx genericapiserver.PostStartHookContext) error {
 		loopback, err := versioned.NewForConfig(rest.AddUserAgent(rest.CopyConfig(hookCtx.LoopbackClientConfig), evictionrequest.ControllerName))
 		if err != nil {
 			return err
 		}
+		cc := controllerContext{
+			cfg: cfg, kubeClient: kubeClient, eventClient: eventClient, loopback: loopback,
+			factory: factory, podInformer: factory.Core().V1().Pods(), clock: c.ExtraConfig.Clock,
+		}
 		ctx := klog.NewContext(hookCtx, klog.LoggerWithName(klog.FromContext(hookCtx), evictionrequest.ControllerName))
-		runTerm := func(ctx context.Context) {
-			// Each leadership term has its own informers and queues, so
-			// that nothing of a lost term acts in the next one.
-			informers := externalversions.NewSharedInformerFactoryWithOptions(loopback, 0,
-				externalversions.WithTransform(cachetransform.StripMetadata))
-			defer informers.Shutdown()
-			erInformer := informers.Coordination().V1alpha1().EvictionRequests()
-			controller, err := evictionrequest.NewController(ctx, kubeClient, loopback.CoordinationV1alpha1(), erInformer, podInformer,
-				c.ExtraConfig.Clock, evictionrequest.Options{EventClient: eventClient, CallTimeout: cfg.CallTimeout})
-			if err != nil {
-				klog.FromContext(ctx).Error(err, "Cannot start the eviction request controller")
-				return
-			}
-			var drainController *nodedrain.Controller
-			if cfg.NodeDrain != nil {
-				req, err := requester.New(cfg.NodeDrain.Requester, loopback, kubeClient.CoreV1(),
-					requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: cfg.CallTimeout})
-				if err == nil {
-					drainController, err = nodedrain.NewController(ctx, kubeClient, eventClient, req,
-						factory.Core().V1().Nodes(), podInformer, erInformer, factory.Policy().V1().PodDisruptionBudgets(),
-						c.ExtraConfig.Clock, cfg.CallTimeout)
-				}
-				if err != nil {
-					klog.FromContext(ctx).Error(err, "Cannot start the node drain controller")
-					return
-				}
-			}
-			// The server-wide factory is started by the server, for its
-			// lifetime; only the term's own informers stop with the term.
-			informers.Start(ctx.Done())
-			done := make(chan struct{})
-			if drainController != nil {
-				go func() {
-					defer close(done)
-					drainController.Run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), nodedrain.ControllerName)), cfg.NodeDrain.Workers)
-				}()
-			} else {
-				close(done)
-			}
-			controller.Run(ctx, cfg.Workers)
-			<-done
-		}
-		if !cfg.LeaderElection.LeaderElect {
-			go runTerm(ctx)
-			return nil
-		}
-		le := cfg.LeaderElection
-		go func() {
-			err := leaderelect.Run(ctx, kubeClient.CoordinationV1(), leaderelect.Config{
-				Namespace:     le.ResourceNamespace,
-				Name:          le.ResourceName,
-				LeaseDuration: le.LeaseDuration.Duration,
-				RenewDeadline: le.RenewDeadline.Duration,
-				RetryPeriod:   le.RetryPeriod.Duration,
-				Healthz:       leaderHealth,
-			}, runTerm)
-			if err != nil {
-				klog.FromContext(ctx).Error(err, "Leader election failed")
-			}
-		}()
+		go runLeaderElected(ctx, kubeClient, cfg.LeaderElection, leaderHealth, cc.runTerm)
 		return nil
 	})
+}
+
+// requestInformers asks the server-wide informer factory, before the server
+// starts it, for the informers the controllers share with admission: one
+// cache of the cluster's pods per process.
+func requestInformers(c completedConfig) error {
+	factory := c.GenericConfig.SharedInformerFactory
+	podInformer := factory.Core().V1().Pods()
+	podInformer.Informer()
+	if c.ExtraConfig.Controller.NodeDrain == nil {
+		return nil
+	}
+	if err := nodedrain.AddPodIndexer(podInformer); err != nil {
+		return err
+	}
+	factory.Core().V1().Nodes().Informer()
+	factory.Policy().V1().PodDisruptionBudgets().Informer()
+	return nil
+}
+
+// runLeaderElected runs term while this process holds the Lease of le, or
+// at once when leader election is off.
+func runLeaderElected(ctx context.Context, kubeClient kubernetes.Interface, le componentbaseconfig.LeaderElectionConfiguration,
+	health *leaderelection.HealthzAdaptor, term func(context.Context)) {
+	if !le.LeaderElect {
+		term(ctx)
+		return
+	}
+	err := leaderelect.Run(ctx, kubeClient.CoordinationV1(), leaderelect.Config{
+		Namespace:     le.ResourceNamespace,
+		Name:          le.ResourceName,
+		LeaseDuration: le.LeaseDuration.Duration,
+		RenewDeadline: le.RenewDeadline.Duration,
+		RetryPeriod:   le.RetryPeriod.Duration,
+		Healthz:       health,
+	}, term)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Leader election failed")
+	}
 }

@@ -215,6 +215,14 @@ func (s *Session) reportBlocked(progress []PodProgress) {
 	}
 }
 
+// Tracks is true when the session evicts the pod with uid, there or gone.
+func (s *Session) Tracks(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.tracked[uid]
+	return ok
+}
+
 // Tracked counts the pods the session evicts.
 func (s *Session) Tracked() int {
 	s.mu.Lock()

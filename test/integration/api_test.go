@@ -353,7 +353,8 @@ func testHealthWithoutCredentials(t *testing.T, s *testServer) {
 
 // TestAnonymousAuthEverywhere turns anonymous authentication on for every
 // path: a request without credentials is then authorized as
-// system:anonymous, and denied.
+// system:anonymous, and denied; a client certificate the server does not
+// trust is still unauthorized, as the flag's help says.
 func TestAnonymousAuthEverywhere(t *testing.T) {
 	s := startServer(t, clusterPlugins, "--anonymous-auth")
 	c, err := clientset.NewForConfig(s.anonymous)
@@ -363,5 +364,12 @@ func TestAnonymousAuthEverywhere(t *testing.T) {
 	_, err = c.CoordinationV1alpha1().EvictionRequests(namespace).List(callContext(t), metav1.ListOptions{})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "system:anonymous") {
 		t.Errorf("list without credentials: got %v, want 403 for system:anonymous", err)
+	}
+	untrusted, err := clientset.NewForConfig(s.unknownCA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = untrusted.CoordinationV1alpha1().EvictionRequests(namespace).List(callContext(t), metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Errorf("list with a certificate of an unknown CA: got %v, want 401", err)
 	}
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
@@ -63,7 +64,7 @@ func testOptions(t *testing.T, kubeObjects []runtime.Object, requests []runtime.
 	out := &bytes.Buffer{}
 	return &Options{
 		IOStreams: genericiooptions.IOStreams{Out: out, ErrOut: out},
-		Requester: DefaultRequesterName, CallTimeout: time.Second,
+		Requester: DefaultRequesterName, Client: &options.ClientOptions{QPS: 50, Burst: 100, CallTimeout: time.Second},
 		kube: kube, evr: evr, requester: req, namespace: "shop",
 	}, out, kube, evr
 }

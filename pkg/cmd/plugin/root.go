@@ -23,15 +23,15 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/version"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
@@ -49,12 +49,10 @@ type Options struct {
 
 	// Requester is the requester name of the plugin's EvictionRequests.
 	Requester string
-	// QPS and Burst limit the plugin's client: a drain writes one request
-	// per pod, which client-go's default of 5 requests/s would throttle.
-	QPS   float32
-	Burst int
-	// CallTimeout bounds every call to the API.
-	CallTimeout time.Duration
+	// Client limits the plugin's client, which a drain needs to write one
+	// request per pod faster than client-go's default of 5 requests/s,
+	// and bounds each call.
+	Client *options.ClientOptions
 
 	kube      kubernetes.Interface
 	evr       versioned.Interface
@@ -70,9 +68,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		IOStreams:   streams,
 		Requester:   DefaultRequesterName,
-		QPS:         50,
-		Burst:       100,
-		CallTimeout: 30 * time.Second,
+		Client:      options.NewClientOptions(50, 100),
 	}
 	cmd := &cobra.Command{
 		Use:   "kubectl-evictionrequest",
@@ -88,9 +84,10 @@ the PodDisruptionBudget that blocks them.`,
 	flags := cmd.PersistentFlags()
 	o.ConfigFlags.AddFlags(flags)
 	flags.StringVar(&o.Requester, "requester", o.Requester, "Requester name (a DNS subdomain) the plugin lists itself under in spec.requesters.")
-	flags.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Requests per second the plugin may send to kube-apiserver.")
-	flags.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of requests the plugin may send to kube-apiserver.")
-	flags.DurationVar(&o.CallTimeout, "call-timeout", o.CallTimeout, "Timeout of each call to kube-apiserver.")
+	o.Client.AddFlags(flags, "the plugin")
+	// The name of earlier releases, kept working.
+	flags.DurationVar(&o.Client.CallTimeout, "call-timeout", o.Client.CallTimeout, "Timeout of each call to kube-apiserver.")
+	_ = flags.MarkDeprecated("call-timeout", "use --kube-api-call-timeout")
 	cmd.AddCommand(
 		newDrainCommand(o),
 		newRequestCommand(o),
@@ -102,18 +99,14 @@ the PodDisruptionBudget that blocks them.`,
 
 // complete builds the clients from the kubectl flags.
 func (o *Options) complete() error {
-	if o.QPS <= 0 || o.Burst < 1 {
-		return fmt.Errorf("--kube-api-qps must be positive and --kube-api-burst at least 1")
-	}
-	if o.CallTimeout <= 0 {
-		return fmt.Errorf("--call-timeout must be positive")
+	if err := errors.Join(o.Client.Validate()...); err != nil {
+		return err
 	}
 	config, err := o.ConfigFlags.ToRESTConfig()
 	if err != nil {
 		return err
 	}
-	config = rest.CopyConfig(config)
-	config.QPS, config.Burst = o.QPS, o.Burst
+	config = o.Client.ApplyTo(config)
 	config.UserAgent = "kubectl-evictionrequest/" + version.Get()
 	if o.kube, err = kubernetes.NewForConfig(config); err != nil {
 		return err
@@ -121,7 +114,7 @@ func (o *Options) complete() error {
 	if o.evr, err = versioned.NewForConfig(config); err != nil {
 		return err
 	}
-	if o.requester, err = requester.New(o.Requester, o.evr, o.kube.CoreV1(), requester.Options{CallTimeout: o.CallTimeout}); err != nil {
+	if o.requester, err = requester.New(o.Requester, o.evr, o.kube.CoreV1(), requester.Options{CallTimeout: o.Client.CallTimeout}); err != nil {
 		return fmt.Errorf("--requester: %w", err)
 	}
 	o.namespace, o.enforceNamespace, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
@@ -130,5 +123,5 @@ func (o *Options) complete() error {
 
 // call returns a context for one API call.
 func (o *Options) call(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, o.CallTimeout)
+	return context.WithTimeout(ctx, o.Client.CallTimeout)
 }

@@ -18,15 +18,13 @@ package server
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/pflag"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	componentbaseconfig "k8s.io/component-base/config"
-	componentbaseoptions "k8s.io/component-base/config/options"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 )
@@ -40,13 +38,11 @@ type ControllerOptions struct {
 	Enabled bool
 	// Workers is the number of EvictionRequests synced in parallel.
 	Workers int
-	// KubeAPIQPS and KubeAPIBurst limit the controllers' client to the
-	// cluster (evictions, pod reads, node writes); events have a budget of
-	// their own with the same limits, so that they never delay an eviction.
-	KubeAPIQPS   float32
-	KubeAPIBurst int
-	// CallTimeout bounds every call the controllers make to the cluster.
-	CallTimeout time.Duration
+	// Client limits the controllers' client to the cluster (evictions, pod
+	// reads, node writes) and bounds each of its calls; events have a
+	// budget of their own with the same limits, so that they never delay
+	// an eviction.
+	Client *options.ClientOptions
 	// NodeDrain runs the declarative node drain requester.
 	NodeDrain bool
 	// NodeDrainRequester is the requester name of the node drain.
@@ -69,20 +65,10 @@ func NewControllerOptions() *ControllerOptions {
 		// A drain of a few hundred pods evicts them, reads them and records
 		// events within seconds; client-go's default of 5 requests/s would
 		// make it crawl.
-		KubeAPIQPS:         100,
-		KubeAPIBurst:       200,
-		CallTimeout:        30 * time.Second,
+		Client:             options.NewClientOptions(100, 200),
 		NodeDrainRequester: nodedrain.DefaultRequesterName,
 		NodeDrainWorkers:   2,
-		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
-			LeaderElect:       true,
-			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
-			RenewDeadline:     metav1.Duration{Duration: 10 * time.Second},
-			RetryPeriod:       metav1.Duration{Duration: 2 * time.Second},
-			ResourceLock:      "leases",
-			ResourceName:      evictionrequest.ControllerName,
-			ResourceNamespace: "evictionrequest-system",
-		},
+		LeaderElection:     options.NewLeaderElection("evictionrequest-system", evictionrequest.ControllerName),
 	}
 }
 
@@ -92,12 +78,7 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 		"Run the eviction request controller (and the node drain requester, if enabled) in this process. Turn it off on replicas that only serve the API.")
 	fs.IntVar(&o.Workers, "concurrent-evictionrequest-syncs", o.Workers,
 		"Number of EvictionRequests the controller syncs in parallel.")
-	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
-		"Requests per second the in-process controllers may send to the cluster's kube-apiserver (evictions, pod reads, node writes). Events have a budget of their own with the same limits.")
-	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
-		"Burst of requests the in-process controllers may send to the cluster's kube-apiserver.")
-	fs.DurationVar(&o.CallTimeout, "kube-api-call-timeout", o.CallTimeout,
-		"Timeout of each call the in-process controllers make to the cluster; a call that times out is retried.")
+	o.Client.AddFlags(fs, "the in-process controllers (evictions, pod reads, node writes; events have a budget of their own with the same limits)")
 	fs.BoolVar(&o.NodeDrain, "enable-node-drain-controller", o.NodeDrain,
 		"Run the declarative node drain requester: drain nodes annotated evictionrequest.coordination.k8s.io/drain=true, "+
 			"and request the eviction of the pods of nodes that report a graceful shutdown.")
@@ -105,7 +86,7 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 		"Requester name (a DNS subdomain) under which the node drain requests evictions.")
 	fs.IntVar(&o.NodeDrainWorkers, "concurrent-node-drain-syncs", o.NodeDrainWorkers,
 		"Number of nodes the node drain syncs in parallel.")
-	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
+	options.AddLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
 // Validate checks the controller options.
@@ -117,12 +98,7 @@ func (o *ControllerOptions) Validate() []error {
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-evictionrequest-syncs must be at least 1, got %d", o.Workers))
 	}
-	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
-		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive and --kube-api-burst at least 1, got %v and %d", o.KubeAPIQPS, o.KubeAPIBurst))
-	}
-	if o.CallTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("--kube-api-call-timeout must be positive, got %s", o.CallTimeout))
-	}
+	errs = append(errs, o.Client.Validate()...)
 	if o.NodeDrain {
 		if msgs := validation.IsDNS1123Subdomain(o.NodeDrainRequester); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("--node-drain-requester-name %q: %v", o.NodeDrainRequester, msgs))
@@ -131,18 +107,7 @@ func (o *ControllerOptions) Validate() []error {
 			errs = append(errs, fmt.Errorf("--concurrent-node-drain-syncs must be at least 1, got %d", o.NodeDrainWorkers))
 		}
 	}
-	le := o.LeaderElection
-	if le.LeaderElect {
-		if le.ResourceLock != "leases" {
-			errs = append(errs, fmt.Errorf("--leader-elect-resource-lock must be leases, got %q", le.ResourceLock))
-		}
-		if le.ResourceName == "" || le.ResourceNamespace == "" {
-			errs = append(errs, fmt.Errorf("--leader-elect-resource-name and --leader-elect-resource-namespace must be set"))
-		}
-		if le.RenewDeadline.Duration <= 0 || le.RetryPeriod.Duration <= 0 || le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
-			errs = append(errs, fmt.Errorf("leader election needs 0 < --leader-elect-retry-period and 0 < --leader-elect-renew-deadline < --leader-elect-lease-duration"))
-		}
-	}
+	errs = append(errs, options.ValidateLeaderElection(o.LeaderElection)...)
 	return errs
 }
 
@@ -156,9 +121,9 @@ func (o *ControllerOptions) ApplyTo(config *apiserver.Config) {
 		Workers:        o.Workers,
 		LeaderElection: o.LeaderElection,
 		KubeConfig:     config.GenericConfig.ClientConfig,
-		KubeAPIQPS:     o.KubeAPIQPS,
-		KubeAPIBurst:   o.KubeAPIBurst,
-		CallTimeout:    o.CallTimeout,
+		KubeAPIQPS:     o.Client.QPS,
+		KubeAPIBurst:   o.Client.Burst,
+		CallTimeout:    o.Client.CallTimeout,
 	}
 	if o.NodeDrain {
 		controller.NodeDrain = &apiserver.NodeDrainConfig{Requester: o.NodeDrainRequester, Workers: o.NodeDrainWorkers}

@@ -19,23 +19,12 @@ package server
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
-	"os"
-	"strconv"
-	"time"
 
 	"github.com/spf13/pflag"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
-	"k8s.io/klog/v2"
 
+	"github.com/evictionrequest/apiserver/pkg/embeddedetcd"
 	"github.com/evictionrequest/apiserver/pkg/util/loopback"
 )
-
-// embeddedEtcdStartTimeout bounds how long the server waits for its embedded
-// etcd to become ready, which includes replaying its write-ahead log.
-const embeddedEtcdStartTimeout = 2 * time.Minute
 
 // EmbeddedEtcdOptions configure the etcd the server starts in its own process
 // when it is given no --etcd-servers: the default for a single machine.
@@ -83,7 +72,7 @@ func (o *EmbeddedEtcdOptions) Complete(etcdServers []string, taken ...int) (clie
 	if o.PeerPort == 0 {
 		o.PeerPort = ports[1]
 	}
-	return o.clientURL().String(), nil
+	return o.config().ClientURL().String(), nil
 }
 
 // Validate checks the embedded etcd options.
@@ -101,8 +90,8 @@ func (o *EmbeddedEtcdOptions) Validate() []error {
 	return errs
 }
 
-func (o *EmbeddedEtcdOptions) clientURL() *url.URL {
-	return &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(o.ClientPort))}
+func (o *EmbeddedEtcdOptions) config() embeddedetcd.Config {
+	return embeddedetcd.Config{DataDir: o.DataDir, ClientPort: o.ClientPort, PeerPort: o.PeerPort}
 }
 
 // Start starts the embedded etcd, if enabled, and waits until it serves.
@@ -111,52 +100,5 @@ func (o *EmbeddedEtcdOptions) Start(ctx context.Context) (stop func(), err error
 	if !o.enabled {
 		return func() {}, nil
 	}
-	logger := klog.FromContext(ctx)
-	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating the embedded etcd data directory: %w", err)
-	}
-	cfg := embed.NewConfig()
-	cfg.Name = "evictionrequest-apiserver"
-	cfg.Dir = o.DataDir
-	peerURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(o.PeerPort))}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*o.clientURL()}, []url.URL{*o.clientURL()}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	// etcd logs through zap, at warnings and above so that our klog output
-	// stays readable. Closing etcd logs its listeners' "use of closed
-	// network connection" as errors, so the level rises before Close.
-	logLevel := zap.NewAtomicLevelAt(zap.WarnLevel)
-	zapConfig := zap.NewProductionConfig()
-	zapConfig.Level = logLevel
-	zapLogger, err := zapConfig.Build()
-	if err != nil {
-		return nil, err
-	}
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger.Named("embedded-etcd"))
-	// Keep the history kube-apiserver's own etcd keeps, so watches can resume.
-	cfg.AutoCompactionMode = "periodic"
-	cfg.AutoCompactionRetention = "5m"
-
-	etcd, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("starting the embedded etcd: %w", err)
-	}
-	select {
-	case <-etcd.Server.ReadyNotify():
-	case err := <-etcd.Err():
-		etcd.Close()
-		return nil, fmt.Errorf("embedded etcd failed: %w", err)
-	case <-time.After(embeddedEtcdStartTimeout):
-		etcd.Close()
-		return nil, fmt.Errorf("embedded etcd not ready after %s", embeddedEtcdStartTimeout)
-	case <-ctx.Done():
-		etcd.Close()
-		return nil, ctx.Err()
-	}
-	logger.Info("Embedded etcd is serving", "dataDir", o.DataDir, "clientURL", o.clientURL().String())
-	return func() {
-		logLevel.SetLevel(zap.FatalLevel)
-		etcd.Close()
-		logger.Info("Embedded etcd stopped", "dataDir", o.DataDir)
-	}, nil
+	return embeddedetcd.Start(ctx, o.config())
 }

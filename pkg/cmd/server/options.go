@@ -53,6 +53,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
+	"github.com/evictionrequest/apiserver/pkg/apiserver/authentication"
 	generatedopenapi "github.com/evictionrequest/apiserver/pkg/generated/openapi"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
@@ -170,8 +171,9 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	authentication := fss.FlagSet("authentication")
 	ro.Authentication.AddFlags(authentication)
 	authentication.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth,
-		"Serve requests without credentials, or with a client certificate of an unknown CA, on every path as system:anonymous, "+
-			"to be authorized like any user. When false, only the paths of --anonymous-auth-paths are served so; other such requests get 401 Unauthorized.")
+		"Serve requests without credentials on every path as system:anonymous, to be authorized like any user. "+
+			"When false, only the paths of --anonymous-auth-paths are served so; other requests without credentials get 401 Unauthorized. "+
+			"A client certificate the server does not trust gets 401 Unauthorized either way.")
 	authentication.StringSliceVar(&o.AnonymousAuthPaths, "anonymous-auth-paths", o.AnonymousAuthPaths,
 		"Paths, matched exactly, on which requests without credentials are served as system:anonymous when --anonymous-auth is false. "+
 			"Authorization still applies (see --authorization-always-allow-paths). Empty refuses anonymous requests everywhere.")
@@ -265,11 +267,11 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		// verification of its certificate remembered; anything else,
 		// and what it refuses, goes to the authenticator ApplyTo built.
 		serverConfig.Authentication.Authenticator = union.New(
-			group.NewAuthenticatedGroupAdder(newFrontProxyAuthenticator(rh, clock.RealClock{})),
+			group.NewAuthenticatedGroupAdder(authentication.NewFrontProxyAuthenticator(rh, clock.RealClock{})),
 			serverConfig.Authentication.Authenticator)
 	}
 	if !o.AnonymousAuth && serverConfig.Authentication.Authenticator != nil {
-		serverConfig.Authentication.Authenticator = anonymousOnlyOn(serverConfig.Authentication.Authenticator, o.AnonymousAuthPaths)
+		serverConfig.Authentication.Authenticator = authentication.AnonymousOnlyOn(serverConfig.Authentication.Authenticator, o.AnonymousAuthPaths)
 	}
 	if factory := serverConfig.SharedInformerFactory; factory != nil {
 		// Every pod of the cluster is cached for admission and the

@@ -222,3 +222,19 @@ func TestStorageDefaults(t *testing.T) {
 		t.Errorf("feature gate %s is on by default, want off", features.ListFromCacheSnapshot)
 	}
 }
+
+// --anonymous-auth says what the server does: a request without credentials
+// may be served as system:anonymous, a client certificate the server does
+// not trust never is: delegated authentication fails on it, and the
+// integration test TestAnonymousAuthEverywhere sees the 401.
+func TestAnonymousAuthHelpSaysWhatTheServerDoes(t *testing.T) {
+	var usage string
+	for _, fs := range NewOptions().Flags().FlagSets {
+		if f := fs.Lookup("anonymous-auth"); f != nil {
+			usage = f.Usage
+		}
+	}
+	if strings.Contains(usage, "unknown CA") || !strings.Contains(usage, "client certificate the server does not trust gets 401 Unauthorized") {
+		t.Errorf("--anonymous-auth help %q does not say that an untrusted client certificate gets 401", usage)
+	}
+}

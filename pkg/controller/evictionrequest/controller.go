@@ -142,6 +142,22 @@ type handlerRegistration struct {
 	registration cache.ResourceEventHandlerRegistration
 }
 
+// Close releases what NewController took, for a controller that will not
+// run: its handlers on the shared informers, which outlive it.
+func (c *Controller) Close(ctx context.Context) {
+	c.removeHandlers(ctx)
+	c.broadcaster.Shutdown()
+}
+
+func (c *Controller) removeHandlers(ctx context.Context) {
+	for _, h := range c.handlers {
+		if err := h.informer.RemoveEventHandler(h.registration); err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Removing an event handler")
+		}
+	}
+	c.handlers = nil
+}
+
 // Run processes EvictionRequests with workers goroutines until ctx is
 // canceled, then waits for them to finish.
 func (c *Controller) Run(ctx context.Context, workers int) {
@@ -157,11 +173,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		logger.Info("Shutting down the eviction request controller")
 		c.queue.ShutDown()
 		wg.Wait()
-		for _, h := range c.handlers {
-			if err := h.informer.RemoveEventHandler(h.registration); err != nil {
-				utilruntime.HandleErrorWithContext(ctx, err, "Removing an event handler")
-			}
-		}
+		c.removeHandlers(ctx)
 	}()
 
 	logger.Info("Starting the eviction request controller", "workers", workers)

@@ -36,6 +36,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -210,6 +211,14 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	<-ctx.Done()
 }
 
+// Close releases what NewController took, for a controller that will not
+// run: its handlers on the shared informers, which outlive it, and its
+// event broadcaster.
+func (c *Controller) Close(ctx context.Context) {
+	c.removeHandlers(ctx)
+	c.broadcaster.Shutdown()
+}
+
 func (c *Controller) removeHandlers(ctx context.Context) {
 	for _, h := range c.handlers {
 		if err := h.informer.RemoveEventHandler(h.registration); err != nil {
@@ -303,10 +312,25 @@ func (c *Controller) enqueueEvictionRequest(obj any) {
 		return
 	}
 	pod, err := c.podLister.Pods(er.Namespace).Get(erutil.PodName(er))
-	if err != nil || string(pod.UID) != er.Spec.Target.PodRef.UID {
+	if err == nil && string(pod.UID) == er.Spec.Target.PodRef.UID {
+		c.enqueueNodeOfInterest(pod.Spec.NodeName)
 		return
 	}
-	c.enqueueNodeOfInterest(pod.Spec.NodeName)
+	// The pod is gone: its node's drain waits for the request to complete
+	// or to be collected.
+	c.enqueueNodesTracking(types.UID(er.Spec.Target.PodRef.UID))
+}
+
+// enqueueNodesTracking enqueues the nodes whose drain session evicts the pod
+// with uid.
+func (c *Controller) enqueueNodesTracking(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for node, session := range c.sessions {
+		if session.Tracks(uid) {
+			c.queue.Add(node)
+		}
+	}
 }
 
 func (c *Controller) enqueueNodeOfInterest(name string) {

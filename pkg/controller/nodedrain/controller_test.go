@@ -500,3 +500,28 @@ func TestARefusedEvictionIsAnEventOnTheNode(t *testing.T) {
 		t.Errorf("events %q, want one %s naming the budget", texts, EventEvictionBlocked)
 	}
 }
+
+// The drain of a node waits for the requests of its gone pods to complete:
+// a request that completes, or is collected, after its pod is gone wakes the
+// node, which its pod no longer can.
+func TestARequestCompletedAfterItsPodWentWakesTheDrain(t *testing.T) {
+	f := newFixture(t)
+	web := pod("web-0").Obj()
+	f.add(marked().Obj(), web)
+	f.sync()
+	if err := f.pods.Delete(web); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if c := condition(f.refreshNode(), v1alpha1.NodeDrained); c == nil || c.Status != corev1.ConditionFalse {
+		t.Fatalf("Drained = %+v while the request of the gone pod is not complete", c)
+	}
+	for f.controller.queue.Len() > 0 {
+		name, _ := f.controller.queue.Get()
+		f.controller.queue.Done(name)
+	}
+	f.controller.enqueueEvictionRequest(wrappers.MakeEvictionRequest(web, me).Complete(v1alpha1.CompleteReasonPodDeleted, "gone").Obj())
+	if got := f.controller.queue.Len(); got != 1 {
+		t.Errorf("the completion of a gone pod's request enqueued %d nodes, want its node", got)
+	}
+}

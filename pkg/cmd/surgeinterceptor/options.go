@@ -14,9 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package surge holds the options and the command of surge-interceptor, in
-// the Complete, Validate, Run flow of Kubernetes components.
-package surge
+// Package surgeinterceptor holds the options and the command of
+// surge-interceptor, in the Validate, Run flow of Kubernetes components.
+package surgeinterceptor
 
 import (
 	"context"
@@ -39,12 +39,14 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/record"
 	cliflag "k8s.io/component-base/cli/flag"
+	componentbaseconfig "k8s.io/component-base/config"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/term"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/version"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
@@ -59,20 +61,14 @@ type Options struct {
 	Kubeconfig string
 	Name       string
 	Namespace  string
-	// QPS and Burst limit the client to kube-apiserver.
-	QPS         float32
-	Burst       int
-	CallTimeout time.Duration
+	// Client limits the client to kube-apiserver and bounds each call.
+	Client *options.ClientOptions
 	// HeartbeatPeriod, PollInterval and JanitorPeriod pace the work.
 	HeartbeatPeriod time.Duration
 	PollInterval    time.Duration
 	JanitorPeriod   time.Duration
-	// LeaderElect runs the interceptor only while it holds the Lease
-	// LeaseNamespace/LeaseName.
-	LeaderElect                  bool
-	LeaseNamespace, LeaseName    string
-	LeaseDuration, RenewDeadline time.Duration
-	RetryPeriod                  time.Duration
+	// LeaderElection runs the interceptor only while it holds its Lease.
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 	// MetricsBindAddress serves /metrics, /healthz and /readyz; empty or
 	// "0" serves nothing.
 	MetricsBindAddress string
@@ -83,17 +79,10 @@ type Options struct {
 func NewOptions() *Options {
 	return &Options{
 		Name:               surge.DefaultName,
-		QPS:                20,
-		Burst:              40,
-		CallTimeout:        30 * time.Second,
+		Client:             options.NewClientOptions(20, 40),
 		PollInterval:       2 * time.Second,
 		JanitorPeriod:      10 * time.Second,
-		LeaderElect:        true,
-		LeaseNamespace:     "evictionrequest-system",
-		LeaseName:          "evictionrequest-surge-interceptor",
-		LeaseDuration:      15 * time.Second,
-		RenewDeadline:      10 * time.Second,
-		RetryPeriod:        2 * time.Second,
+		LeaderElection:     options.NewLeaderElection("evictionrequest-system", "evictionrequest-surge-interceptor"),
 		MetricsBindAddress: ":8080",
 		Logs:               logsapi.NewLoggingConfiguration(),
 	}
@@ -110,16 +99,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.DurationVar(&o.JanitorPeriod, "janitor-period", o.JanitorPeriod, "How often surges whose request was withdrawn, canceled or passed on are undone.")
 	fs = fss.FlagSet("cluster")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster; in-cluster when empty.")
-	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Requests per second to kube-apiserver.")
-	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of requests to kube-apiserver.")
-	fs.DurationVar(&o.CallTimeout, "kube-api-call-timeout", o.CallTimeout, "Timeout of each call to kube-apiserver.")
-	fs = fss.FlagSet("leader election")
-	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Act only while holding the Lease, so that several replicas are safe.")
-	fs.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", o.LeaseNamespace, "Namespace of the Lease.")
-	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", o.LeaseName, "Name of the Lease.")
-	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a standby waits before taking over a Lease that is not renewed.")
-	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader tries to renew before it gives up leading.")
-	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How often leader election is tried.")
+	o.Client.AddFlags(fs, "the interceptor")
+	options.AddLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
 	fs = fss.FlagSet("metrics")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of /metrics, /healthz and /readyz; \"0\" serves none.")
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
@@ -132,20 +113,13 @@ func (o *Options) Validate() error {
 	if msgs := validation.IsDNS1123Subdomain(o.Name); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--name %q: %v", o.Name, msgs))
 	}
-	if o.QPS <= 0 || o.Burst < 1 {
-		errs = append(errs, errors.New("--kube-api-qps must be positive and --kube-api-burst at least 1"))
-	}
-	for flag, d := range map[string]time.Duration{"--kube-api-call-timeout": o.CallTimeout, "--poll-interval": o.PollInterval, "--janitor-period": o.JanitorPeriod} {
+	errs = append(errs, o.Client.Validate()...)
+	for flag, d := range map[string]time.Duration{"--poll-interval": o.PollInterval, "--janitor-period": o.JanitorPeriod} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive", flag))
 		}
 	}
-	if o.LeaderElect && (o.RetryPeriod <= 0 || o.RenewDeadline <= 0 || o.LeaseDuration <= o.RenewDeadline) {
-		errs = append(errs, errors.New("leader election needs 0 < --leader-elect-retry-period and 0 < --leader-elect-renew-deadline < --leader-elect-lease-duration"))
-	}
-	if o.LeaderElect && (o.LeaseNamespace == "" || o.LeaseName == "") {
-		errs = append(errs, errors.New("--leader-elect-resource-namespace and --leader-elect-resource-name must be set"))
-	}
+	errs = append(errs, options.ValidateLeaderElection(o.LeaderElection)...)
 	return errors.Join(errs...)
 }
 
@@ -159,8 +133,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	config.QPS, config.Burst = o.QPS, o.Burst
-	config = rest.AddUserAgent(config, "surge-interceptor")
+	config = rest.AddUserAgent(o.Client.ApplyTo(config), "surge-interceptor")
 	kube, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return err
@@ -178,14 +151,10 @@ func (o *Options) Run(ctx context.Context) error {
 	defer stopServing()
 
 	logger.Info("Starting the surge interceptor", "name", o.Name, "version", version.Get())
-	if !o.LeaderElect {
+	if !o.LeaderElection.LeaderElect {
 		return o.runTerm(ctx, kube, evr)
 	}
-	return leaderelect.Run(ctx, kube.CoordinationV1(), leaderelect.Config{
-		Namespace: o.LeaseNamespace, Name: o.LeaseName,
-		LeaseDuration: o.LeaseDuration, RenewDeadline: o.RenewDeadline, RetryPeriod: o.RetryPeriod,
-		Healthz: leaderHealth,
-	}, func(ctx context.Context) {
+	return leaderelect.Run(ctx, kube.CoordinationV1(), options.LeaderElectConfig(o.LeaderElection, leaderHealth), func(ctx context.Context) {
 		if err := o.runTerm(ctx, kube, evr); err != nil {
 			klog.FromContext(ctx).Error(err, "Surge interceptor term failed")
 		}
@@ -201,14 +170,14 @@ func (o *Options) runTerm(ctx context.Context, kube kubernetes.Interface, evr ve
 	defer broadcaster.Shutdown()
 	surger := surge.New(surge.Config{
 		Name: o.Name, Kube: kube, EvictionRequests: evr, Informers: factory,
-		Recorder:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "surge-interceptor"}),
+		Recorder:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: o.Name}),
 		Clock:        clock.RealClock{},
-		PollInterval: o.PollInterval, CallTimeout: o.CallTimeout,
+		PollInterval: o.PollInterval, CallTimeout: o.Client.CallTimeout,
 	})
 	i, err := interceptor.New(interceptor.Config{
 		Name: o.Name, Namespace: o.Namespace, Handler: surger.Handle,
 		Client: evr, KubeClient: kube,
-		HeartbeatPeriod: o.HeartbeatPeriod, CallTimeout: o.CallTimeout,
+		HeartbeatPeriod: o.HeartbeatPeriod, CallTimeout: o.Client.CallTimeout,
 	})
 	if err != nil {
 		return err
@@ -232,7 +201,7 @@ func (o *Options) serve(ctx context.Context, leaderHealth *leaderelection.Health
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
 	checks := []healthz.HealthChecker{healthz.PingHealthz}
-	if o.LeaderElect {
+	if o.LeaderElection.LeaderElect {
 		checks = append(checks, leaderHealth)
 	}
 	healthz.InstallHandler(mux, checks...)

@@ -14,7 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+// Package authentication holds the server's authenticators besides the ones
+// k8s.io/apiserver's delegated authentication builds: the front-proxy
+// authenticator that remembers verified certificate chains, and the
+// restriction of anonymous requests to some paths.
+package authentication
 
 import (
 	"net/http"
@@ -28,7 +32,7 @@ import (
 // it authenticated (--requestheader-username-headers defaults to it).
 const frontProxyUserHeader = "X-Remote-User"
 
-// anonymousOnlyOn restricts the anonymous user that delegated
+// AnonymousOnlyOn restricts the anonymous user that delegated
 // authentication falls back to, for a request no authenticator recognized,
 // to the given paths; elsewhere such a request is not authenticated, and the
 // server answers 401. k8s.io/apiserver always appends that fallback and
@@ -37,7 +41,7 @@ const frontProxyUserHeader = "X-Remote-User"
 // A user the aggregator authenticated as system:anonymous, proxied with a
 // verified front-proxy certificate, is kept: kube-apiserver decided to
 // serve it, and authorization decides the rest.
-func anonymousOnlyOn(delegate authenticator.Request, paths []string) authenticator.Request {
+func AnonymousOnlyOn(delegate authenticator.Request, paths []string) authenticator.Request {
 	allowed := sets.New(paths...)
 	return authenticator.RequestFunc(func(req *http.Request) (*authenticator.Response, bool, error) {
 		// Read before authentication, which strips the proxy's headers.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package authentication
 
 import (
 	"crypto/tls"
@@ -140,7 +140,7 @@ func TestFrontProxyAuthenticator(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := testingclock.NewFakeClock(time.Now())
 			ca := &countingCA{CAContentProvider: newStaticCA(t, frontProxyCA)}
-			a := newFrontProxyAuthenticator(&authenticatorfactory.RequestHeaderConfig{
+			a := NewFrontProxyAuthenticator(&authenticatorfactory.RequestHeaderConfig{
 				CAContentProvider:   ca,
 				AllowedClientNames:  headerrequest.StaticStringSlice{"front-proxy-client"},
 				UsernameHeaders:     headerrequest.StaticStringSlice{"X-Remote-User"},

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package authentication
 
 import (
 	"crypto/sha256"
@@ -63,9 +63,9 @@ type frontProxyAuthenticator struct {
 	verified *lru.Cache
 }
 
-// newFrontProxyAuthenticator authenticates what config describes: the
+// NewFrontProxyAuthenticator authenticates what config describes: the
 // request-header options RecommendedOptions applied.
-func newFrontProxyAuthenticator(config *authenticatorfactory.RequestHeaderConfig, clock clock.PassiveClock) *frontProxyAuthenticator {
+func NewFrontProxyAuthenticator(config *authenticatorfactory.RequestHeaderConfig, clock clock.PassiveClock) authenticator.Request {
 	return &frontProxyAuthenticator{
 		config:   config,
 		headers:  headerrequest.NewDynamic(config.UsernameHeaders, config.UIDHeaders, config.GroupHeaders, config.ExtraHeaderPrefixes),

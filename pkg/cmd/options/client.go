@@ -1,0 +1,75 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package options holds the command-line options every command of the
+// project shares, so that they are spelled and checked alike: the client to
+// kube-apiserver (QPS, burst, call timeout) and leader election.
+package options
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+)
+
+// DefaultCallTimeout bounds each call to kube-apiserver unless
+// --kube-api-call-timeout says otherwise.
+const DefaultCallTimeout = 30 * time.Second
+
+// ClientOptions are a command's client to kube-apiserver: how many requests
+// it may send, and how long one call may take. A client-go rest.Config with
+// no QPS is held to 5 requests/s: every command sets them on purpose.
+type ClientOptions struct {
+	QPS         float32
+	Burst       int
+	CallTimeout time.Duration
+}
+
+// NewClientOptions returns client options of qps and burst, with
+// DefaultCallTimeout.
+func NewClientOptions(qps float32, burst int) *ClientOptions {
+	return &ClientOptions{QPS: qps, Burst: burst, CallTimeout: DefaultCallTimeout}
+}
+
+// AddFlags adds --kube-api-qps, --kube-api-burst and
+// --kube-api-call-timeout to fs; what says what the client does, for the
+// help.
+func (o *ClientOptions) AddFlags(fs *pflag.FlagSet, what string) {
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Requests per second "+what+" may send to kube-apiserver.")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of requests "+what+" may send to kube-apiserver.")
+	fs.DurationVar(&o.CallTimeout, "kube-api-call-timeout", o.CallTimeout, "Timeout of each call "+what+" makes to kube-apiserver; a call that times out fails, or is retried where it can be.")
+}
+
+// Validate checks the options.
+func (o *ClientOptions) Validate() []error {
+	var errs []error
+	if o.QPS <= 0 || o.Burst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive and --kube-api-burst at least 1, got %v and %d", o.QPS, o.Burst))
+	}
+	if o.CallTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-call-timeout must be positive, got %s", o.CallTimeout))
+	}
+	return errs
+}
+
+// ApplyTo returns a copy of config limited to the options' QPS and burst.
+func (o *ClientOptions) ApplyTo(config *rest.Config) *rest.Config {
+	config = rest.CopyConfig(config)
+	config.QPS, config.Burst = o.QPS, o.Burst
+	return config
+}
