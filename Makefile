@@ -32,8 +32,8 @@ build: ## Build evictionrequest-apiserver, the kubectl plugin, the surge interce
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/evictionrequest-apiserver ./cmd/evictionrequest-apiserver
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/kubectl-evictionrequest ./cmd/kubectl-evictionrequest
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/surge-interceptor ./cmd/surge-interceptor
-	$(GO) build -o $(BIN_DIR)/local-up ./test/cmd/local-up
-	$(GO) build -o $(BIN_DIR)/sample-interceptor ./test/cmd/sample-interceptor
+	$(GO) build -o $(BIN_DIR)/local-up ./hack/local-up
+	$(GO) build -o $(BIN_DIR)/sample-interceptor ./examples/sample-interceptor
 
 .PHONY: tools
 tools: $(CLUSTER_BINS) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok (only when missing or re-pinned).
@@ -68,7 +68,7 @@ test: verify test-unit test-e2e ## Everything CI runs: verify, unit and storage 
 
 .PHONY: test-unit
 test-unit: ## Unit tests, storage tests on an embedded etcd, the server in-process (test/integration), the rendering of the deploy overlays and the harness's load balancer.
-	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./artifacts/... ./test/integration/... ./test/localcluster/...
+	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./artifacts/... ./test/integration/... ./internal/localcluster/...
 
 .PHONY: test-e2e
 test-e2e: build tools ## The e2e suite on the local control plane, through the kube-apiserver aggregator.

@@ -44,7 +44,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
 	"github.com/evictionrequest/apiserver/pkg/util/pki"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
-	"github.com/evictionrequest/apiserver/test/localcluster"
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
 // servingCertFiles issues a CA and a serving certificate for the Service of

@@ -37,7 +37,7 @@ import (
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
-// step reads the step an interceptor of test/cmd/sample-interceptor
+// step reads the step an interceptor of examples/sample-interceptor
 // reported last, 0 when none.
 func step(er *v1alpha1.EvictionRequest) int {
 	m := regexp.MustCompile(`: step (\d+) of \d+$`).FindStringSubmatch(er.Status.Message)

@@ -45,7 +45,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
-	"github.com/evictionrequest/apiserver/test/localcluster"
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
 // poolLabel keeps the pods of a test's Deployments on the test's own nodes.

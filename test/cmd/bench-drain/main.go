@@ -43,7 +43,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	"github.com/evictionrequest/apiserver/test/localcluster"
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
 type options struct {

@@ -41,7 +41,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/test/localcluster"
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
 //go:embed crd.yaml

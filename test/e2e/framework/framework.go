@@ -46,7 +46,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	evrclient "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/typed/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/test/localcluster"
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
 var (

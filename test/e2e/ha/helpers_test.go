@@ -31,7 +31,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
-	"github.com/evictionrequest/apiserver/test/localcluster"
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
 // flowTimeout bounds how long a test waits for a flow to go on after a
