@@ -94,7 +94,9 @@ func (w *PodWrapper) OwnedByReplicaSet(rs *appsv1.ReplicaSet) *PodWrapper {
 }
 
 // DaemonSet makes an apps DaemonSet the pod's controller.
-func (w *PodWrapper) DaemonSet() *PodWrapper { return w.OwnedBy("apps/v1", "DaemonSet", "ds", "uid-ds") }
+func (w *PodWrapper) DaemonSet() *PodWrapper {
+	return w.OwnedBy("apps/v1", "DaemonSet", "ds", "uid-ds")
+}
 
 // Mirror makes the pod the mirror of a kubelet's static pod.
 func (w *PodWrapper) Mirror() *PodWrapper { return w.Annotation(corev1.MirrorPodAnnotationKey, "hash") }
@@ -115,7 +117,10 @@ func (w *PodWrapper) Ready(at time.Time) *PodWrapper {
 }
 
 // Created sets the creation time.
-func (w *PodWrapper) Created(at time.Time) *PodWrapper { w.CreationTimestamp = metav1.NewTime(at); return w }
+func (w *PodWrapper) Created(at time.Time) *PodWrapper {
+	w.CreationTimestamp = metav1.NewTime(at)
+	return w
+}
 
 // EmptyDir adds an emptyDir volume.
 func (w *PodWrapper) EmptyDir(name string) *PodWrapper {

@@ -153,4 +153,3 @@ func (cc controllerContext) runTerm(ctx context.Context) {
 	}
 	wg.Wait()
 }
-

@@ -243,6 +243,7 @@ func (s *Surger) holdingOf(ctx context.Context, namespace string, uid types.UID,
 	held := erutil.IsHeldBy(er, holder)
 	return holding{held: held, forbidden: held && erutil.CancellationForbidden(er)}, nil
 }
+
 // cleanUpDeployment drops from state, the surge of dep, the pods that are
 // gone or whose request the surge's interceptor no longer holds, scaling it
 // back, and returns how many pods the surge still replaces.
@@ -300,4 +301,3 @@ func (s *Surger) cleanUpDeployment(ctx context.Context, dep *appsv1.Deployment, 
 	klog.FromContext(ctx).V(2).Info("Cleaned up a surge", "deployment", klog.KObj(dep), "reverted", reverted, "replicas", *updated.Spec.Replicas)
 	return len(state.Pods), nil
 }
-

@@ -39,12 +39,12 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/evictionrequest/apiserver/artifacts"
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
 	"github.com/evictionrequest/apiserver/pkg/util/pki"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
-	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
 // servingCertFiles issues a CA and a serving certificate for the Service of

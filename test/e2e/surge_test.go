@@ -40,12 +40,12 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
-	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
 // poolLabel keeps the pods of a test's Deployments on the test's own nodes.

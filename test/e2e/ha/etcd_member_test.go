@@ -26,9 +26,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
-	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
 // TestEtcdMemberKilledDuringADrain drains a node of 20 pods whose

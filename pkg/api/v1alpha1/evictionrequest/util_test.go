@@ -27,10 +27,10 @@ func TestRules(t *testing.T) {
 	pod := wrappers.MakePod("web-0").Obj()
 	const me = "a.example.com"
 	for _, tc := range []struct {
-		name                                     string
-		er                                       *v1alpha1.EvictionRequest
+		name                                    string
+		er                                      *v1alpha1.EvictionRequest
 		complete, canceled, forbidden, heldByMe bool
-		reason                                   string
+		reason                                  string
 	}{
 		{name: "just created", er: wrappers.MakeEvictionRequest(pod, "r.example.com").Interceptors(me).Obj()},
 		{name: "held", er: wrappers.MakeEvictionRequest(pod, "r.example.com").Interceptors(me).Active(me).Obj(), heldByMe: true},
