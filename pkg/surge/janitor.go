@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
 )
@@ -119,15 +120,9 @@ func (j *janitor) enqueuePod(obj any) {
 
 // podDeleted counts a pod this interceptor marked for removal as replaced.
 func (j *janitor) podDeleted(obj any) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := podutil.FromObject(obj)
 	if !ok {
-		tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown)
-		if !isTombstone {
-			return
-		}
-		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
-			return
-		}
+		return
 	}
 	if _, marked := pod.Annotations[OriginalDeletionCostAnnotation]; marked && pod.Annotations[MarkedByAnnotation] == j.s.cfg.Name {
 		metrics.Completed.Inc()

@@ -19,48 +19,10 @@ package e2e
 import (
 	"context"
 	"testing"
-	"time"
-
-	"k8s.io/klog/v2/ktesting"
 
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
-
-// testHeartbeatPeriod is how often the suite's interceptors heartbeat: far
-// inside any deadline, and often enough to be seen within a test.
-const testHeartbeatPeriod = time.Second
-
-// startInterceptor runs an SDK interceptor in the test process, limited to
-// the test's namespace (tests run in parallel and share interceptor names),
-// until the test ends.
-func startInterceptor(t *testing.T, ns, name string, handler interceptor.Handler) {
-	t.Helper()
-	i, err := interceptor.New(interceptor.Config{
-		Name:            name,
-		Namespace:       ns,
-		Handler:         handler,
-		Client:          f.Clientset,
-		KubeClient:      f.Kube,
-		HeartbeatPeriod: testHeartbeatPeriod,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := i.Run(ctx); err != nil {
-			t.Errorf("interceptor %s: %v", name, err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-}
 
 // newRequester is an SDK requester of the suite, as the cluster admin. Its
 // requests outlive their pods (requester.Options.KeepAfterPod), so that the
@@ -79,11 +41,7 @@ func ownedRequester(t *testing.T, name string) *requester.Requester {
 
 func newRequesterWith(t *testing.T, name string, opts requester.Options) *requester.Requester {
 	t.Helper()
-	r, err := requester.New(name, f.Clientset, f.Kube.CoreV1(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return f.NewRequester(t, name, opts)
 }
 
 // declines is a handler that passes every request on at once.

@@ -46,7 +46,7 @@ func TestAdmissionResolvesInterceptorsAndLabelsFromThePod(t *testing.T) {
 	})
 	er := framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io")
 	er.Labels = map[string]string{"team": "set-by-requester", "drain": "node-z"}
-	created, err := f.EvictionRequests(ns).Create(framework.Context(t), er, metav1.CreateOptions{})
+	created, err := f.EvictionRequests(ns).Create(t.Context(), er, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestAdmissionResolvesInterceptorsAndLabelsFromThePod(t *testing.T) {
 
 func TestAdmissionRefusesRequestsThatDoNotMatchAPod(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "web-0")
 	client := f.EvictionRequests(ns)
@@ -116,7 +116,7 @@ func TestAdmissionRefusesAnInvalidInterceptorAnnotation(t *testing.T) {
 	// where it is not applied, the server refuses it in turn.
 	exemptFromInterceptorPolicy(t, ns)
 	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{Interceptors: []string{"fine.example.com", "actor-a.k8s.io"}})
-	_, err := f.EvictionRequests(ns).Create(framework.Context(t), framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io"), metav1.CreateOptions{})
+	_, err := f.EvictionRequests(ns).Create(t.Context(), framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io"), metav1.CreateOptions{})
 	if fields := invalidFields(t, err); !slices.Contains(fields, "spec.interceptors[1].name") {
 		t.Errorf("422 names %v, want spec.interceptors[1].name", fields)
 	}
@@ -127,7 +127,7 @@ func TestAdmissionRefusesAnInvalidInterceptorAnnotation(t *testing.T) {
 
 func TestAdmissionAcceptsAPodCreatedAMomentBefore(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	for i := 0; i < 5; i++ {
 		pod, err := f.Kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
@@ -186,7 +186,7 @@ func TestAdmissionLocksRequesters(t *testing.T) {
 
 func TestAdmissionGuardsDeletionUnderForbid(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	client := f.EvictionRequests(ns)
 
@@ -250,7 +250,7 @@ func TestAdmissionGuardsDeletionUnderForbid(t *testing.T) {
 // names the missing permission, until the user may delete pods.
 func TestAdmissionRequiresPermissionToDeleteThePod(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "web-0")
 	const user = "evr-editor"
@@ -305,7 +305,7 @@ spec:
 // is refused with a 403 naming the pod, and writes nothing.
 func TestPodDeleteAuthorizationOnEveryWritePath(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "web-0")
 	created := f.CreateEvictionRequest(t, pod, "nodemaintenance.k8s.io")

@@ -24,7 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	coordinationapply "github.com/evictionrequest/apiserver/pkg/generated/applyconfiguration/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
 // TestServerSideApplyMergesRequestersByName has two requesters apply only
@@ -32,7 +31,7 @@ import (
 // each owned by its manager, and one withdrawing leaves the other.
 func TestServerSideApplyMergesRequestersByName(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "db-0")
 	client := f.EvictionRequests(ns)
@@ -93,7 +92,7 @@ func TestServerSideApplyMergesRequestersByName(t *testing.T) {
 // the reset fields keep the spec out of it.
 func TestServerSideApplyOfStatusIgnoresSpec(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "db-0")
 	client := f.EvictionRequests(ns)

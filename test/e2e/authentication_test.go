@@ -27,12 +27,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
-	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
 func TestUserWithoutRBACIsForbidden(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 
 	clientset, err := versioned.NewForConfig(f.ImpersonatingConfig("mallory"))
@@ -52,7 +51,7 @@ func TestUserWithoutRBACIsForbidden(t *testing.T) {
 
 func TestUnauthenticatedRequestIsUnauthorized(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(f.AdminConfig.CAData)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
@@ -60,12 +61,12 @@ type cancellationExample struct {
 // requests the eviction).
 func startCancellationExample(t *testing.T, ns string, bPolicy, aPolicy v1alpha1.EvictionRequestCancellationPolicy) *cancellationExample {
 	t.Helper()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	e := &cancellationExample{
 		pod: "p-1", nodeDrain: newRequester(t, nodeDrain),
 		bStarted: make(chan context.Context, 1), bDone: make(chan struct{}), aSaw: make(chan *v1alpha1.EvictionRequest, 1),
 	}
-	startInterceptor(t, ns, actorB, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+	f.StartInterceptor(t, ns, actorB, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
 		if err := req.Report(ctx, interceptor.Progress{Message: "notifying the users of P", CancellationPolicy: bPolicy}); err != nil {
 			return interceptor.Result{}, err
 		}
@@ -77,7 +78,7 @@ func startCancellationExample(t *testing.T, ns string, bPolicy, aPolicy v1alpha1
 			return interceptor.Result{}, ctx.Err()
 		}
 	})
-	startInterceptor(t, ns, actorA, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+	f.StartInterceptor(t, ns, actorA, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
 		e.aSaw <- req.EvictionRequest
 		if err := req.Report(ctx, interceptor.Progress{Message: "deleting p-1", CancellationPolicy: aPolicy}); err != nil {
 			return interceptor.Result{}, err
@@ -104,7 +105,7 @@ func (e *cancellationExample) bWorks(t *testing.T) context.Context {
 	select {
 	case ctx := <-e.bStarted:
 		return ctx
-	case <-time.After(controllerTimeout):
+	case <-time.After(framework.DefaultTimeout):
 		t.Fatal("actor B never worked on p-1")
 		return nil
 	}
@@ -115,7 +116,7 @@ func (e *cancellationExample) aFound(t *testing.T) *v1alpha1.EvictionRequest {
 	select {
 	case er := <-e.aSaw:
 		return er
-	case <-time.After(controllerTimeout):
+	case <-time.After(framework.DefaultTimeout):
 		t.Fatal("actor A never took p-1")
 		return nil
 	}
@@ -123,18 +124,18 @@ func (e *cancellationExample) aFound(t *testing.T) *v1alpha1.EvictionRequest {
 
 func expectNotComplete(t *testing.T, ns, name string) {
 	t.Helper()
-	er, err := f.EvictionRequests(ns).Get(framework.Context(t), name, metav1.GetOptions{})
+	er, err := f.EvictionRequests(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if isComplete(er) {
+	if erutil.IsComplete(er) {
 		t.Fatalf("the request completed early: %s", er.Status.Message)
 	}
 }
 
 func TestCancellationMultipleDynamicRequestersNoCancellation(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	e := startCancellationExample(t, ns, v1alpha1.Allow, v1alpha1.Allow)
 
@@ -157,7 +158,7 @@ func TestCancellationMultipleDynamicRequestersNoCancellation(t *testing.T) {
 	if len(er.Spec.Requesters) != 1 || er.Spec.Requesters[0].Name != descheduler {
 		t.Errorf("requesters after the drain withdrew: %v", er.Spec.Requesters)
 	}
-	time.Sleep(2 * testHeartbeatPeriod)
+	time.Sleep(2 * framework.HeartbeatPeriod)
 	expectNotComplete(t, ns, e.name)
 	// 10-14. B is done; A is designated, deletes p-1; the request is complete.
 	close(e.bDone)
@@ -177,7 +178,7 @@ func TestCancellationMultipleDynamicRequestersNoCancellation(t *testing.T) {
 
 func TestCancellationSingleDynamicRequester(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	e := startCancellationExample(t, ns, v1alpha1.Allow, v1alpha1.Allow)
 
@@ -196,7 +197,7 @@ func TestCancellationSingleDynamicRequester(t *testing.T) {
 	if err != nil || result.Reason != v1alpha1.CompleteReasonCanceled || result.Evicted() {
 		t.Fatalf("Wait() = %+v, %v; want Canceled", result, err)
 	}
-	waitForCompletion(t, ns, e.name, v1alpha1.CompleteReasonCanceled)
+	f.WaitForCompletion(t, ns, e.name, v1alpha1.CompleteReasonCanceled)
 	// 9. B learns of the cancellation: its handler's context ends.
 	select {
 	case <-bCtx.Done():
@@ -213,7 +214,7 @@ func TestCancellationSingleDynamicRequester(t *testing.T) {
 
 func TestCancellationForbidden(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	e := startCancellationExample(t, ns, v1alpha1.Forbid, v1alpha1.Forbid)
 
@@ -237,7 +238,7 @@ func TestCancellationForbidden(t *testing.T) {
 		t.Errorf("the controller reset the cancellation policy to %v on the hand-off", found.Status.EvictionRequestCancellationPolicy)
 	}
 	// 11-12. A deletes p-1; the request completes.
-	waitForCompletion(t, ns, e.name, v1alpha1.CompleteReasonPodDeleted)
+	f.WaitForCompletion(t, ns, e.name, v1alpha1.CompleteReasonPodDeleted)
 	// 13. The drain controller can delete the request now that p-1 is gone.
 	if err := f.EvictionRequests(ns).Delete(ctx, e.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Errorf("deleting under Forbid once p-1 is gone: %v", err)

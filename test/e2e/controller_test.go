@@ -40,7 +40,7 @@ import (
 // the requester learns how the request ended.
 func TestControllerEvictsAPodWithoutInterceptors(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(framework.Context(t), controllerTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), framework.DefaultTimeout)
 	defer cancel()
 	ns := f.NewNamespace(t)
 	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{})
@@ -55,8 +55,8 @@ func TestControllerEvictsAPodWithoutInterceptors(t *testing.T) {
 	if result.Reason != v1alpha1.CompleteReasonPodDeleted || !result.Evicted() {
 		t.Errorf("Wait() = %+v, want PodDeleted", result)
 	}
-	waitForPodGone(t, ns, pod.Name)
-	waitForEvents(t, ns, string(pod.UID), evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
+	f.WaitForPodGone(t, ns, pod.Name)
+	f.WaitForEvents(t, ns, "", string(pod.UID), evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
 	if attempts, granted := f.AuditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
 		t.Errorf("kube-apiserver saw %d evictions of %s (%d granted), want exactly one", attempts, pod.Name, granted)
 	}
@@ -69,7 +69,7 @@ func TestControllerEvictsAPodWithoutInterceptors(t *testing.T) {
 // declines. The pod is then evicted.
 func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	const (
 		fallback = "fallback.rescue.example.com"
@@ -78,7 +78,7 @@ func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
 	)
 	finish := time.Now().Add(time.Hour).Truncate(time.Second)
 	migrated := make(chan struct{})
-	startInterceptor(t, ns, migrator, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+	f.StartInterceptor(t, ns, migrator, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
 		if err := req.Report(ctx, interceptor.Progress{Message: "migrating data", ExpectedFinishTime: &finish}); err != nil {
 			return interceptor.Result{}, err
 		}
@@ -89,14 +89,14 @@ func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
 			return interceptor.Result{}, ctx.Err()
 		}
 	})
-	startInterceptor(t, ns, fallback, declines)
+	f.StartInterceptor(t, ns, fallback, declines)
 	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Interceptors: []string{fallback, operator, migrator}})
 	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 	name := string(pod.UID)
 
-	waitForRequest(t, ns, name, "the migrator's progress", func(er *v1alpha1.EvictionRequest) error {
+	f.WaitForRequest(t, ns, name, "the migrator's progress", func(er *v1alpha1.EvictionRequest) error {
 		if ptr.Deref(er.Status.ActiveInterceptorName, "") != migrator || er.Status.Message != "migrating data" ||
 			er.Status.ExpectedInterceptorFinishTime == nil || !er.Status.ExpectedInterceptorFinishTime.Time.Equal(finish) {
 			return fmt.Errorf("status %+v", er.Status)
@@ -107,7 +107,7 @@ func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
 
 	// The operator takes over with the fields reset, but it crashed long
 	// ago and never answers: its last heartbeat is older than the deadline.
-	active := waitUntilActive(t, ns, name, operator)
+	active := f.WaitUntilActive(t, ns, name, operator)
 	if active.Status.ActiveInterceptorCompleted || active.Status.ExpectedInterceptorFinishTime != nil || active.Status.HeartbeatTime == nil ||
 		!strings.Contains(active.Status.Message, operator+" replaced "+migrator+", which completed") {
 		t.Errorf("after the hand-off to the operator: %+v", active.Status)
@@ -119,9 +119,9 @@ func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
 
 	// The fallback is passed the request because the operator timed out,
 	// and declines. No interceptor is left: the pod is evicted.
-	waitForPodGone(t, ns, pod.Name)
-	waitForCompletion(t, ns, name, v1alpha1.CompleteReasonPodDeleted)
-	waitForEvents(t, ns, name,
+	f.WaitForPodGone(t, ns, pod.Name)
+	f.WaitForCompletion(t, ns, name, v1alpha1.CompleteReasonPodDeleted)
+	f.WaitForEvents(t, ns, "", name,
 		evictioncontroller.EventInterceptorSelected, interceptor.EventStarted, interceptor.EventCompleted,
 		evictioncontroller.EventInterceptorHandedOff, evictioncontroller.EventInterceptorTimedOut, interceptor.EventDeclined,
 		evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
@@ -134,7 +134,7 @@ func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
 // the failures and backs off, and evicts once the budget allows it.
 func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Labels: map[string]string{"app": "db"}})
 	pdb, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, &policyv1.PodDisruptionBudget{
@@ -165,7 +165,7 @@ func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
 	}
 	var delays []time.Duration
 	retryIn := regexp.MustCompile(`retrying in ([0-9a-z.]+):`)
-	waitForRequest(t, ns, er.Name, "three failed evictions", func(er *v1alpha1.EvictionRequest) error {
+	f.WaitForRequest(t, ns, er.Name, "three failed evictions", func(er *v1alpha1.EvictionRequest) error {
 		if m := retryIn.FindStringSubmatch(er.Status.Message); m != nil {
 			d, _ := time.ParseDuration(m[1])
 			if len(delays) == 0 || delays[len(delays)-1] != d {
@@ -188,15 +188,15 @@ func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
 	if attempts, granted := f.AuditedEvictions(t, ns, pod.Name); attempts < 3 || granted != 0 {
 		t.Errorf("kube-apiserver saw %d evictions (%d granted), want at least 3 refused", attempts, granted)
 	}
-	waitForEvents(t, ns, er.Name, evictioncontroller.EventEvictionFailed)
+	f.WaitForEvents(t, ns, "", er.Name, evictioncontroller.EventEvictionFailed)
 
 	// The budget is relaxed: the next attempt succeeds.
 	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
 	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitForPodGone(t, ns, pod.Name)
-	done := waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
+	f.WaitForPodGone(t, ns, pod.Name)
+	done := f.WaitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 	if done.Status.PodEvictionStatus.FailedAPIEvictionCounter < 3 {
 		t.Errorf("the failure counter went back to %d", done.Status.PodEvictionStatus.FailedAPIEvictionCounter)
 	}
@@ -208,7 +208,7 @@ func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
 // Flow 5: DaemonSet and mirror pods are never evicted through the API.
 func TestControllerNeverEvictsDaemonSetOrMirrorPods(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	daemonPod, mirrorPod := skippedPods(t, ns, f.NodeNames[0])
 
@@ -218,13 +218,13 @@ func TestControllerNeverEvictsDaemonSetOrMirrorPods(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitForRequest(t, ns, er.Name, "the controller to refuse the "+kind+" pod", func(er *v1alpha1.EvictionRequest) error {
+		f.WaitForRequest(t, ns, er.Name, "the controller to refuse the "+kind+" pod", func(er *v1alpha1.EvictionRequest) error {
 			if !strings.Contains(er.Status.Message, "is a "+kind+" pod") {
 				return fmt.Errorf("message %q", er.Status.Message)
 			}
 			return nil
 		})
-		waitForEvents(t, ns, er.Name, evictioncontroller.EventEvictionNotSupported)
+		f.WaitForEvents(t, ns, "", er.Name, evictioncontroller.EventEvictionNotSupported)
 		if attempts, _ := f.AuditedEvictions(t, ns, pod.Name); attempts != 0 {
 			t.Errorf("the %s pod was evicted through the API %d times", kind, attempts)
 		}
@@ -239,7 +239,7 @@ func TestControllerNeverEvictsDaemonSetOrMirrorPods(t *testing.T) {
 // (or kwok) runs, so its graceful deletion never finishes on its own.
 func TestControllerNeverEvictsATerminatingPod(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	node, err := f.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "no-kubelet-"}}, metav1.CreateOptions{})
 	if err != nil {
@@ -264,7 +264,7 @@ func TestControllerNeverEvictsATerminatingPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitForRequest(t, ns, er.Name, "the controller to wait for the terminating pod", func(er *v1alpha1.EvictionRequest) error {
+	f.WaitForRequest(t, ns, er.Name, "the controller to wait for the terminating pod", func(er *v1alpha1.EvictionRequest) error {
 		if !strings.Contains(er.Status.Message, "is terminating") {
 			return fmt.Errorf("message %q", er.Status.Message)
 		}
@@ -278,5 +278,5 @@ func TestControllerNeverEvictsATerminatingPod(t *testing.T) {
 	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
-	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
+	f.WaitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 }

@@ -35,7 +35,7 @@ import (
 
 func TestCreateGetListUpdateDelete(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "web-0")
 	client := f.EvictionRequests(ns)
@@ -83,7 +83,7 @@ func TestCreateGetListUpdateDelete(t *testing.T) {
 
 func TestWatchFromResourceVersion(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	client := f.EvictionRequests(ns)
 	first := f.CreateEvictionRequest(t, parkedPod(t, ns, "first"), "nodemaintenance.k8s.io")
@@ -174,7 +174,7 @@ func TestStatusSubresourceSemantics(t *testing.T) {
 
 func TestValidationRefusalsNameTheField(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "web-0")
 	client := f.EvictionRequests(ns)

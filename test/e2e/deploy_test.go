@@ -96,7 +96,7 @@ func installCertManagerCRDs(t *testing.T) {
 		}
 		crds = append(crds, objects...)
 	}
-	if err := f.Apply(framework.Context(t), crds, metav1.ApplyOptions{FieldManager: "e2e", Force: true}); err != nil {
+	if err := f.Apply(t.Context(), crds, metav1.ApplyOptions{FieldManager: "e2e", Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, time.Minute, "cert-manager.io to be served", func(ctx context.Context) error {
@@ -119,7 +119,7 @@ func TestEveryOverlayPassesAServerSideDryRun(t *testing.T) {
 			}
 			// As the manager of what the harness applied, so that the dry run
 			// is that of this overlay applied in place of the deployed one.
-			if err := f.Apply(framework.Context(t), objects, metav1.ApplyOptions{FieldManager: localcluster.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
+			if err := f.Apply(t.Context(), objects, metav1.ApplyOptions{FieldManager: localcluster.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
 				t.Fatalf("overlay %s: %v", overlay, err)
 			}
 		})
@@ -131,7 +131,7 @@ func TestEveryOverlayPassesAServerSideDryRun(t *testing.T) {
 // that names the rule.
 func TestInterceptorAnnotationPolicy(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	names := func(n int, suffix string) string {
 		var list []string
@@ -207,7 +207,7 @@ func serverVerdict(annotation string) field.ErrorList {
 // whose requests wait for them.
 func TestServerCallsRunAtWorkloadHighPriority(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	const namespace, name = "evictionrequest-system", "evictionrequest-apiserver"
 	config := f.ImpersonatingConfig(serviceaccount.MakeUsername(namespace, name), serviceaccount.MakeGroupNames(namespace)...)
 	client, err := rest.HTTPClientFor(config)

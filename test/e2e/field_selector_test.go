@@ -26,12 +26,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
 func TestFieldSelectors(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	client := f.EvictionRequests(ns)
 	web := f.CreateEvictionRequest(t, parkedPod(t, ns, "web-0"), "nodemaintenance.k8s.io")

@@ -34,7 +34,7 @@ import (
 // resource through the aggregator, deletes it once the owning pod is gone.
 func TestOwnedByThePodIsGarbageCollected(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "batch-0")
 	er := framework.NewEvictionRequest(pod, "nodemaintenance.k8s.io")

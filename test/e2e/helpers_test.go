@@ -46,7 +46,7 @@ func parkedPod(t *testing.T, ns, name string) *corev1.Pod {
 // true; a conflict with the controller's writes is retried.
 func update(t *testing.T, ns, name string, status bool, mutate func(*v1alpha1.EvictionRequest)) (*v1alpha1.EvictionRequest, error) {
 	t.Helper()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	client := f.EvictionRequests(ns)
 	var updated *v1alpha1.EvictionRequest
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -111,7 +111,7 @@ const interceptorPolicyOptOut = "evictionrequest.coordination.k8s.io/interceptor
 func exemptFromInterceptorPolicy(t *testing.T, ns string) {
 	t.Helper()
 	patch := []byte(`{"metadata":{"labels":{"` + interceptorPolicyOptOut + `":"disabled"}}}`)
-	if _, err := f.Kube.CoreV1().Namespaces().Patch(framework.Context(t), ns, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().Namespaces().Patch(t.Context(), ns, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

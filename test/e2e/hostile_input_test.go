@@ -257,7 +257,7 @@ func hostileCases() []hostileCase {
 
 func TestHostileInputIsRefusedAndWritesNothing(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "web-0")
 	other := parkedPod(t, ns, "web-1")

@@ -33,20 +33,20 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 		interceptor = "metrics.e2e.example.com"
 		requester   = "metrics-requester.example.com"
 	)
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	r := newRequester(t, requester)
 	evicted := f.CreatePod(t, ns, "evicted-0", framework.PodOptions{})
 	er, err := r.Request(ctx, evicted)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
+	f.WaitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 	parked := f.CreatePod(t, ns, "parked-0", framework.PodOptions{Interceptors: []string{interceptor}})
 	parkedER, err := r.Request(ctx, parked)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntilActive(t, ns, parkedER.Name, interceptor)
+	f.WaitUntilActive(t, ns, parkedER.Name, interceptor)
 
 	metrics := framework.ScrapeMetrics(t, f.ServerClientConfig(f.EvictionServer()))
 	sample := func(name string) float64 {

@@ -19,34 +19,17 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
-
-// waitForNode waits until the node satisfies cond and returns it.
-func waitForNode(t *testing.T, name, what string, cond func(*corev1.Node) error) *corev1.Node {
-	t.Helper()
-	var node *corev1.Node
-	framework.Eventually(t, controllerTimeout, what, func(ctx context.Context) error {
-		current, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		node = current
-		return cond(current)
-	})
-	return node
-}
 
 func nodeCondition(node *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
 	for i := range node.Status.Conditions {
@@ -65,35 +48,6 @@ func conditionIs(node *corev1.Node, t corev1.NodeConditionType, status corev1.Co
 	return nil
 }
 
-// nodeEventReasons lists the reasons of the events on a node.
-func nodeEventReasons(t *testing.T, node string) []string {
-	t.Helper()
-	events, err := f.Kube.CoreV1().Events(metav1.NamespaceAll).List(framework.Context(t), metav1.ListOptions{
-		FieldSelector: fields.AndSelectors(fields.OneTermEqualSelector("involvedObject.kind", "Node"), fields.OneTermEqualSelector("involvedObject.name", node)).String(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reasons []string
-	for _, e := range events.Items {
-		reasons = append(reasons, e.Reason)
-	}
-	return reasons
-}
-
-func waitForNodeEvents(t *testing.T, node string, reasons ...string) {
-	t.Helper()
-	framework.Eventually(t, controllerTimeout, fmt.Sprintf("events %v on node %s", reasons, node), func(context.Context) error {
-		got := nodeEventReasons(t, node)
-		for _, r := range reasons {
-			if !slices.Contains(got, r) {
-				return fmt.Errorf("no %s event yet, have %v", r, got)
-			}
-		}
-		return nil
-	})
-}
-
 // A node marked for drain is cordoned and emptied, pods that land later too;
 // its conditions survive the kubelet's status updates; unmarking it
 // uncordons it.
@@ -108,7 +62,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 	skippedPods(t, ns, node)
 
 	f.MarkForDrain(t, node, true)
-	drained := waitForNode(t, node, "the node to be drained", func(n *corev1.Node) error {
+	drained := f.WaitForNode(t, node, "the node to be drained", func(n *corev1.Node) error {
 		if !n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != nodedrain.DefaultRequesterName {
 			return fmt.Errorf("not cordoned by the drain: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 		}
@@ -118,12 +72,12 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 		return conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionFalse, "no pod is left to evict")
 	})
 	for _, pod := range web {
-		waitForPodGone(t, ns, pod.Name)
+		f.WaitForPodGone(t, ns, pod.Name)
 		if _, granted := f.AuditedEvictions(t, ns, pod.Name); granted != 1 {
 			t.Errorf("pod %s was evicted %d times, want once", pod.Name, granted)
 		}
 	}
-	waitForNodeEvents(t, node, nodedrain.EventCordoned, nodedrain.EventDrainStarted, nodedrain.EventDrained)
+	f.WaitForEvents(t, "", "Node", node, nodedrain.EventCordoned, nodedrain.EventDrainStarted, nodedrain.EventDrained)
 
 	// A pod that lands on the node later is evicted too (perhaps before it
 	// even runs).
@@ -131,17 +85,17 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "late-0", Namespace: ns},
 		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
 	}
-	if _, err := f.Kube.CoreV1().Pods(ns).Create(framework.Context(t), late, metav1.CreateOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().Pods(ns).Create(t.Context(), late, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitForPodGone(t, ns, late.Name)
+	f.WaitForPodGone(t, ns, late.Name)
 	if _, granted := f.AuditedEvictions(t, ns, late.Name); granted != 1 {
 		t.Errorf("pod late-0 was evicted %d times, want once", granted)
 	}
 
 	// The kubelet's status updates leave the drain's conditions alone.
 	beat := nodeCondition(drained, corev1.NodeReady).LastHeartbeatTime
-	waitForNode(t, node, "a status update of the kubelet", func(n *corev1.Node) error {
+	f.WaitForNode(t, node, "a status update of the kubelet", func(n *corev1.Node) error {
 		if c := nodeCondition(n, corev1.NodeReady); c == nil || !c.LastHeartbeatTime.After(beat.Time) {
 			return fmt.Errorf("no heartbeat since %v", beat)
 		}
@@ -149,7 +103,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 	})
 
 	f.MarkForDrain(t, node, false)
-	waitForNode(t, node, "the drain to end", func(n *corev1.Node) error {
+	f.WaitForNode(t, node, "the drain to end", func(n *corev1.Node) error {
 		if n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
 			return fmt.Errorf("still cordoned: %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 		}
@@ -158,7 +112,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 		}
 		return nil
 	})
-	waitForNodeEvents(t, node, nodedrain.EventUncordoned, nodedrain.EventDrainStopped)
+	f.WaitForEvents(t, "", "Node", node, nodedrain.EventUncordoned, nodedrain.EventDrainStopped)
 }
 
 // The node's conditions count what a drain waits for; ending the drain
@@ -171,20 +125,20 @@ func TestDeclarativeNodeDrainShowsProgressAndWithdraws(t *testing.T) {
 	f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: node})
 
 	f.MarkForDrain(t, node, true)
-	waitForNode(t, node, "the drain's progress on the node", func(n *corev1.Node) error {
+	f.WaitForNode(t, node, "the drain's progress on the node", func(n *corev1.Node) error {
 		if err := conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionTrue, "1 pod left to evict (1 intercepted)"); err != nil {
 			return err
 		}
 		return conditionIs(n, v1alpha1.NodeDrained, corev1.ConditionFalse, "1 pod left to evict")
 	})
-	er := waitUntilActive(t, ns, string(parked.UID), parkedInterceptor)
+	er := f.WaitUntilActive(t, ns, string(parked.UID), parkedInterceptor)
 	if len(er.Spec.Requesters) != 1 || er.Spec.Requesters[0].Name != nodedrain.DefaultRequesterName {
 		t.Errorf("requesters %v, want the node drain", er.Spec.Requesters)
 	}
 
 	f.MarkForDrain(t, node, false)
-	waitForCompletion(t, ns, string(parked.UID), v1alpha1.CompleteReasonCanceled)
-	waitForNode(t, node, "the node uncordoned", func(n *corev1.Node) error {
+	f.WaitForCompletion(t, ns, string(parked.UID), v1alpha1.CompleteReasonCanceled)
+	f.WaitForNode(t, node, "the node uncordoned", func(n *corev1.Node) error {
 		if n.Spec.Unschedulable || nodeCondition(n, v1alpha1.NodeDrainInProgress) != nil {
 			return fmt.Errorf("unschedulable %v, conditions %+v", n.Spec.Unschedulable, n.Status.Conditions)
 		}
@@ -197,7 +151,7 @@ func TestDeclarativeNodeDrainShowsProgressAndWithdraws(t *testing.T) {
 // cordoned; when it is Ready again the requests are withdrawn.
 func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	node := f.NewNode(t)
 	var pods []*corev1.Pod
@@ -215,7 +169,7 @@ func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
 	if _, err := f.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, controllerTimeout, "requests for the pods of the node that shuts down", func(ctx context.Context) error {
+	framework.Eventually(t, framework.DefaultTimeout, "requests for the pods of the node that shuts down", func(ctx context.Context) error {
 		// A heartbeat kwok queued before it let go may mark the node Ready
 		// once more.
 		if err := nodeReadyIs(ctx, node, corev1.ConditionFalse); err != nil {
@@ -234,7 +188,7 @@ func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
 		}
 		return nil
 	})
-	shuttingDown := waitForNode(t, node, "the drain's condition", func(n *corev1.Node) error {
+	shuttingDown := f.WaitForNode(t, node, "the drain's condition", func(n *corev1.Node) error {
 		return conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionTrue, "the node is shutting down")
 	})
 	if shuttingDown.Spec.Unschedulable {
@@ -246,6 +200,6 @@ func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pod := range pods {
-		waitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
+		f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
 	}
 }

@@ -36,14 +36,14 @@ import (
 // reason Terminated): its request completes, with no eviction.
 func TestGracefulNodeShutdownCompletesTheRequest(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "batch-0")
 	er, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntilActive(t, ns, er.Name, parkedInterceptor)
+	f.WaitUntilActive(t, ns, er.Name, parkedInterceptor)
 
 	// What the kubelet writes when it terminates pods for a shutdown.
 	pod.Status.Phase = corev1.PodFailed
@@ -53,7 +53,7 @@ func TestGracefulNodeShutdownCompletesTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	done := waitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodTerminated)
+	done := f.WaitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodTerminated)
 	if !strings.Contains(done.Status.Message, "imminent node shutdown") {
 		t.Errorf("status.message = %q, want the pod's reason", done.Status.Message)
 	}
@@ -68,7 +68,7 @@ func TestGracefulNodeShutdownCompletesTheRequest(t *testing.T) {
 // node) and their requests complete.
 func TestOutOfServiceNodeCompletesTheRequests(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 
 	// A node of its own: the test shuts it down.
@@ -117,7 +117,7 @@ func TestOutOfServiceNodeCompletesTheRequests(t *testing.T) {
 	// Pod GC marks a pod Failed before it force-deletes it: the controller
 	// may see either first.
 	for _, name := range requests {
-		waitForCompletion(t, ns, name, v1alpha1.CompleteReasonPodTerminated, v1alpha1.CompleteReasonPodDeleted)
+		f.WaitForCompletion(t, ns, name, v1alpha1.CompleteReasonPodTerminated, v1alpha1.CompleteReasonPodDeleted)
 	}
 }
 

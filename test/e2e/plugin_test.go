@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/cmd/plugin"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
@@ -45,7 +46,7 @@ const pluginBinary = "kubectl-evictionrequest"
 // and waits until kube-controller-manager has computed it.
 func createPDB(t *testing.T, ns, name string, minAvailable int32, expectedPods int32) *policyv1.PodDisruptionBudget {
 	t.Helper()
-	pdb, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Create(framework.Context(t), &policyv1.PodDisruptionBudget{
+	pdb, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Create(t.Context(), &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
@@ -72,7 +73,7 @@ func createPDB(t *testing.T, ns, name string, minAvailable int32, expectedPods i
 // drain leaves alone and the controller never evicts through the API.
 func skippedPods(t *testing.T, ns, node string) (daemonPod, mirrorPod *corev1.Pod) {
 	t.Helper()
-	ds, err := f.Kube.AppsV1().DaemonSets(ns).Create(framework.Context(t), &appsv1.DaemonSet{
+	ds, err := f.Kube.AppsV1().DaemonSets(ns).Create(t.Context(), &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "fluentd"},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "fluentd"}},
@@ -101,14 +102,14 @@ func skippedPods(t *testing.T, ns, node string) (daemonPod, mirrorPod *corev1.Po
 // skipped.
 func TestPluginDrainsANode(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	node := f.NewNode(t)
 	const (
 		migrator = "migrator.e2e.example.com"
 		decliner = "decliner.e2e.example.com"
 	)
-	startInterceptor(t, ns, migrator, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+	f.StartInterceptor(t, ns, migrator, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
 		for i := 1; i <= 3; i++ {
 			finish := time.Now().Add(time.Duration(4-i) * 2 * time.Second)
 			if err := req.Report(ctx, interceptor.Progress{Message: fmt.Sprintf("copying volume %d of 3", i), ExpectedFinishTime: &finish}); err != nil {
@@ -122,7 +123,7 @@ func TestPluginDrainsANode(t *testing.T) {
 		}
 		return interceptor.Complete("volumes copied"), nil
 	})
-	startInterceptor(t, ns, decliner, declines)
+	f.StartInterceptor(t, ns, decliner, declines)
 
 	var evicted []string
 	for i := 0; i < 5; i++ {
@@ -205,7 +206,7 @@ func TestPluginDrainsANode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, er := range requests.Items {
-		if !isComplete(&er) {
+		if !erutil.IsComplete(&er) {
 			t.Errorf("request of %s is not complete: %+v", er.Spec.Target.PodRef.Name, er.Status)
 		}
 	}
@@ -220,7 +221,7 @@ func TestPluginDrainsANode(t *testing.T) {
 // that are not complete: they are canceled and the pods stay.
 func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	node := f.NewNode(t)
 	var pods []*corev1.Pod
@@ -244,7 +245,7 @@ func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
 		t.Errorf("stderr:\n%s", got)
 	}
 	for _, pod := range pods {
-		waitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
+		f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
 		if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil {
 			t.Errorf("pod %s after the interrupted drain: %v", pod.Name, err)
 		}
@@ -279,7 +280,7 @@ func TestPluginDrainTimesOutNamingTheBlockers(t *testing.T) {
 // Bad input gets a clear error and changes nothing.
 func TestPluginRefusesBadInputAndChangesNothing(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	empty := f.NewNode(t)
 	busy := f.NewNode(t)
@@ -320,7 +321,7 @@ func TestPluginRefusesBadInputAndChangesNothing(t *testing.T) {
 // request, status and withdraw of single pods.
 func TestPluginRequestStatusAndWithdraw(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "db-0")
 
@@ -328,7 +329,7 @@ func TestPluginRequestStatusAndWithdraw(t *testing.T) {
 	if r.Err != nil || !strings.Contains(r.Stdout, "pod/db-0: eviction requested (evictionrequest/"+string(pod.UID)+")") {
 		t.Fatalf("request: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
-	waitUntilActive(t, ns, string(pod.UID), parkedInterceptor)
+	f.WaitUntilActive(t, ns, string(pod.UID), parkedInterceptor)
 	r = f.RunCommand(t, time.Minute, pluginBinary, "status", "-n", ns, "db-0")
 	for _, want := range []string{"State:", "Intercepted", plugin.DefaultRequesterName, "[0] " + parkedInterceptor, "active, heartbeat none yet", "Cancellation policy:", "Allow", "InterceptorSelected"} {
 		if !strings.Contains(r.Stdout, want) {
@@ -339,7 +340,7 @@ func TestPluginRequestStatusAndWithdraw(t *testing.T) {
 	if r.Err != nil || !strings.Contains(r.Stdout, "the request is canceled") {
 		t.Fatalf("withdraw: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
-	waitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
+	f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
 	if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, "db-0", metav1.GetOptions{}); err != nil {
 		t.Errorf("db-0 after the withdrawal: %v", err)
 	}

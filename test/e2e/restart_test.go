@@ -25,14 +25,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
 // TestServerRestartKeepsEveryObject restarts evictionrequest-apiserver (not
 // in parallel with other tests, which would see it go away) and compares
 // every EvictionRequest of the cluster before and after.
 func TestServerRestartKeepsEveryObject(t *testing.T) {
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	for _, name := range []string{"a-0", "b-0", "c-0"} {
 		er := f.CreateEvictionRequest(t, parkedPod(t, ns, name), "nodemaintenance.k8s.io")

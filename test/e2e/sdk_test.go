@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
@@ -52,7 +53,7 @@ func step(er *v1alpha1.EvictionRequest) int {
 // request it held, where it was, before its deadline passes it over.
 func TestSDKInterceptorProcessResumesAfterARestart(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	const name = "sample.e2e.example.com"
 	args := []string{"--namespace=" + ns, "--name=" + name, "--steps=6", "--step-duration=2s", "--heartbeat-period=1s", "-v=2"}
@@ -64,7 +65,7 @@ func TestSDKInterceptorProcessResumesAfterARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	uid := string(pod.UID)
-	before := waitForRequest(t, ns, uid, "the interceptor at step 2", func(er *v1alpha1.EvictionRequest) error {
+	before := f.WaitForRequest(t, ns, uid, "the interceptor at step 2", func(er *v1alpha1.EvictionRequest) error {
 		if step(er) < 2 {
 			return fmt.Errorf("message %q", er.Status.Message)
 		}
@@ -82,25 +83,25 @@ func TestSDKInterceptorProcessResumesAfterARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := step(stopped)
-	if ptr.Deref(stopped.Status.ActiveInterceptorName, "") != name || stopped.Status.ActiveInterceptorCompleted || isComplete(stopped) {
+	if ptr.Deref(stopped.Status.ActiveInterceptorName, "") != name || stopped.Status.ActiveInterceptorCompleted || erutil.IsComplete(stopped) {
 		t.Fatalf("after the crash the request moved on: %+v", stopped.Status)
 	}
 
 	second := f.StartCommand(t, "sample-interceptor", args...)
-	waitForRequest(t, ns, uid, "the restarted interceptor to finish", func(er *v1alpha1.EvictionRequest) error {
+	f.WaitForRequest(t, ns, uid, "the restarted interceptor to finish", func(er *v1alpha1.EvictionRequest) error {
 		if er.Status.HeartbeatTime == nil || !er.Status.HeartbeatTime.After(killed.Add(-time.Second)) {
 			return fmt.Errorf("no heartbeat since the restart: %+v", er.Status)
 		}
-		if !isComplete(er) && !er.Status.ActiveInterceptorCompleted {
+		if !erutil.IsComplete(er) && !er.Status.ActiveInterceptorCompleted {
 			return fmt.Errorf("still working: %q", er.Status.Message)
 		}
 		return nil
 	})
-	waitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
+	f.WaitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
 	if got := second.Stderr(); !regexp.MustCompile(fmt.Sprintf(`"Resuming".* step=%d\b`, at)).MatchString(got) {
 		t.Errorf("the restarted interceptor did not resume at step %d; its log:\n%s", at, got)
 	}
-	if reasons := eventReasons(t, ns, uid); slices.Contains(reasons, evictioncontroller.EventInterceptorTimedOut) {
+	if reasons := f.EventReasons(t, ns, "", uid); slices.Contains(reasons, evictioncontroller.EventInterceptorTimedOut) {
 		t.Errorf("the interceptor was passed over: events %v", reasons)
 	}
 }
@@ -109,12 +110,12 @@ func TestSDKInterceptorProcessResumesAfterARestart(t *testing.T) {
 // keeps its request by the SDK's own heartbeats.
 func TestSDKHeartbeatsKeepALongHandler(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	const name = "long.e2e.example.com"
 	working := make(chan struct{})
 	finish := make(chan struct{})
-	startInterceptor(t, ns, name, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+	f.StartInterceptor(t, ns, name, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
 		close(working)
 		select {
 		case <-finish:
@@ -129,7 +130,7 @@ func TestSDKHeartbeatsKeepALongHandler(t *testing.T) {
 	}
 	select {
 	case <-working:
-	case <-time.After(controllerTimeout):
+	case <-time.After(framework.DefaultTimeout):
 		t.Fatal("the handler never started")
 	}
 	heartbeats := map[time.Time]bool{}
@@ -138,7 +139,7 @@ func TestSDKHeartbeatsKeepALongHandler(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if ptr.Deref(er.Status.ActiveInterceptorName, "") != name || er.Status.ActiveInterceptorCompleted || isComplete(er) {
+		if ptr.Deref(er.Status.ActiveInterceptorName, "") != name || er.Status.ActiveInterceptorCompleted || erutil.IsComplete(er) {
 			return fmt.Errorf("the interceptor lost the request: %+v", er.Status)
 		}
 		if er.Status.HeartbeatTime != nil {
@@ -150,19 +151,19 @@ func TestSDKHeartbeatsKeepALongHandler(t *testing.T) {
 		return nil
 	})
 	close(finish)
-	waitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonPodDeleted)
+	f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonPodDeleted)
 }
 
 // The handler's context ends the moment the interceptor loses the request:
 // here, the request is deleted.
 func TestSDKLosingTheRequestCancelsTheHandler(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	const name = "cancelable.e2e.example.com"
 	var mu sync.Mutex
 	var started, canceled time.Time
-	startInterceptor(t, ns, name, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+	f.StartInterceptor(t, ns, name, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
 		mu.Lock()
 		started = time.Now()
 		mu.Unlock()
@@ -176,7 +177,7 @@ func TestSDKLosingTheRequestCancelsTheHandler(t *testing.T) {
 	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, controllerTimeout, "the handler to start", func(context.Context) error {
+	framework.Eventually(t, framework.DefaultTimeout, "the handler to start", func(context.Context) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if started.IsZero() {
@@ -204,7 +205,7 @@ func TestSDKLosingTheRequestCancelsTheHandler(t *testing.T) {
 // deletes it with the pod.
 func TestSDKRequestersShareARequestOwnedByThePod(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	pod := parkedPod(t, ns, "db-0")
 	drain, descheduler := ownedRequester(t, "drain.example.com"), ownedRequester(t, "descheduler.example.com")

@@ -62,7 +62,7 @@ func poolNode(t *testing.T, ns string) string {
 func patchNode(t *testing.T, name string, patch map[string]any) {
 	t.Helper()
 	data, _ := json.Marshal(patch)
-	if _, err := f.Kube.CoreV1().Nodes().Patch(framework.Context(t), name, types.MergePatchType, data, metav1.PatchOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().Nodes().Patch(t.Context(), name, types.MergePatchType, data, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -77,7 +77,7 @@ func cordon(t *testing.T, name string) {
 // waits until it is available.
 func createDeployment(t *testing.T, ns, name string, replicas int32, interceptorName string, mutate func(*appsv1.Deployment)) *appsv1.Deployment {
 	t.Helper()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	template := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{
@@ -127,12 +127,7 @@ func podOnCordonedNode(t *testing.T, ns, interceptorName string, mutate func(*ap
 // replicas available pods and no surge of the interceptor.
 func waitForDeployment(t *testing.T, ns, name string, replicas int32) *appsv1.Deployment {
 	t.Helper()
-	var dep *appsv1.Deployment
-	framework.Eventually(t, 2*time.Minute, fmt.Sprintf("Deployment %s at %d available replicas", name, replicas), func(ctx context.Context) error {
-		var err error
-		if dep, err = f.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
-			return err
-		}
+	return f.WaitForDeployment(t, ns, name, fmt.Sprintf("Deployment %s at %d available replicas", name, replicas), func(dep *appsv1.Deployment) error {
 		s := dep.Status
 		if *dep.Spec.Replicas != replicas || s.ObservedGeneration != dep.Generation || s.Replicas != replicas || s.AvailableReplicas != replicas || s.UpdatedReplicas != replicas {
 			return fmt.Errorf("spec %d, status %+v", *dep.Spec.Replicas, s)
@@ -142,12 +137,11 @@ func waitForDeployment(t *testing.T, ns, name string, replicas int32) *appsv1.De
 		}
 		return nil
 	})
-	return dep
 }
 
 func podsOf(t *testing.T, ns, app string) []corev1.Pod {
 	t.Helper()
-	pods, err := f.Kube.CoreV1().Pods(ns).List(framework.Context(t), metav1.ListOptions{LabelSelector: "app=" + app})
+	pods, err := f.Kube.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app=" + app})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +261,7 @@ func TestSurgeReplacesASingleReplicaWithoutDowntime(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := framework.Context(t)
+			ctx := t.Context()
 			ns := f.NewNamespace(t)
 			drained := poolNode(t, ns)
 			createDeployment(t, ns, "db", 1, tc.interceptor, nil)
@@ -297,7 +291,7 @@ func TestSurgeReplacesASingleReplicaWithoutDowntime(t *testing.T) {
 			if !strings.Contains(r.Stdout, "Surging Deployment db to 2 replicas to replace pod "+original.Name) {
 				t.Errorf("the drain did not show the surge:\n%s", r.Stdout)
 			}
-			events := eventReasonsOf(t, ns, "Deployment", dep.Name)
+			events := f.EventReasons(t, ns, "Deployment", dep.Name)
 			for _, want := range []string{surge.EventSurgeStarted, surge.EventSurgeScaledDown} {
 				if !slices.Contains(events, want) {
 					t.Errorf("Deployment events %v lack %s", events, want)
@@ -314,7 +308,7 @@ func TestSurgeReplacesASingleReplicaWithoutDowntime(t *testing.T) {
 // never fewer than three Ready pods and never more than four.
 func TestSurgeStaysWithinMaxSurge(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	drained := poolNode(t, ns)
 	createDeployment(t, ns, "web", 2, surge.DefaultName, nil)
@@ -364,7 +358,7 @@ func TestSurgeStaysWithinMaxSurge(t *testing.T) {
 func startOwnSurgeInterceptor(t *testing.T, ns, name string, args ...string) *localcluster.Process {
 	t.Helper()
 	id := "surge-" + ns + "-" + strings.SplitN(name, ".", 2)[0]
-	p, err := f.StartSurgeInterceptor(framework.Context(t), localcluster.SurgeInterceptorOptions{
+	p, err := f.StartSurgeInterceptor(t.Context(), localcluster.SurgeInterceptorOptions{
 		Name: id,
 		Args: append([]string{"--name=" + name, "--namespace=" + ns, "--leader-elect-resource-name=" + id,
 			"--poll-interval=500ms", "--janitor-period=1s", "--heartbeat-period=1s", "--v=4"}, args...),
@@ -379,25 +373,19 @@ func startOwnSurgeInterceptor(t *testing.T, ns, name string, args ...string) *lo
 // waitForSurge waits until the Deployment surges and returns it.
 func waitForSurge(t *testing.T, ns, name string, replicas int32) *appsv1.Deployment {
 	t.Helper()
-	var dep *appsv1.Deployment
-	framework.Eventually(t, 2*time.Minute, "the surge of "+name, func(ctx context.Context) error {
-		var err error
-		if dep, err = f.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
-			return err
-		}
+	return f.WaitForDeployment(t, ns, name, "the surge of "+name, func(dep *appsv1.Deployment) error {
 		if _, ok := dep.Annotations[surge.StateAnnotation]; !ok || *dep.Spec.Replicas != replicas {
 			return fmt.Errorf("replicas %d, annotations %v", *dep.Spec.Replicas, dep.Annotations)
 		}
 		return nil
 	})
-	return dep
 }
 
 // The interceptor is killed mid-surge; started again it finishes the job
 // from the state it left on the objects.
 func TestSurgeInterceptorRestartedMidSurgeFinishes(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	const name = "surge-restart.e2e.example.com"
 	first := startOwnSurgeInterceptor(t, ns, name)
@@ -422,7 +410,7 @@ func TestSurgeInterceptorRestartedMidSurgeFinishes(t *testing.T) {
 // replacement at a time or without a Ready pod.
 func TestSurgeHandedOverToAnotherSurgeInterceptor(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	const first, second = "surge-first.e2e.example.com", "surge-second.e2e.example.com"
 	firstProcess := startOwnSurgeInterceptor(t, ns, first)
@@ -443,14 +431,14 @@ func TestSurgeHandedOverToAnotherSurgeInterceptor(t *testing.T) {
 	// the hand-over until the cluster's janitor (every 10 s) undoes it.
 	startOwnSurgeInterceptor(t, ns, second, "--janitor-period=1m")
 	messages := watchMessages(t, ns, uid, second)
-	active := waitUntilActive(t, ns, uid, first)
+	active := f.WaitUntilActive(t, ns, uid, first)
 	deadline := time.Duration(*active.Spec.HeartbeatDeadlineSeconds) * time.Second
 	setStatus(t, ns, uid, func(er *v1alpha1.EvictionRequest) {
 		er.Status.HeartbeatTime = ptr.To(metav1.NewTime(time.Now().Add(-deadline - time.Minute).Truncate(time.Second)))
 	})
 
 	waitForSurgeBy(t, ns, "db", second)
-	waitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
+	f.WaitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
 	waitForDeployment(t, ns, "db", 1)
 	w.Stop()
 	for _, message := range messages() {
@@ -464,10 +452,10 @@ func TestSurgeHandedOverToAnotherSurgeInterceptor(t *testing.T) {
 	if pods := podsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
 		t.Errorf("pods after the surge: %v", podNames(pods))
 	}
-	if reasons := eventReasons(t, ns, uid); slices.Contains(reasons, evictioncontroller.EventEvicted) {
+	if reasons := f.EventReasons(t, ns, "", uid); slices.Contains(reasons, evictioncontroller.EventEvicted) {
 		t.Errorf("the pod was evicted through the API: %v", reasons)
 	}
-	waitForEvents(t, ns, "db", surge.EventSurgeStarted, surge.EventSurgeReverted, surge.EventSurgeScaledDown)
+	f.WaitForEvents(t, ns, "", "db", surge.EventSurgeStarted, surge.EventSurgeReverted, surge.EventSurgeScaledDown)
 }
 
 // watchMessages records every status.message the EvictionRequest name
@@ -475,7 +463,7 @@ func TestSurgeHandedOverToAnotherSurgeInterceptor(t *testing.T) {
 // stops the watch and returns them in order.
 func watchMessages(t *testing.T, ns, name, interceptor string) func() []string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(framework.Context(t))
+	ctx, cancel := context.WithCancel(t.Context())
 	options := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
 	list, err := f.EvictionRequests(ns).List(ctx, options)
 	if err != nil {
@@ -555,11 +543,7 @@ func waitForReplacementPod(t *testing.T, ns string, original corev1.Pod) string 
 // interceptor named by.
 func waitForSurgeBy(t *testing.T, ns, name, by string) {
 	t.Helper()
-	framework.Eventually(t, 2*time.Minute, fmt.Sprintf("a surge of %s by %s", name, by), func(ctx context.Context) error {
-		dep, err := f.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	f.WaitForDeployment(t, ns, name, fmt.Sprintf("a surge of %s by %s", name, by), func(dep *appsv1.Deployment) error {
 		var state surge.State
 		if value, ok := dep.Annotations[surge.StateAnnotation]; !ok || json.Unmarshal([]byte(value), &state) != nil || state.Interceptor != by {
 			return fmt.Errorf("replicas %d, annotations %v", *dep.Spec.Replicas, dep.Annotations)
@@ -573,12 +557,12 @@ func waitForSurgeBy(t *testing.T, ns, name, by string) {
 // and checks that neither the Eviction API nor a time-out removed it.
 func waitForReplacementBySurge(t *testing.T, ns string, original corev1.Pod) {
 	t.Helper()
-	waitForCompletion(t, ns, string(original.UID), v1alpha1.CompleteReasonPodDeleted)
+	f.WaitForCompletion(t, ns, string(original.UID), v1alpha1.CompleteReasonPodDeleted)
 	waitForDeployment(t, ns, "db", 1)
 	if pods := podsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
 		t.Errorf("pods after the surge: %v", podNames(pods))
 	}
-	if reasons := eventReasons(t, ns, string(original.UID)); slices.Contains(reasons, evictioncontroller.EventEvicted) || slices.Contains(reasons, evictioncontroller.EventInterceptorTimedOut) {
+	if reasons := f.EventReasons(t, ns, "", string(original.UID)); slices.Contains(reasons, evictioncontroller.EventEvicted) || slices.Contains(reasons, evictioncontroller.EventInterceptorTimedOut) {
 		t.Errorf("the pod was evicted through the API or the interceptor timed out: %v", reasons)
 	}
 }
@@ -591,7 +575,7 @@ func waitForReplacementBySurge(t *testing.T, ns string, original corev1.Pod) {
 // again rather than wait for a removal that never comes.
 func TestSurgeAgainWhenTheReplicaSetKeptThePod(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	const name = "surge-kept.e2e.example.com"
 	original := podOnCordonedNode(t, ns, name, nil)
@@ -599,7 +583,7 @@ func TestSurgeAgainWhenTheReplicaSetKeptThePod(t *testing.T) {
 		t.Fatal(err)
 	}
 	uid := string(original.UID)
-	waitUntilActive(t, ns, uid, name)
+	f.WaitUntilActive(t, ns, uid, name)
 	setStatus(t, ns, uid, func(er *v1alpha1.EvictionRequest) {
 		er.Status.HeartbeatTime = ptr.To(metav1.Now())
 		er.Status.EvictionRequestCancellationPolicy = ptr.To(v1alpha1.Forbid)
@@ -613,7 +597,7 @@ func TestSurgeAgainWhenTheReplicaSetKeptThePod(t *testing.T) {
 
 	startOwnSurgeInterceptor(t, ns, name)
 	waitForReplacementBySurge(t, ns, original)
-	waitForEvents(t, ns, "db", surge.EventSurgeRetried, surge.EventSurgeStarted, surge.EventSurgeScaledDown)
+	f.WaitForEvents(t, ns, "", "db", surge.EventSurgeRetried, surge.EventSurgeStarted, surge.EventSurgeScaledDown)
 }
 
 // A ReplicaSet that has no reason to prefer the marked pod (every pod has
@@ -623,7 +607,7 @@ func TestSurgeAgainWhenTheReplicaSetKeptThePod(t *testing.T) {
 // and the pod is evicted through the API.
 func TestSurgePassesOnWhenTheReplicaSetKeepsThePod(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	const name = "surge-kept-always.e2e.example.com"
 	startOwnSurgeInterceptor(t, ns, name)
@@ -639,15 +623,15 @@ func TestSurgePassesOnWhenTheReplicaSetKeepsThePod(t *testing.T) {
 	}
 
 	uid := string(original.UID)
-	er := waitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
+	er := f.WaitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
 	// Passed on with no removal in flight: a requester could have
 	// withdrawn while the Eviction API was refused.
 	if policy := ptr.Deref(er.Status.EvictionRequestCancellationPolicy, ""); policy != v1alpha1.Allow {
 		t.Errorf("cancellation policy after the pass-on: %q, want Allow", policy)
 	}
-	waitForEvents(t, ns, uid, evictioncontroller.EventEvicted)
-	waitForEvents(t, ns, "db", surge.EventSurgeRetried, surge.EventSurgePassedOn)
-	if got := eventMessages(t, ns, "db", surge.EventSurgePassedOn); !strings.Contains(got, "kept pod "+original.Name+" after 3 scale-backs") {
+	f.WaitForEvents(t, ns, "", uid, evictioncontroller.EventEvicted)
+	f.WaitForEvents(t, ns, "", "db", surge.EventSurgeRetried, surge.EventSurgePassedOn)
+	if got := f.EventMessages(t, ns, "", "db", surge.EventSurgePassedOn); !strings.Contains(got, "kept pod "+original.Name+" after 3 scale-backs") {
 		t.Errorf("SurgePassedOn events: %q, want one naming the kept pod and the scale-backs", got)
 	}
 	waitForDeployment(t, ns, "db", 2)
@@ -659,7 +643,7 @@ func TestSurgePassesOnWhenTheReplicaSetKeepsThePod(t *testing.T) {
 // as it was.
 func TestSurgeWaitsForAReadyReplacementAndRevertsOnWithdrawal(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	const name = "surge-revert.e2e.example.com"
 	startOwnSurgeInterceptor(t, ns, name)
@@ -674,14 +658,14 @@ func TestSurgeWaitsForAReadyReplacementAndRevertsOnWithdrawal(t *testing.T) {
 	}
 	waitForSurge(t, ns, "db", 2)
 	uid := string(original.UID)
-	er := waitForRequest(t, ns, uid, "the surge to report the unschedulable replacement", func(er *v1alpha1.EvictionRequest) error {
+	er := f.WaitForRequest(t, ns, uid, "the surge to report the unschedulable replacement", func(er *v1alpha1.EvictionRequest) error {
 		if !strings.Contains(er.Status.Message, "not Ready: Pending, not scheduled") || er.Status.ExpectedInterceptorFinishTime == nil {
 			return fmt.Errorf("status %+v", er.Status)
 		}
 		return nil
 	})
 	beat := er.Status.HeartbeatTime.Time
-	waitForRequest(t, ns, uid, "more heartbeats", func(er *v1alpha1.EvictionRequest) error {
+	f.WaitForRequest(t, ns, uid, "more heartbeats", func(er *v1alpha1.EvictionRequest) error {
 		if !er.Status.HeartbeatTime.After(beat.Add(2 * time.Second)) {
 			return fmt.Errorf("heartbeat %v", er.Status.HeartbeatTime)
 		}
@@ -694,7 +678,7 @@ func TestSurgeWaitsForAReadyReplacementAndRevertsOnWithdrawal(t *testing.T) {
 	if _, err := nodeDrain.Withdraw(ctx, ns, original.UID); err != nil {
 		t.Fatal(err)
 	}
-	waitForCompletion(t, ns, uid, v1alpha1.CompleteReasonCanceled)
+	f.WaitForCompletion(t, ns, uid, v1alpha1.CompleteReasonCanceled)
 	waitForDeployment(t, ns, "db", 1)
 	pods := podsOf(t, ns, "db")
 	if len(pods) != 1 || pods[0].UID != original.UID {
@@ -705,7 +689,7 @@ func TestSurgeWaitsForAReadyReplacementAndRevertsOnWithdrawal(t *testing.T) {
 			t.Errorf("the original pod keeps annotation %s=%q", key, v)
 		}
 	}
-	if events := eventReasonsOf(t, ns, "Deployment", "db"); !slices.Contains(events, surge.EventSurgeReverted) {
+	if events := f.EventReasons(t, ns, "Deployment", "db"); !slices.Contains(events, surge.EventSurgeReverted) {
 		t.Errorf("Deployment events %v lack %s", events, surge.EventSurgeReverted)
 	}
 }
@@ -714,7 +698,7 @@ func TestSurgeWaitsForAReadyReplacementAndRevertsOnWithdrawal(t *testing.T) {
 // reason in the message; the Eviction API path then applies.
 func TestSurgePassesOnRecreateAndAutoscaledDeployments(t *testing.T) {
 	t.Parallel()
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	poolNode(t, ns)
 	createDeployment(t, ns, "recreate", 1, surge.DefaultName, func(d *appsv1.Deployment) {
@@ -739,9 +723,9 @@ func TestSurgePassesOnRecreateAndAutoscaledDeployments(t *testing.T) {
 		if _, err := nodeDrain.Request(ctx, &pod); err != nil {
 			t.Fatal(err)
 		}
-		waitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonPodDeleted)
-		waitForEvents(t, ns, string(pod.UID), interceptor.EventDeclined, evictioncontroller.EventEvicted)
-		declined := eventMessages(t, ns, string(pod.UID), interceptor.EventDeclined)
+		f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonPodDeleted)
+		f.WaitForEvents(t, ns, "", string(pod.UID), interceptor.EventDeclined, evictioncontroller.EventEvicted)
+		declined := f.EventMessages(t, ns, "", string(pod.UID), interceptor.EventDeclined)
 		if !strings.Contains(declined, want) {
 			t.Errorf("%s: the interceptor declined with %q, want %q", app, declined, want)
 		}

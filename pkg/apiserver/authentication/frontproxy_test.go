@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
@@ -67,6 +68,71 @@ func clientCert(t *testing.T, ca *pki.Authority, commonName string, validity tim
 	return certs[0]
 }
 
+// frontProxyStep is one request: the certificate it presents (none when
+// nil), what happens before it, and what the authenticator must answer.
+type frontProxyStep struct {
+	cert              *x509.Certificate
+	before            func(clock *testingclock.FakeClock, ca *countingCA)
+	wantUser          string
+	wantVerifications int
+}
+
+// frontProxyCase is a series of requests to one authenticator.
+type frontProxyCase struct {
+	name  string
+	steps []frontProxyStep
+}
+
+// frontProxyCases are the cases of TestFrontProxyAuthenticator, with
+// certificates of the front-proxy CA and of another.
+func frontProxyCases(t *testing.T, frontProxyCA, otherCA *pki.Authority) []frontProxyCase {
+	proxy := clientCert(t, frontProxyCA, "front-proxy-client", time.Hour)
+	shortLived := clientCert(t, frontProxyCA, "front-proxy-client", 30*time.Second)
+	return []frontProxyCase{{
+		name: "a chain is verified once and then remembered",
+		steps: []frontProxyStep{
+			{cert: proxy, wantUser: "alice", wantVerifications: 1},
+			{cert: proxy, wantUser: "alice", wantVerifications: 1},
+		},
+	}, {
+		name: "a remembered chain is verified again after frontProxyVerifiedFor",
+		steps: []frontProxyStep{
+			{cert: proxy, wantUser: "alice", wantVerifications: 1},
+			{cert: proxy, before: func(clock *testingclock.FakeClock, _ *countingCA) {
+				clock.Step(frontProxyVerifiedFor)
+			}, wantUser: "alice", wantVerifications: 2},
+		},
+	}, {
+		name: "a rotated CA bundle verifies again and refuses what it did not sign",
+		steps: []frontProxyStep{
+			{cert: proxy, wantUser: "alice", wantVerifications: 1},
+			{cert: proxy, before: func(_ *testingclock.FakeClock, ca *countingCA) {
+				ca.CAContentProvider = newStaticCA(t, otherCA)
+			}, wantVerifications: 2},
+		},
+	}, {
+		name: "a chain is not trusted past its certificate's expiry",
+		steps: []frontProxyStep{
+			{cert: shortLived, wantUser: "alice", wantVerifications: 1},
+			{cert: shortLived, before: func(clock *testingclock.FakeClock, _ *countingCA) {
+				clock.Step(31 * time.Second)
+			}, wantVerifications: 2},
+		},
+	}, {
+		name: "a certificate of another CA is refused, every time",
+		steps: []frontProxyStep{
+			{cert: clientCert(t, otherCA, "front-proxy-client", time.Hour), wantVerifications: 1},
+			{cert: clientCert(t, otherCA, "front-proxy-client", time.Hour), wantVerifications: 2},
+		},
+	}, {
+		name:  "a common name not allowed is refused",
+		steps: []frontProxyStep{{cert: clientCert(t, frontProxyCA, "someone-else", time.Hour), wantVerifications: 1}},
+	}, {
+		name:  "a request without a certificate is not the front proxy's",
+		steps: []frontProxyStep{{wantVerifications: 0}},
+	}}
+}
+
 func TestFrontProxyAuthenticator(t *testing.T) {
 	frontProxyCA, err := pki.NewAuthority("front-proxy-ca")
 	if err != nil {
@@ -76,67 +142,7 @@ func TestFrontProxyAuthenticator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := clientCert(t, frontProxyCA, "front-proxy-client", time.Hour)
-	shortLived := clientCert(t, frontProxyCA, "front-proxy-client", 30*time.Second)
-
-	// step is one request: the certificate it presents (none when nil),
-	// what happens before it, and what the authenticator must answer.
-	type step struct {
-		cert              *x509.Certificate
-		before            func(clock *testingclock.FakeClock, ca *countingCA)
-		wantUser          string
-		wantVerifications int
-	}
-	for _, tc := range []struct {
-		name  string
-		steps []step
-	}{{
-		name: "a chain is verified once and then remembered",
-		steps: []step{
-			{cert: proxy, wantUser: "alice", wantVerifications: 1},
-			{cert: proxy, wantUser: "alice", wantVerifications: 1},
-		},
-	}, {
-		name: "a remembered chain is verified again after frontProxyVerifiedFor",
-		steps: []step{
-			{cert: proxy, wantUser: "alice", wantVerifications: 1},
-			{cert: proxy, before: func(clock *testingclock.FakeClock, _ *countingCA) {
-				clock.Step(frontProxyVerifiedFor)
-			}, wantUser: "alice", wantVerifications: 2},
-		},
-	}, {
-		name: "a rotated CA bundle verifies again and refuses what it did not sign",
-		steps: []step{
-			{cert: proxy, wantUser: "alice", wantVerifications: 1},
-			{cert: proxy, before: func(_ *testingclock.FakeClock, ca *countingCA) {
-				ca.CAContentProvider = newStaticCA(t, otherCA)
-			}, wantVerifications: 2},
-		},
-	}, {
-		name: "a chain is not trusted past its certificate's expiry",
-		steps: []step{
-			{cert: shortLived, wantUser: "alice", wantVerifications: 1},
-			{cert: shortLived, before: func(clock *testingclock.FakeClock, _ *countingCA) {
-				clock.Step(31 * time.Second)
-			}, wantVerifications: 2},
-		},
-	}, {
-		name: "a certificate of another CA is refused, every time",
-		steps: []step{
-			{cert: clientCert(t, otherCA, "front-proxy-client", time.Hour), wantVerifications: 1},
-			{cert: clientCert(t, otherCA, "front-proxy-client", time.Hour), wantVerifications: 2},
-		},
-	}, {
-		name: "a common name not allowed is refused",
-		steps: []step{
-			{cert: clientCert(t, frontProxyCA, "someone-else", time.Hour), wantVerifications: 1},
-		},
-	}, {
-		name: "a request without a certificate is not the front proxy's",
-		steps: []step{
-			{wantVerifications: 0},
-		},
-	}} {
+	for _, tc := range frontProxyCases(t, frontProxyCA, otherCA) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := testingclock.NewFakeClock(time.Now())
 			ca := &countingCA{CAContentProvider: newStaticCA(t, frontProxyCA)}
@@ -152,33 +158,39 @@ func TestFrontProxyAuthenticator(t *testing.T) {
 				if s.before != nil {
 					s.before(clock, ca)
 				}
-				req := httptest.NewRequest(http.MethodGet, "/apis", nil)
-				req.Header.Set("X-Remote-User", "alice")
-				req.Header.Set("X-Remote-Group", "team")
-				if s.cert != nil {
-					req.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{s.cert}}
-				}
-				resp, ok, err := a.AuthenticateRequest(req)
-				if err != nil {
-					t.Fatalf("request %d: %v", i, err)
-				}
-				got := ""
-				if ok {
-					got = resp.User.GetName()
-					if groups := resp.User.GetGroups(); len(groups) != 1 || groups[0] != "team" {
-						t.Errorf("request %d: groups = %v, want [team]", i, groups)
-					}
-					if h := req.Header.Get("X-Remote-User"); h != "" {
-						t.Errorf("request %d: X-Remote-User still set to %q after authentication", i, h)
-					}
-				}
-				if got != s.wantUser {
-					t.Errorf("request %d: user = %q, want %q", i, got, s.wantUser)
-				}
-				if ca.verifications != s.wantVerifications {
-					t.Errorf("request %d: %d verifications, want %d", i, ca.verifications, s.wantVerifications)
-				}
+				authenticateStep(t, a, i, s, ca)
 			}
 		})
+	}
+}
+
+// authenticateStep sends the request of step i to a and checks the answer.
+func authenticateStep(t *testing.T, a authenticator.Request, i int, s frontProxyStep, ca *countingCA) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "/apis", nil)
+	req.Header.Set("X-Remote-User", "alice")
+	req.Header.Set("X-Remote-Group", "team")
+	if s.cert != nil {
+		req.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{s.cert}}
+	}
+	resp, ok, err := a.AuthenticateRequest(req)
+	if err != nil {
+		t.Fatalf("request %d: %v", i, err)
+	}
+	got := ""
+	if ok {
+		got = resp.User.GetName()
+		if groups := resp.User.GetGroups(); len(groups) != 1 || groups[0] != "team" {
+			t.Errorf("request %d: groups = %v, want [team]", i, groups)
+		}
+		if h := req.Header.Get("X-Remote-User"); h != "" {
+			t.Errorf("request %d: X-Remote-User still set to %q after authentication", i, h)
+		}
+	}
+	if got != s.wantUser {
+		t.Errorf("request %d: user = %q, want %q", i, got, s.wantUser)
+	}
+	if ca.verifications != s.wantVerifications {
+		t.Errorf("request %d: %d verifications, want %d", i, ca.verifications, s.wantVerifications)
 	}
 }

@@ -41,6 +41,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 	erscheme "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/scheme"
@@ -243,17 +244,10 @@ func (c *Controller) enqueueEvictionRequest(obj interface{}) {
 // enqueuePod wakes the EvictionRequest of a pod: it is named after the pod's
 // UID, so the lookup is a key, not a search.
 func (c *Controller) enqueuePod(obj interface{}) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := podutil.FromObject(obj)
 	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("unexpected object %T in the pod informer", obj))
-			return
-		}
-		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
-			utilruntime.HandleError(fmt.Errorf("unexpected tombstone object %T in the pod informer", tombstone.Obj))
-			return
-		}
+		utilruntime.HandleError(fmt.Errorf("unexpected object %T in the pod informer", obj))
+		return
 	}
 	if _, err := c.erLister.EvictionRequests(pod.Namespace).Get(string(pod.UID)); err != nil {
 		if !apierrors.IsNotFound(err) {

@@ -45,6 +45,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
@@ -205,32 +206,19 @@ func (f *fixture) expectEvents(want ...string) {
 	}
 }
 
+// newPod is the pod web-0 of the requests of these tests, changed by mutate.
 func newPod(mutate ...func(*corev1.Pod)) *corev1.Pod {
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: ns, UID: podUID},
-		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
-	}
+	pod := wrappers.MakePod("web-0").Namespace(ns).UID(podUID).Obj()
 	for _, m := range mutate {
 		m(pod)
 	}
 	return pod
 }
 
+// newEvictionRequest is the request of web-0, created at start with a
+// heartbeat deadline of 600 s, listing interceptors.
 func newEvictionRequest(interceptors ...string) *v1alpha1.EvictionRequest {
-	er := &v1alpha1.EvictionRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: podUID, Namespace: ns, CreationTimestamp: metav1.NewTime(start), Generation: 1},
-		Spec: v1alpha1.EvictionRequestSpec{
-			Type:                     v1alpha1.Soft,
-			Target:                   v1alpha1.EvictionTarget{PodRef: &v1alpha1.LocalPodReference{Name: "web-0", UID: podUID}},
-			Requesters:               []v1alpha1.Requester{{Name: "nodemaintenance.k8s.io"}},
-			HeartbeatDeadlineSeconds: ptr.To[int32](600),
-		},
-		Status: v1alpha1.EvictionRequestStatus{EvictionRequestCancellationPolicy: ptr.To(v1alpha1.Allow)},
-	}
-	for _, name := range interceptors {
-		er.Spec.Interceptors = append(er.Spec.Interceptors, v1alpha1.Interceptor{Name: name})
-	}
-	return er
+	return wrappers.MakeEvictionRequest(newPod(), "nodemaintenance.k8s.io").Created(start).HeartbeatDeadlineSeconds(600).Interceptors(interceptors...).Obj()
 }
 
 func activeName(er *v1alpha1.EvictionRequest) string {
@@ -541,32 +529,38 @@ func TestFailedEvictionIsCountedDespiteAConflict(t *testing.T) {
 	}
 }
 
+// gracefulShutdown ends a pod as the kubelet does in a graceful node
+// shutdown.
+func gracefulShutdown(p *corev1.Pod) {
+	p.Status.Phase = corev1.PodFailed
+	p.Status.Reason = "Terminated"
+	p.Status.Message = "Pod was terminated in response to imminent node shutdown."
+}
+
+// completionCases are the cases of TestCompletion: the pod in the cache and on the server, the requesters and policy, and how the request must complete (no reason: not yet).
+var completionCases = map[string]struct {
+	cachedPod, livePod *corev1.Pod
+	requesters         []v1alpha1.Requester
+	policy             v1alpha1.EvictionRequestCancellationPolicy
+	wantReason         string
+	wantMessage        string
+}{
+	"pod deleted":                 {wantReason: v1alpha1.CompleteReasonPodDeleted, wantMessage: "Pod web-0 was deleted."},
+	"pod replaced under its name": {cachedPod: newPod(func(p *corev1.Pod) { p.UID = "new-uid" }), livePod: newPod(func(p *corev1.Pod) { p.UID = "new-uid" }), wantReason: v1alpha1.CompleteReasonPodDeleted, wantMessage: "now has UID new-uid"},
+	"pod succeeded":               {cachedPod: newPod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), livePod: newPod(), wantReason: v1alpha1.CompleteReasonPodTerminated, wantMessage: "reached phase Succeeded"},
+	"pod ended by a graceful node shutdown": {
+		cachedPod: newPod(gracefulShutdown), livePod: newPod(gracefulShutdown),
+		wantReason: v1alpha1.CompleteReasonPodTerminated, wantMessage: "Failed (Terminated: Pod was terminated in response to imminent node shutdown.)",
+	},
+	"every requester withdrew": {cachedPod: newPod(), livePod: newPod(), requesters: []v1alpha1.Requester{}, policy: v1alpha1.Allow, wantReason: v1alpha1.CompleteReasonCanceled},
+	"no requester under Forbid waits for the interceptor": {
+		cachedPod: newPod(), livePod: newPod(), requesters: []v1alpha1.Requester{}, policy: v1alpha1.Forbid,
+	},
+	"a pod missing from a lagging cache is looked up live": {livePod: newPod()},
+}
+
 func TestCompletion(t *testing.T) {
-	gracefulShutdown := func(p *corev1.Pod) {
-		p.Status.Phase = corev1.PodFailed
-		p.Status.Reason = "Terminated"
-		p.Status.Message = "Pod was terminated in response to imminent node shutdown."
-	}
-	cases := map[string]struct {
-		cachedPod, livePod *corev1.Pod
-		requesters         []v1alpha1.Requester
-		policy             v1alpha1.EvictionRequestCancellationPolicy
-		wantReason         string
-		wantMessage        string
-	}{
-		"pod deleted":                 {wantReason: v1alpha1.CompleteReasonPodDeleted, wantMessage: "Pod web-0 was deleted."},
-		"pod replaced under its name": {cachedPod: newPod(func(p *corev1.Pod) { p.UID = "new-uid" }), livePod: newPod(func(p *corev1.Pod) { p.UID = "new-uid" }), wantReason: v1alpha1.CompleteReasonPodDeleted, wantMessage: "now has UID new-uid"},
-		"pod succeeded":               {cachedPod: newPod(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), livePod: newPod(), wantReason: v1alpha1.CompleteReasonPodTerminated, wantMessage: "reached phase Succeeded"},
-		"pod ended by a graceful node shutdown": {
-			cachedPod: newPod(gracefulShutdown), livePod: newPod(gracefulShutdown),
-			wantReason: v1alpha1.CompleteReasonPodTerminated, wantMessage: "Failed (Terminated: Pod was terminated in response to imminent node shutdown.)",
-		},
-		"every requester withdrew": {cachedPod: newPod(), livePod: newPod(), requesters: []v1alpha1.Requester{}, policy: v1alpha1.Allow, wantReason: v1alpha1.CompleteReasonCanceled},
-		"no requester under Forbid waits for the interceptor": {
-			cachedPod: newPod(), livePod: newPod(), requesters: []v1alpha1.Requester{}, policy: v1alpha1.Forbid,
-		},
-		"a pod missing from a lagging cache is looked up live": {livePod: newPod()},
-	}
+	cases := completionCases
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t)

@@ -51,6 +51,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
@@ -283,17 +284,9 @@ func (c *Controller) updateNode(oldObj, newObj any) {
 
 // enqueuePod enqueues the node of a pod, if that node is draining or was.
 func (c *Controller) enqueuePod(obj any) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown)
-		if !isTombstone {
-			return
-		}
-		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
-			return
-		}
+	if pod, ok := podutil.FromObject(obj); ok {
+		c.enqueueNodeOfInterest(pod.Spec.NodeName)
 	}
-	c.enqueueNodeOfInterest(pod.Spec.NodeName)
 }
 
 // enqueueEvictionRequest enqueues the node of the request's pod.

@@ -39,7 +39,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -101,18 +100,11 @@ func (f *Framework) EvictionRequests(ns string) evrclient.EvictionRequestInterfa
 	return f.Clientset.CoordinationV1alpha1().EvictionRequests(ns)
 }
 
-// Context returns a context canceled when the test ends.
-func Context(t testing.TB) context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // NewNamespace creates a namespace for the test, named after it, deleted
 // when the test ends; it waits for the default service account pods need.
 func (f *Framework) NewNamespace(t testing.TB) string {
 	t.Helper()
-	ctx := Context(t)
+	ctx := t.Context()
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	if len(name) > 40 {
 		name = name[:40]
@@ -145,7 +137,7 @@ type PodOptions struct {
 // CreatePod creates a pod bound to a kwok node and waits until kwok runs it.
 func (f *Framework) CreatePod(t testing.TB, ns, name string, opts PodOptions) *corev1.Pod {
 	t.Helper()
-	ctx := Context(t)
+	ctx := t.Context()
 	if opts.Node == "" {
 		opts.Node = f.NodeNames[0]
 	}
@@ -198,7 +190,7 @@ func NewEvictionRequest(pod *corev1.Pod, requesters ...string) *v1alpha1.Evictio
 // CreateEvictionRequest creates an EvictionRequest for pod.
 func (f *Framework) CreateEvictionRequest(t testing.TB, pod *corev1.Pod, requesters ...string) *v1alpha1.EvictionRequest {
 	t.Helper()
-	er, err := f.EvictionRequests(pod.Namespace).Create(Context(t), NewEvictionRequest(pod, requesters...), metav1.CreateOptions{})
+	er, err := f.EvictionRequests(pod.Namespace).Create(t.Context(), NewEvictionRequest(pod, requesters...), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating the EvictionRequest of pod %s: %v", pod.Name, err)
 	}
@@ -220,7 +212,7 @@ func (f *Framework) Kubectl(t testing.TB, args ...string) KubectlResult {
 // KubectlWithInput runs kubectl with stdin.
 func (f *Framework) KubectlWithInput(t testing.TB, stdin string, args ...string) KubectlResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(Context(t), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(*binDir, "kubectl"), append([]string{"--kubeconfig=" + f.KubeconfigPath}, args...)...)
 	var stdout, stderr bytes.Buffer
@@ -239,20 +231,6 @@ func (f *Framework) MustKubectl(t testing.TB, args ...string) string {
 	return r.Stdout
 }
 
-// Eventually polls condition every 250ms until it returns nil, failing the
-// test with the last error after timeout.
-func Eventually(t testing.TB, timeout time.Duration, what string, condition func(ctx context.Context) error) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(Context(t), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		last = condition(ctx)
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v (last: %v)", what, err, last)
-	}
-}
-
 // ImpersonatingConfig is the admin configuration acting as user.
 func (f *Framework) ImpersonatingConfig(user string, groups ...string) *rest.Config {
 	config := rest.CopyConfig(f.AdminConfig)
@@ -265,7 +243,7 @@ func (f *Framework) ImpersonatingConfig(user string, groups ...string) *rest.Con
 // shut down a node use one so that they touch no other test's pods.
 func (f *Framework) NewNode(t testing.TB) string {
 	t.Helper()
-	ctx := Context(t)
+	ctx := t.Context()
 	capacity := corev1.ResourceList{
 		corev1.ResourcePods:   resource.MustParse("110"),
 		corev1.ResourceCPU:    resource.MustParse("32"),
@@ -306,7 +284,7 @@ func (f *Framework) MarkForDrain(t testing.TB, node string, drain bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Kube.CoreV1().Nodes().Patch(Context(t), node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := f.Kube.CoreV1().Nodes().Patch(t.Context(), node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("marking node %s for drain (%v): %v", node, drain, err)
 	}
 }

@@ -35,7 +35,7 @@ func ScrapeMetrics(t testing.TB, config *rest.Config) MetricSamples {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(Context(t))
+	body, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
 	if err != nil {
 		t.Fatalf("GET %s/metrics: %v", config.Host, err)
 	}

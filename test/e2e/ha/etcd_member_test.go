@@ -38,7 +38,7 @@ import (
 // evicted once, and the member, started again, rejoins and catches up.
 func TestEtcdMemberKilledDuringADrain(t *testing.T) {
 	const pods, holder = 20, "hold.e2e.example.com"
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	node := f.NewNode(t)
 	drained := createPods(t, ns, node, "web", holder, pods)
@@ -126,7 +126,7 @@ func newEtcdClient(t *testing.T, members []*localcluster.EtcdMember) *clientv3.C
 // etcdStatus is the status of one member, as that member reports it.
 func etcdStatus(t *testing.T, client *clientv3.Client, m *localcluster.EtcdMember) *clientv3.StatusResponse {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(framework.Context(t), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	status, err := client.Status(ctx, m.ClientURL)
 	if err != nil {

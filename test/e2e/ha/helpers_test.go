@@ -24,8 +24,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
@@ -53,22 +51,7 @@ type holdInterceptor struct {
 func startHoldInterceptor(t *testing.T, ns, name string) *holdInterceptor {
 	t.Helper()
 	h := &holdInterceptor{name: name, release: make(chan struct{}), held: map[string]bool{}}
-	ic, err := interceptor.New(interceptor.Config{
-		Name: name, Handler: h.handle, Client: f.Clientset, KubeClient: f.Kube, Namespace: ns,
-		HeartbeatPeriod: time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ic.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("interceptor %s: %v", name, err)
-		}
-	})
+	f.StartInterceptor(t, ns, name, h.handle)
 	return h
 }
 
@@ -106,11 +89,9 @@ func (h *holdInterceptor) releaseAll() {
 // requests of ns: the API is served.
 func waitListed(t *testing.T, ns string, n int) {
 	t.Helper()
-	framework.Eventually(t, 30*time.Second, "the requests to be listed through the aggregator", func(ctx context.Context) error {
-		list, err := f.EvictionRequests(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
+	framework.WaitFor(t, "the requests to be listed through the aggregator", func(ctx context.Context) (*v1alpha1.EvictionRequestList, error) {
+		return f.EvictionRequests(ns).List(ctx, metav1.ListOptions{})
+	}, func(list *v1alpha1.EvictionRequestList) error {
 		if len(list.Items) != n {
 			return fmt.Errorf("%d requests", len(list.Items))
 		}
@@ -150,13 +131,7 @@ func createPods(t *testing.T, ns, node, prefix, interceptor string, n int) []*co
 func waitEvictedOnce(t *testing.T, pods []*corev1.Pod) {
 	t.Helper()
 	for _, pod := range pods {
-		framework.Eventually(t, flowTimeout, "pod "+pod.Name+" to be evicted", func(ctx context.Context) error {
-			_, err := f.Kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			return fmt.Errorf("still there: %v", err)
-		})
+		f.WaitForPodGone(t, pod.Namespace, pod.Name)
 	}
 	for _, pod := range pods {
 		if attempts, granted := f.AuditedEvictions(t, pod.Namespace, pod.Name); granted != 1 {
@@ -165,20 +140,11 @@ func waitEvictedOnce(t *testing.T, pods []*corev1.Pod) {
 	}
 }
 
-// waitComplete waits until the requests of pods are Complete.
+// waitComplete waits until the requests of pods are complete.
 func waitComplete(t *testing.T, pods []*corev1.Pod) {
 	t.Helper()
 	for _, pod := range pods {
-		framework.Eventually(t, flowTimeout, "the request of "+pod.Name+" to complete", func(ctx context.Context) error {
-			er, err := f.EvictionRequests(pod.Namespace).Get(ctx, string(pod.UID), metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if !apimeta.IsStatusConditionTrue(er.Status.Conditions, string(v1alpha1.EvictionRequestComplete)) {
-				return fmt.Errorf("not complete: %s", er.Status.Message)
-			}
-			return nil
-		})
+		f.WaitForCompletion(t, pod.Namespace, string(pod.UID))
 	}
 }
 

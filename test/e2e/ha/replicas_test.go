@@ -43,7 +43,7 @@ const controllerLease = "evictionrequest-controller"
 // pod evicted once.
 func TestLeaderReplicaKilledMidFlow(t *testing.T) {
 	const pods, holder = 10, "hold-leader.e2e.example.com"
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	held := createPods(t, ns, f.NodeNames[0], "web", holder, pods)
 	for _, pod := range held {
@@ -116,7 +116,7 @@ func TestLeaderReplicaKilledMidFlow(t *testing.T) {
 // comes back as it was, and the new leader goes on with the flow, handing it
 // to the next interceptor once the first one completes.
 func TestBothReplicasRestartedResumeTheFlow(t *testing.T) {
-	ctx := framework.Context(t)
+	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	const first, next = "first.e2e.example.com", "next.e2e.example.com"
 	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{Interceptors: []string{next, first}})

@@ -28,7 +28,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/admission"
 	genericadmissioninitializer "k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -38,6 +37,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 )
 
@@ -49,14 +49,8 @@ const (
 )
 
 func newPod(mutate ...func(*corev1.Pod)) *corev1.Pod {
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "web-0", Namespace: namespace, UID: types.UID(podUID),
-			Labels:      map[string]string{"app": "web", "tier": "frontend"},
-			Annotations: map[string]string{podInterceptorsAnnotation: "fallback.rescue.example.com, deployment.apps.k8s.io,migrator.example.com"},
-		},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning},
-	}
+	pod := wrappers.MakePod("web-0").Namespace(namespace).UID(podUID).Label("app", "web").Label("tier", "frontend").
+		Annotation(podInterceptorsAnnotation, "fallback.rescue.example.com, deployment.apps.k8s.io,migrator.example.com").Obj()
 	for _, m := range mutate {
 		m(pod)
 	}
@@ -142,85 +136,88 @@ func refusal(err error) string {
 	return s
 }
 
+// createCases are the cases of TestAdmitCreate: the pods the cache and the API server have, the request and its writer, and what admission must make of it.
+var createCases = map[string]struct {
+	cached, live     []runtime.Object
+	mutate           func(*coordination.EvictionRequest)
+	user             string
+	wantRefusal      string
+	wantInterceptors []string
+	wantLabels       map[string]string
+}{
+	"interceptors come from the annotation in order and pod labels win": {
+		cached: []runtime.Object{newPod()}, live: []runtime.Object{newPod()},
+		wantInterceptors: []string{"fallback.rescue.example.com", "deployment.apps.k8s.io", "migrator.example.com"},
+		wantLabels:       map[string]string{"app": "web", "tier": "frontend", "requester": "drain"},
+	},
+	"a pod without the annotation has no interceptors": {
+		cached:     []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations = nil })},
+		wantLabels: map[string]string{"app": "web", "tier": "frontend", "requester": "drain"},
+	},
+	"a pod created a moment ago is found by a live GET": {
+		live:             []runtime.Object{newPod()},
+		wantInterceptors: []string{"fallback.rescue.example.com", "deployment.apps.k8s.io", "migrator.example.com"},
+		wantLabels:       map[string]string{"app": "web", "tier": "frontend", "requester": "drain"},
+	},
+	"a pod recreated with a new UID the cache has not seen is found live": {
+		cached:     []runtime.Object{newPod(func(p *corev1.Pod) { p.UID = "old-uid" })},
+		live:       []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations = nil })},
+		wantLabels: map[string]string{"app": "web", "tier": "frontend", "requester": "drain"},
+	},
+	"interceptors set by the client are refused": {
+		cached: []runtime.Object{newPod()},
+		mutate: func(er *coordination.EvictionRequest) {
+			er.Spec.Interceptors = []coordination.Interceptor{{Name: "sneaky.example.com"}}
+		},
+		wantRefusal: "422 FieldValueForbidden spec.interceptors",
+	},
+	"a missing pod is refused": {
+		wantRefusal: "422 FieldValueNotFound spec.target.podRef.name",
+	},
+	"a pod with another UID is refused": {
+		cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.UID = "other-uid" })},
+		live:        []runtime.Object{newPod(func(p *corev1.Pod) { p.UID = "other-uid" })},
+		wantRefusal: "422 FieldValueInvalid spec.target.podRef.uid",
+	},
+	"a pod with the same name in another namespace is not the target": {
+		cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.Namespace = "elsewhere" })},
+		live:        []runtime.Object{newPod(func(p *corev1.Pod) { p.Namespace = "elsewhere" })},
+		wantRefusal: "422 FieldValueNotFound spec.target.podRef.name",
+	},
+	"an invalid interceptor name in the annotation is refused": {
+		cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations[podInterceptorsAnnotation] = "ok.example.com,Not_A_Name" })},
+		wantRefusal: "422 FieldValueInvalid spec.interceptors[1].name",
+	},
+	"a duplicate interceptor in the annotation is refused": {
+		cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations[podInterceptorsAnnotation] = "a.example.com,a.example.com" })},
+		wantRefusal: "422 FieldValueDuplicate spec.interceptors[1].name",
+	},
+	"an empty entry in the annotation is refused": {
+		cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations[podInterceptorsAnnotation] = "a.example.com,,b.example.com" })},
+		wantRefusal: "422 FieldValueRequired spec.interceptors[1].name",
+	},
+	"a k8s.io interceptor off the allow-list is refused": {
+		cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations[podInterceptorsAnnotation] = "actor-a.k8s.io" })},
+		wantRefusal: "422 FieldValueInvalid spec.interceptors[0].name",
+	},
+	"more than 100 interceptors are refused": {
+		cached: []runtime.Object{newPod(func(p *corev1.Pod) {
+			names := make([]string, 101)
+			for i := range names {
+				names[i] = fmt.Sprintf("i%d.example.com", i)
+			}
+			p.Annotations[podInterceptorsAnnotation] = strings.Join(names, ",")
+		})},
+		wantRefusal: "422 FieldValueTooMany spec.interceptors",
+	},
+	"a caller who may not delete the pod is forbidden": {
+		cached: []runtime.Object{newPod()}, user: "intern",
+		wantRefusal: "403",
+	},
+}
+
 func TestAdmitCreate(t *testing.T) {
-	cases := map[string]struct {
-		cached, live     []runtime.Object
-		mutate           func(*coordination.EvictionRequest)
-		user             string
-		wantRefusal      string
-		wantInterceptors []string
-		wantLabels       map[string]string
-	}{
-		"interceptors come from the annotation in order and pod labels win": {
-			cached: []runtime.Object{newPod()}, live: []runtime.Object{newPod()},
-			wantInterceptors: []string{"fallback.rescue.example.com", "deployment.apps.k8s.io", "migrator.example.com"},
-			wantLabels:       map[string]string{"app": "web", "tier": "frontend", "requester": "drain"},
-		},
-		"a pod without the annotation has no interceptors": {
-			cached:     []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations = nil })},
-			wantLabels: map[string]string{"app": "web", "tier": "frontend", "requester": "drain"},
-		},
-		"a pod created a moment ago is found by a live GET": {
-			live:             []runtime.Object{newPod()},
-			wantInterceptors: []string{"fallback.rescue.example.com", "deployment.apps.k8s.io", "migrator.example.com"},
-			wantLabels:       map[string]string{"app": "web", "tier": "frontend", "requester": "drain"},
-		},
-		"a pod recreated with a new UID the cache has not seen is found live": {
-			cached:     []runtime.Object{newPod(func(p *corev1.Pod) { p.UID = "old-uid" })},
-			live:       []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations = nil })},
-			wantLabels: map[string]string{"app": "web", "tier": "frontend", "requester": "drain"},
-		},
-		"interceptors set by the client are refused": {
-			cached: []runtime.Object{newPod()},
-			mutate: func(er *coordination.EvictionRequest) {
-				er.Spec.Interceptors = []coordination.Interceptor{{Name: "sneaky.example.com"}}
-			},
-			wantRefusal: "422 FieldValueForbidden spec.interceptors",
-		},
-		"a missing pod is refused": {
-			wantRefusal: "422 FieldValueNotFound spec.target.podRef.name",
-		},
-		"a pod with another UID is refused": {
-			cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.UID = "other-uid" })},
-			live:        []runtime.Object{newPod(func(p *corev1.Pod) { p.UID = "other-uid" })},
-			wantRefusal: "422 FieldValueInvalid spec.target.podRef.uid",
-		},
-		"a pod with the same name in another namespace is not the target": {
-			cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.Namespace = "elsewhere" })},
-			live:        []runtime.Object{newPod(func(p *corev1.Pod) { p.Namespace = "elsewhere" })},
-			wantRefusal: "422 FieldValueNotFound spec.target.podRef.name",
-		},
-		"an invalid interceptor name in the annotation is refused": {
-			cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations[podInterceptorsAnnotation] = "ok.example.com,Not_A_Name" })},
-			wantRefusal: "422 FieldValueInvalid spec.interceptors[1].name",
-		},
-		"a duplicate interceptor in the annotation is refused": {
-			cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations[podInterceptorsAnnotation] = "a.example.com,a.example.com" })},
-			wantRefusal: "422 FieldValueDuplicate spec.interceptors[1].name",
-		},
-		"an empty entry in the annotation is refused": {
-			cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations[podInterceptorsAnnotation] = "a.example.com,,b.example.com" })},
-			wantRefusal: "422 FieldValueRequired spec.interceptors[1].name",
-		},
-		"a k8s.io interceptor off the allow-list is refused": {
-			cached:      []runtime.Object{newPod(func(p *corev1.Pod) { p.Annotations[podInterceptorsAnnotation] = "actor-a.k8s.io" })},
-			wantRefusal: "422 FieldValueInvalid spec.interceptors[0].name",
-		},
-		"more than 100 interceptors are refused": {
-			cached: []runtime.Object{newPod(func(p *corev1.Pod) {
-				names := make([]string, 101)
-				for i := range names {
-					names[i] = fmt.Sprintf("i%d.example.com", i)
-				}
-				p.Annotations[podInterceptorsAnnotation] = strings.Join(names, ",")
-			})},
-			wantRefusal: "422 FieldValueTooMany spec.interceptors",
-		},
-		"a caller who may not delete the pod is forbidden": {
-			cached: []runtime.Object{newPod()}, user: "intern",
-			wantRefusal: "403",
-		},
-	}
+	cases := createCases
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			plugin := newPlugin(t, tc.cached, tc.live)

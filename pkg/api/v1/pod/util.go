@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 )
 
 // IsTerminal is true once the pod's containers will not run again: phase
@@ -84,4 +85,15 @@ func WhyNotEvictable(pod *corev1.Pod) NotEvictable {
 		return TerminalPod
 	}
 	return ""
+}
+
+// FromObject returns the pod an informer's event handler was given,
+// unwrapping the tombstone of a deletion the informer did not see happen;
+// false for anything else.
+func FromObject(obj any) (*corev1.Pod, bool) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	return pod, ok
 }
