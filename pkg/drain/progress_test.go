@@ -29,10 +29,7 @@ import (
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 )
 
-var (
-	heartbeat = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	finish    = heartbeat.Add(5 * time.Minute)
-)
+var heartbeat = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 func pdb(name string, allowed int32, matchLabels map[string]string) *policyv1.PodDisruptionBudget {
 	return &policyv1.PodDisruptionBudget{

@@ -69,9 +69,10 @@ func (s nodeState) wanted() bool {
 
 // isShuttingDown is true while the kubelet reports a graceful node
 // shutdown: its Ready condition is not True and says the node is shutting
-// down (spec/node-shutdowns.md). A node whose drain for a shutdown started
-// stays so until it is Ready again: once the kubelet is gone the node
-// lifecycle controller turns its Ready condition to Unknown.
+// down (https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/).
+// A node whose drain for a shutdown started stays so until it is Ready
+// again: once the kubelet is gone the node lifecycle controller turns its
+// Ready condition to Unknown.
 func isShuttingDown(node *corev1.Node) bool {
 	ready := findCondition(node, corev1.NodeReady)
 	if ready == nil || ready.Status == corev1.ConditionTrue {
