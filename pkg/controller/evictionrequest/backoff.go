@@ -17,81 +17,25 @@ limitations under the License.
 package evictionrequest
 
 import (
-	"sync"
 	"time"
 
-	"k8s.io/client-go/util/workqueue"
+	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 )
 
-const (
-	// evictionBackoffBase is the wait after the first failed eviction; it
-	// doubles with every further failure.
-	evictionBackoffBase = time.Second
-	// evictionBackoffMax caps the wait between evictions, as the KEP asks:
-	// about 15 minutes.
-	evictionBackoffMax = 15 * time.Minute
-	// evictionExpectationTimeout is how long a granted eviction keeps the pod
-	// from being evicted again while the pod cache has not yet seen it
-	// terminate; after that the eviction is retried.
-	evictionExpectationTimeout = time.Minute
-)
-
-// evictionBackoff spaces out the API-initiated evictions of each request:
-// status updates wake the controller far more often than it may evict, after
-// a failed eviction and after a granted one alike.
+// evictionBackoff is the shared eviction.Backoff under the names the
+// controller's tests know it by.
 type evictionBackoff struct {
-	mu        sync.Mutex
-	failures  workqueue.TypedRateLimiter[string]
-	notBefore map[string]time.Time
+	*eviction.Backoff
 }
 
 func newEvictionBackoff() *evictionBackoff {
-	return &evictionBackoff{
-		failures:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](evictionBackoffBase, evictionBackoffMax),
-		notBefore: map[string]time.Time{},
-	}
+	return &evictionBackoff{eviction.NewBackoff()}
 }
 
-// wait returns how long the request key must still wait before its next
-// eviction, zero when it may evict now.
-func (b *evictionBackoff) wait(key string, now time.Time) time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if t, ok := b.notBefore[key]; ok && now.Before(t) {
-		return t.Sub(now)
-	}
-	return 0
-}
+func (b *evictionBackoff) wait(key string, now time.Time) time.Duration { return b.Wait(key, now) }
 
-// failed records a failed eviction of key and returns the wait before the
-// next one: exponential in the failures, and never shorter than the
-// Retry-After the API server asked for.
 func (b *evictionBackoff) failed(key string, now time.Time, retryAfter time.Duration) time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delay := b.failures.When(key)
-	if retryAfter > delay {
-		delay = retryAfter
-	}
-	b.notBefore[key] = now.Add(delay)
-	return delay
+	return b.Failed(key, now, retryAfter)
 }
 
-// succeeded records a granted eviction of key: the status write that
-// follows wakes the controller before the pod cache shows the pod
-// terminating, and that sync must not evict the pod a second time.
-func (b *evictionBackoff) succeeded(key string, now time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.failures.Forget(key)
-	b.notBefore[key] = now.Add(evictionExpectationTimeout)
-}
-
-// forget drops the backoff of key: its eviction succeeded, or is no longer
-// due because an interceptor answered or the request completed.
-func (b *evictionBackoff) forget(key string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.failures.Forget(key)
-	delete(b.notBefore, key)
-}
+func (b *evictionBackoff) forget(key string) { b.Forget(key) }

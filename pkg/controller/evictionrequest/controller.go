@@ -43,6 +43,7 @@ import (
 
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 	erscheme "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/scheme"
 	coordinationclient "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/typed/coordination/v1alpha1"
@@ -91,6 +92,12 @@ type Controller struct {
 	recorder    record.EventRecorder
 	clock       clock.WithTicker
 	backoff     *evictionBackoff
+}
+
+// evictor evicts through the Eviction API with the controller's client,
+// call timeout and backoff, as the default evictor of lifecycle.k8s.io does.
+func (c *Controller) evictor() *eviction.Evictor {
+	return &eviction.Evictor{Client: c.kubeClient, Backoff: c.backoff.Backoff, Clock: c.clock, CallTimeout: c.callTimeout}
 }
 
 // NewController returns a controller that reads EvictionRequests and pods

@@ -16,6 +16,8 @@ limitations under the License.
 
 package evictionrequest
 
+import "github.com/evictionrequest/apiserver/pkg/controller/eviction"
+
 // Reasons of the events the controller records on EvictionRequests.
 const (
 	// EventInterceptorSelected: the highest-index interceptor became active.
@@ -26,14 +28,11 @@ const (
 	// EventInterceptorTimedOut: the active interceptor missed its heartbeat
 	// deadline and was passed over.
 	EventInterceptorTimedOut = "InterceptorTimedOut"
-	// EventEvicted: the Eviction API accepted the eviction of the pod.
-	EventEvicted = "Evicted"
-	// EventEvictionFailed: the Eviction API refused or failed; the
-	// controller retries with backoff.
-	EventEvictionFailed = "EvictionFailed"
-	// EventEvictionNotSupported: the pod is a DaemonSet or mirror pod, which
-	// the controller never evicts through the API.
-	EventEvictionNotSupported = "EvictionNotSupported"
+	// EventEvicted, EventEvictionFailed and EventEvictionNotSupported are
+	// the eviction's, shared with the controller of lifecycle.k8s.io.
+	EventEvicted              = eviction.EventEvicted
+	EventEvictionFailed       = eviction.EventEvictionFailed
+	EventEvictionNotSupported = eviction.EventEvictionNotSupported
 	// EventCompleted: the request completed because its pod is gone or terminal.
 	EventCompleted = "Completed"
 	// EventCanceled: the request completed because it was canceled.

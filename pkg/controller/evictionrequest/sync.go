@@ -19,7 +19,6 @@ package evictionrequest
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,9 +32,9 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
-	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
@@ -86,18 +85,13 @@ func (c *Controller) getPod(ctx context.Context, namespace string, podRef *v1alp
 // cancellation is allowed.
 func completion(er *v1alpha1.EvictionRequest, pod *corev1.Pod) (reason, message string) {
 	podRef := er.Spec.Target.PodRef
-	switch {
-	case pod == nil:
-		return v1alpha1.CompleteReasonPodDeleted, fmt.Sprintf("Pod %s was deleted.", podRef.Name)
-	case string(pod.UID) != podRef.UID:
-		return v1alpha1.CompleteReasonPodDeleted, fmt.Sprintf("Pod %s with UID %s was deleted; the pod of that name now has UID %s.", podRef.Name, podRef.UID, pod.UID)
-	case podutil.IsTerminal(pod):
-		message = fmt.Sprintf("Pod %s reached phase %s", pod.Name, pod.Status.Phase)
-		if pod.Status.Reason != "" {
-			message += fmt.Sprintf(" (%s: %s)", pod.Status.Reason, pod.Status.Message)
-		}
-		return v1alpha1.CompleteReasonPodTerminated, message + "."
-	case len(er.Spec.Requesters) == 0 && !erutil.CancellationForbidden(er):
+	switch ending, message := eviction.Ended(pod, podRef.Name, types.UID(podRef.UID)); ending {
+	case eviction.PodDeleted:
+		return v1alpha1.CompleteReasonPodDeleted, message
+	case eviction.PodTerminal:
+		return v1alpha1.CompleteReasonPodTerminated, message
+	}
+	if len(er.Spec.Requesters) == 0 && !erutil.CancellationForbidden(er) {
 		return v1alpha1.CompleteReasonCanceled, "Every requester withdrew; the eviction request is canceled."
 	}
 	return "", ""
@@ -132,57 +126,64 @@ func (c *Controller) complete(ctx context.Context, er *v1alpha1.EvictionRequest,
 // evicts the pod when no interceptor is left.
 func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.EvictionRequest, pod *corev1.Pod) (time.Duration, error) {
 	now := c.clock.Now()
-	interceptors := er.Spec.Interceptors
-	heartbeatDeadline := erutil.HeartbeatDeadlineDuration(er)
+	order := erutil.InterceptorOrder(er)
 	active := erutil.ActiveInterceptor(er)
-
-	if active == "" && len(interceptors) > 0 {
-		first := interceptors[len(interceptors)-1].Name
-		message := fmt.Sprintf("Interceptor %s is active: it has the highest index of %d interceptors.", first, len(interceptors))
-		if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
-			status.ActiveInterceptorName = ptr.To(first)
-			status.ActiveInterceptorCompleted = false
-			status.ExpectedInterceptorFinishTime = nil
-			status.Message = message
-		}); err != nil {
-			return 0, err
-		}
-		c.eventf(er, corev1.EventTypeNormal, EventInterceptorSelected, "%s", message)
-		// No heartbeat yet: the deadline counts from the creation of the request.
-		return untilOrNow(erutil.HeartbeatDeadline(er), now), nil
+	if active == "" && len(order) > 0 {
+		return c.selectFirst(ctx, er, order, now)
 	}
-
 	if active != "" {
 		deadline := erutil.HeartbeatDeadline(er)
-		timedOut := !now.Before(deadline)
-		if !er.Status.ActiveInterceptorCompleted && !timedOut {
+		end := eviction.Judge(er.Status.ActiveInterceptorCompleted, deadline, now)
+		if end == eviction.Waiting {
 			// The interceptor is within its deadline: wait for it. A heartbeat
 			// that moved the deadline cancels a pending eviction.
 			c.backoff.forget(key)
 			return deadline.Sub(now), nil
 		}
-		if index := slices.IndexFunc(interceptors, func(i v1alpha1.Interceptor) bool { return i.Name == active }); index > 0 {
-			next := interceptors[index-1].Name
-			eventType, reason, why := corev1.EventTypeNormal, EventInterceptorHandedOff, "completed"
-			if !er.Status.ActiveInterceptorCompleted {
-				eventType, reason = corev1.EventTypeWarning, EventInterceptorTimedOut
-				why = fmt.Sprintf("missed its heartbeat deadline of %s (at %s)", heartbeatDeadline, deadline.UTC().Format(time.RFC3339))
-			}
-			message := fmt.Sprintf("Interceptor %s replaced %s, which %s.", next, active, why)
-			if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
-				status.ActiveInterceptorName = ptr.To(next)
-				status.ActiveInterceptorCompleted = false
-				status.HeartbeatTime = ptr.To(metav1.NewTime(now))
-				status.ExpectedInterceptorFinishTime = nil
-				status.Message = message
-			}); err != nil {
-				return 0, err
-			}
-			c.eventf(er, eventType, reason, "%s", message)
-			return heartbeatDeadline, nil
+		if next, ok := eviction.Next(order, active); ok {
+			return c.handOff(ctx, er, active, next, end, deadline, now)
 		}
 	}
-	return c.evict(ctx, key, er, pod, now)
+	return c.evict(ctx, key, er, pod)
+}
+
+// selectFirst makes the first interceptor of order active.
+func (c *Controller) selectFirst(ctx context.Context, er *v1alpha1.EvictionRequest, order []string, now time.Time) (time.Duration, error) {
+	first, _ := eviction.Next(order, "")
+	message := fmt.Sprintf("Interceptor %s is active: it has the highest index of %d interceptors.", first, len(order))
+	if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
+		status.ActiveInterceptorName = ptr.To(first)
+		status.ActiveInterceptorCompleted = false
+		status.ExpectedInterceptorFinishTime = nil
+		status.Message = message
+	}); err != nil {
+		return 0, err
+	}
+	c.eventf(er, corev1.EventTypeNormal, EventInterceptorSelected, "%s", message)
+	// No heartbeat yet: the deadline counts from the creation of the request.
+	return eviction.UntilOrNow(erutil.HeartbeatDeadline(er), now), nil
+}
+
+// handOff makes next the active interceptor after active, whose turn ended.
+func (c *Controller) handOff(ctx context.Context, er *v1alpha1.EvictionRequest, active, next string, end eviction.TurnEnd, deadline, now time.Time) (time.Duration, error) {
+	heartbeatDeadline := erutil.HeartbeatDeadlineDuration(er)
+	eventType, reason, why := corev1.EventTypeNormal, EventInterceptorHandedOff, "completed"
+	if end == eviction.TimedOut {
+		eventType, reason = corev1.EventTypeWarning, EventInterceptorTimedOut
+		why = fmt.Sprintf("missed its heartbeat deadline of %s (at %s)", heartbeatDeadline, deadline.UTC().Format(time.RFC3339))
+	}
+	message := fmt.Sprintf("Interceptor %s replaced %s, which %s.", next, active, why)
+	if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
+		status.ActiveInterceptorName = ptr.To(next)
+		status.ActiveInterceptorCompleted = false
+		status.HeartbeatTime = ptr.To(metav1.NewTime(now))
+		status.ExpectedInterceptorFinishTime = nil
+		status.Message = message
+	}); err != nil {
+		return 0, err
+	}
+	c.eventf(er, eventType, reason, "%s", message)
+	return heartbeatDeadline, nil
 }
 
 // updateStatus writes the status mutate makes of a copy of er, unless it is
@@ -217,13 +218,4 @@ func (c *Controller) updateStatusRetryingConflicts(ctx context.Context, er *v1al
 		}
 		return err
 	})
-}
-
-// untilOrNow is how long until t, at least a moment so that a deadline
-// already passed is looked at again right away.
-func untilOrNow(t, now time.Time) time.Duration {
-	if d := t.Sub(now); d > 0 {
-		return d
-	}
-	return time.Millisecond
 }

@@ -134,6 +134,16 @@ func ActiveInterceptor(er *v1alpha1.EvictionRequest) string {
 	return ptr.Deref(er.Status.ActiveInterceptorName, "")
 }
 
+// InterceptorOrder lists the names of er's interceptors in the order they
+// take their turns: the highest index first.
+func InterceptorOrder(er *v1alpha1.EvictionRequest) []string {
+	order := make([]string, 0, len(er.Spec.Interceptors))
+	for i := len(er.Spec.Interceptors) - 1; i >= 0; i-- {
+		order = append(order, er.Spec.Interceptors[i].Name)
+	}
+	return order
+}
+
 // IsHeldBy is true while the interceptor named name holds er: it is the
 // active interceptor, has not completed its turn, and er is not complete.
 // Interceptors, and whoever undoes what an interceptor left behind, judge by

@@ -1,0 +1,153 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package eviction
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/evictionrequest/apiserver/internal/wrappers"
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
+)
+
+var start = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func TestNextAndJudge(t *testing.T) {
+	order := []string{"c.example.com", "b.example.com", "a.example.com"}
+	for current, want := range map[string]string{"": "c.example.com", "c.example.com": "b.example.com", "b.example.com": "a.example.com", "a.example.com": "", "gone.example.com": ""} {
+		if got, ok := Next(order, current); got != want || ok != (want != "") {
+			t.Errorf("Next(%q) = %q, %v; want %q", current, got, ok, want)
+		}
+	}
+	if _, ok := Next(nil, ""); ok {
+		t.Error("Next of nobody found someone")
+	}
+	heartbeat := start.Add(time.Minute)
+	deadline := Deadline(&heartbeat, start, 20*time.Minute)
+	if want := start.Add(21 * time.Minute); !deadline.Equal(want) || !Deadline(nil, start, time.Hour).Equal(start.Add(time.Hour)) {
+		t.Errorf("Deadline = %s, want %s from the heartbeat, else from the start", deadline, want)
+	}
+	for _, tc := range []struct {
+		completed bool
+		now       time.Time
+		want      TurnEnd
+	}{
+		{false, deadline.Add(-time.Second), Waiting},
+		{false, deadline, TimedOut},
+		{true, start, Completed},
+	} {
+		if got := Judge(tc.completed, deadline, tc.now); got != tc.want {
+			t.Errorf("Judge(completed %v, %s) = %v, want %v", tc.completed, tc.now, got, tc.want)
+		}
+	}
+}
+
+func TestEnded(t *testing.T) {
+	pod := wrappers.MakePod("web-0").Obj()
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want Ending
+	}{
+		{"running", pod, ""},
+		{"gone", nil, PodDeleted},
+		{"replaced", wrappers.MakePod("web-0").UID("other").Obj(), PodDeleted},
+		{"terminal", wrappers.MakePod("web-0").Phase(corev1.PodFailed).Obj(), PodTerminal},
+	} {
+		if got, message := Ended(tc.pod, "web-0", pod.UID); got != tc.want || (got != "" && message == "") {
+			t.Errorf("%s: Ended() = %q, %q; want %q with a message", tc.name, got, message, tc.want)
+		}
+	}
+}
+
+// refusedByBudget is the Eviction API's refusal when budget allows no
+// disruption.
+func refusedByBudget(budget string) error {
+	err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+		Type: policyv1.DisruptionBudgetCause, Message: "The disruption budget " + budget + " needs 1 healthy pods and has 1 currently",
+	})
+	return err
+}
+
+func TestEvictor(t *testing.T) {
+	pod := wrappers.MakePod("web-0").Obj()
+	kube := kubefake.NewClientset(pod)
+	var refusal error = refusedByBudget("web")
+	var preconditions []types.UID
+	kube.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		eviction := action.(clienttesting.CreateAction).GetObject().(*policyv1.Eviction)
+		preconditions = append(preconditions, *eviction.DeleteOptions.Preconditions.UID)
+		return true, nil, refusal
+	})
+	clock := testingclock.NewFakeClock(start)
+	e := &Evictor{Client: kube, Backoff: NewBackoff(), Clock: clock, CallTimeout: time.Second}
+	ctx := context.Background()
+
+	attempt := e.Evict(ctx, "k", pod, pod.UID)
+	if attempt.Result != Refused || !attempt.Blocked || attempt.Budget != "web" || attempt.RetryIn != time.Second {
+		t.Errorf("a budget's refusal: %+v", attempt)
+	}
+	if attempt := e.Evict(ctx, "k", pod, pod.UID); attempt.Result != NotYet || attempt.RetryIn != time.Second {
+		t.Errorf("during the backoff: %+v, want to wait 1s", attempt)
+	}
+	clock.Step(time.Second)
+	refusal = errors.New("connection refused")
+	if attempt := e.Evict(ctx, "k", pod, pod.UID); attempt.Result != Refused || attempt.Blocked || attempt.RetryIn != 2*time.Second {
+		t.Errorf("a failure: %+v, want a refusal without budget retried in 2s", attempt)
+	}
+	clock.Step(2 * time.Second)
+	refusal = nil
+	if attempt := e.Evict(ctx, "k", pod, pod.UID); attempt.Result != Evicted || attempt.RetryIn != ExpectationTimeout {
+		t.Errorf("a granted eviction: %+v", attempt)
+	}
+	for _, uid := range preconditions {
+		if uid != pod.UID {
+			t.Errorf("an eviction without the pod's UID as precondition: %s", uid)
+		}
+	}
+	if attempt := e.Evict(ctx, "k", wrappers.MakePod("web-0").DaemonSet().Obj(), pod.UID); attempt.Result != Skipped || attempt.Kind != podutil.DaemonSetPod {
+		t.Errorf("a DaemonSet pod: %+v", attempt)
+	}
+	if attempt := e.Evict(ctx, "k", wrappers.MakePod("web-0").Terminating(start).Obj(), pod.UID); attempt.Result != Terminating {
+		t.Errorf("a terminating pod: %+v", attempt)
+	}
+}
+
+func TestRefusingBudget(t *testing.T) {
+	if got := RefusingBudget(refusedByBudget("db-strict")); got != "db-strict" {
+		t.Errorf("RefusingBudget = %q, want db-strict", got)
+	}
+	if got := RefusingBudget(errors.New("connection refused")); got != "" {
+		t.Errorf("RefusingBudget of another error = %q", got)
+	}
+}
