@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,11 +65,51 @@ type testServer struct {
 	anonymous *rest.Config
 	// unknownCA presents a certificate the server does not trust.
 	unknownCA *rest.Config
+	// addr is the host:port the server listens on.
+	addr string
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	runErr error
+	// stopped is how long the server took to stop, once stopped.
+	stopOnce sync.Once
+	stopped  time.Duration
 }
 
-// startServer starts the server with extra flags on free loopback ports and
-// stops it, and its embedded etcd, when the test ends.
+// stop cancels the server's context, as SIGTERM does, and returns how long
+// the server took to return from RunServer, at most a minute.
+func (s *testServer) stop(t *testing.T) time.Duration {
+	t.Helper()
+	s.stopOnce.Do(func() {
+		begun := time.Now()
+		s.cancel()
+		select {
+		case <-s.done:
+			s.stopped = time.Since(begun)
+			if s.runErr != nil {
+				t.Errorf("server: %v", s.runErr)
+			}
+		case <-time.After(time.Minute):
+			s.stopped = time.Minute
+			t.Errorf("the server did not stop within a minute")
+		}
+	})
+	return s.stopped
+}
+
+// startServer starts the server with extra flags on free loopback ports,
+// waits until it is ready, and stops it, and its embedded etcd, when the
+// test ends.
 func startServer(t *testing.T, disabledPlugins string, flags ...string) *testServer {
+	t.Helper()
+	s := launchServer(t, disabledPlugins, flags...)
+	s.waitReady(t)
+	return s
+}
+
+// launchServer starts the server as startServer does, without waiting for
+// it to be ready.
+func launchServer(t *testing.T, disabledPlugins string, flags ...string) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	ca, err := pki.NewAuthority("integration")
@@ -119,25 +160,14 @@ func startServer(t *testing.T, disabledPlugins string, flags ...string) *testSer
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var runErr error
-	done := make(chan struct{})
+	s := &testServer{addr: "127.0.0.1:" + strconv.Itoa(ports[0]), cancel: cancel, done: make(chan struct{})}
 	go func() {
-		defer close(done)
-		runErr = o.RunServer(ctx)
+		defer close(s.done)
+		s.runErr = o.RunServer(ctx)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-			if runErr != nil {
-				t.Errorf("server: %v", runErr)
-			}
-		case <-time.After(time.Minute):
-			t.Errorf("the server did not stop within a minute")
-		}
-	})
+	t.Cleanup(func() { s.stop(t) })
 
-	host := "https://127.0.0.1:" + strconv.Itoa(ports[0])
+	host := "https://" + s.addr
 	clientFor := func(req *pki.Request) *rest.Config {
 		config := &rest.Config{Host: host, TLSClientConfig: rest.TLSClientConfig{CAData: ca.CertPEM()}, QPS: -1, Timeout: 30 * time.Second}
 		if req != nil {
@@ -147,25 +177,21 @@ func startServer(t *testing.T, disabledPlugins string, flags ...string) *testSer
 		}
 		return config
 	}
-	s := &testServer{
-		admin:     clientFor(&pki.Request{CommonName: "admin", Organization: []string{"system:masters"}}),
-		stranger:  clientFor(&pki.Request{CommonName: "stranger"}),
-		anonymous: clientFor(nil),
-		unknownCA: clientFor(nil),
-	}
+	s.admin = clientFor(&pki.Request{CommonName: "admin", Organization: []string{"system:masters"}})
+	s.stranger = clientFor(&pki.Request{CommonName: "stranger"})
+	s.anonymous, s.unknownCA = clientFor(nil), clientFor(nil)
 	other, err := pki.NewAuthority("unknown")
 	if err != nil {
 		t.Fatal(err)
 	}
 	untrusted := sign(t, other, pki.Request{CommonName: "admin", Organization: []string{"system:masters"}, Usage: x509.ExtKeyUsageClientAuth})
 	s.unknownCA.CertData, s.unknownCA.KeyData = untrusted.CertPEM, untrusted.KeyPEM
-	s.waitReady(t, done, &runErr)
 	return s
 }
 
 // waitReady waits for /readyz, or fails when the server exits first. The
 // informers of the cluster never sync here, so their check is left out.
-func (s *testServer) waitReady(t *testing.T, exited <-chan struct{}, runErr *error) {
+func (s *testServer) waitReady(t *testing.T) {
 	t.Helper()
 	client, err := rest.HTTPClientFor(s.admin)
 	if err != nil {
@@ -174,8 +200,8 @@ func (s *testServer) waitReady(t *testing.T, exited <-chan struct{}, runErr *err
 	var last string
 	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
-		case <-exited:
-			return false, fmt.Errorf("the server exited: %v", *runErr)
+		case <-s.done:
+			return false, fmt.Errorf("the server exited: %v", s.runErr)
 		default:
 		}
 		resp, err := client.Get(s.admin.Host + "/readyz?verbose&exclude=informer-sync")

@@ -302,6 +302,23 @@ func (o *Options) limitAuthorizationClient(c *genericapiserver.RecommendedConfig
 	return nil, nil
 }
 
+// httpShutdownGrace is how long the HTTP server's shutdown waits, after the
+// watches' grace period, for its connections to close: a GOAWAY round trip,
+// as kube-apiserver's --shutdown-send-retry-after mode allows.
+const httpShutdownGrace = 2 * time.Second
+
+// httpShutdownTimeout bounds the HTTP server's shutdown, which
+// k8s.io/apiserver bounds by the request timeout (a minute). The requests
+// in flight do not need it: the server waits for them on its own before it
+// returns. What it waits for is every connection to close, and an HTTP/2
+// connection whose TLS handshake ended just after the shutdown began is
+// never sent a GOAWAY (golang.org/x/net/http2 registers it too late), so its
+// client, kube-apiserver, keeps it open: a replica stopped right after it
+// started waited the whole minute.
+func httpShutdownTimeout(watchGracePeriod time.Duration) time.Duration {
+	return max(watchGracePeriod, 0) + httpShutdownGrace
+}
+
 // Run applies the process-wide logging and metrics options, then serves as
 // RunServer does.
 func (o *Options) Run(ctx context.Context) error {
@@ -319,6 +336,10 @@ func (o *Options) Run(ctx context.Context) error {
 func (o *Options) RunServer(ctx context.Context) error {
 	stopEtcd, err := o.EmbeddedEtcd.Start(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped while the etcd started: what was asked, not a failure.
+			return nil
+		}
 		return err
 	}
 	defer stopEtcd()
@@ -331,6 +352,7 @@ func (o *Options) RunServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	server.GenericAPIServer.ShutdownTimeout = httpShutdownTimeout(o.ShutdownWatchTerminationGracePeriod)
 	klog.FromContext(ctx).Info("Starting evictionrequest-apiserver")
 	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
 }
