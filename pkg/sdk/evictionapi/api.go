@@ -1,0 +1,95 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package evictionapi names the two EvictionRequest APIs the project's
+// actors speak, and finds which one a cluster serves: the
+// coordination.k8s.io/v1alpha1 revision this project serves through its
+// aggregated API server, and lifecycle.k8s.io/v1alpha1, which Kubernetes
+// 1.37 serves itself behind the EvictionRequestAPI feature gate.
+package evictionapi
+
+import (
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
+)
+
+// API is one of the two EvictionRequest APIs.
+type API string
+
+const (
+	// Coordination is coordination.k8s.io/v1alpha1: one EvictionRequest per
+	// pod, interceptors, served by evictionrequest-apiserver.
+	Coordination API = "coordination.k8s.io/v1alpha1"
+	// Lifecycle is lifecycle.k8s.io/v1alpha1: an EvictionRequest per
+	// requester and an Eviction per pod, responders, served by
+	// kube-apiserver 1.37 and later.
+	Lifecycle API = "lifecycle.k8s.io/v1alpha1"
+	// Auto asks Discover to choose.
+	Auto API = ""
+)
+
+// Parse reads an API from a flag: "coordination", "lifecycle", their
+// group/version, or "auto" (or empty) to discover it.
+func Parse(s string) (API, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return Auto, nil
+	case "coordination", string(Coordination):
+		return Coordination, nil
+	case "lifecycle", string(Lifecycle):
+		return Lifecycle, nil
+	}
+	return "", fmt.Errorf("unknown EvictionRequest API %q: want coordination, lifecycle or auto", s)
+}
+
+// Discover returns want when it is not Auto, else the API the cluster
+// serves evictionrequests in: coordination.k8s.io/v1alpha1 when
+// evictionrequest-apiserver is installed (someone chose it), else
+// lifecycle.k8s.io/v1alpha1.
+func Discover(d discovery.DiscoveryInterface, want API) (API, error) {
+	if want != Auto {
+		return want, nil
+	}
+	for _, api := range []API{Coordination, Lifecycle} {
+		served, err := servesEvictionRequests(d, api)
+		if err != nil {
+			return "", err
+		}
+		if served {
+			return api, nil
+		}
+	}
+	return "", fmt.Errorf("the cluster serves no EvictionRequest API: neither %s (install evictionrequest-apiserver) nor %s (Kubernetes 1.37 with --feature-gates=EvictionRequestAPI=true --runtime-config=lifecycle.k8s.io/v1alpha1=true)", Coordination, Lifecycle)
+}
+
+func servesEvictionRequests(d discovery.DiscoveryInterface, api API) (bool, error) {
+	resources, err := d.ServerResourcesForGroupVersion(string(api))
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discovering %s: %w", api, err)
+	}
+	for _, r := range resources.APIResources {
+		if r.Name == "evictionrequests" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
