@@ -34,7 +34,7 @@ import (
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 )
 
-// Reasons of the events the controllers record when they evict.
+// Reasons of the events the controllers of both APIs record.
 const (
 	// EventEvicted: the Eviction API accepted the eviction of the pod.
 	EventEvicted = "Evicted"
@@ -44,6 +44,11 @@ const (
 	// EventEvictionNotSupported: the pod is a DaemonSet or mirror pod,
 	// which the Eviction API is not used for.
 	EventEvictionNotSupported = "EvictionNotSupported"
+	// EventCompleted: the eviction is over because its pod is gone or
+	// terminal.
+	EventCompleted = "Completed"
+	// EventCanceled: the eviction is over because every requester withdrew.
+	EventCanceled = "Canceled"
 )
 
 // Result is how an attempt to evict a pod ended.

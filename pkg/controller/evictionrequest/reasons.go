@@ -33,8 +33,8 @@ const (
 	EventEvicted              = eviction.EventEvicted
 	EventEvictionFailed       = eviction.EventEvictionFailed
 	EventEvictionNotSupported = eviction.EventEvictionNotSupported
-	// EventCompleted: the request completed because its pod is gone or terminal.
-	EventCompleted = "Completed"
-	// EventCanceled: the request completed because it was canceled.
-	EventCanceled = "Canceled"
+	// EventCompleted (the request completed because its pod is gone or
+	// terminal) and EventCanceled (it was canceled) are shared too.
+	EventCompleted = eviction.EventCompleted
+	EventCanceled  = eviction.EventCanceled
 )

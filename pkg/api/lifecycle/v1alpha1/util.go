@@ -86,9 +86,15 @@ func FailureReason(ev *lifecyclev1alpha1.Eviction) lifecyclev1alpha1.EvictionCon
 // TargetResponder returns the entry of name in ev's targetResponders, nil
 // when ev does not list it.
 func TargetResponder(ev *lifecyclev1alpha1.Eviction, name string) *lifecyclev1alpha1.TargetResponder {
-	for i := range ev.Status.TargetResponders {
-		if ev.Status.TargetResponders[i].Name == name {
-			return &ev.Status.TargetResponders[i]
+	return TargetResponderIn(ev.Status.TargetResponders, name)
+}
+
+// TargetResponderIn returns the entry of name in responders, nil when
+// there is none.
+func TargetResponderIn(responders []lifecyclev1alpha1.TargetResponder, name string) *lifecyclev1alpha1.TargetResponder {
+	for i := range responders {
+		if responders[i].Name == name {
+			return &responders[i]
 		}
 	}
 	return nil
@@ -150,9 +156,11 @@ func ResponderOrder(responders []lifecyclev1alpha1.TargetResponder) {
 	})
 }
 
+// priority is r's priority; a responder without one goes after every
+// responder with one, as kube-apiserver's validation orders them.
 func priority(r lifecyclev1alpha1.TargetResponder) int32 {
 	if r.Priority == nil {
-		return 0
+		return -1
 	}
 	return *r.Priority
 }

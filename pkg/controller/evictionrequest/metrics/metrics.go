@@ -19,12 +19,12 @@ limitations under the License.
 package metrics
 
 import (
-	"sort"
 	"sync"
-	"sync/atomic"
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/evictionrequest/apiserver/pkg/util/scrapegauges"
 
 	// The workqueue of the controller reports depth, adds, latency and
 	// retries under the name evictionrequests through this provider.
@@ -67,14 +67,12 @@ var (
 		[]string{"interceptor"}, nil, metrics.ALPHA, "")
 )
 
-// MaxLabelValues bounds the distinct label values each gauge reports: the
-// names come from whoever may create pods or EvictionRequests, and every
-// value is a series of its own. The largest counts are reported by name,
-// the rest summed under OtherLabelValue.
-const MaxLabelValues = 50
-
-// OtherLabelValue is the label of the counts past MaxLabelValues.
-const OtherLabelValue = "<other>"
+// MaxLabelValues and OtherLabelValue bound the label values each gauge
+// reports (see scrapegauges).
+const (
+	MaxLabelValues  = scrapegauges.MaxLabelValues
+	OtherLabelValue = scrapegauges.OtherLabelValue
+)
 
 // InvalidLabelValue counts the interceptor names of pods that the server
 // would refuse, which are not reported by name.
@@ -97,14 +95,14 @@ type Source interface {
 
 var (
 	registerOnce sync.Once
-	source       atomic.Pointer[Source]
+	gauges       = scrapegauges.NewCollector(activeInterceptorDesc, activeRequesterDesc, podInterceptorsDesc)
 )
 
 // Register registers the metrics with the server's registry, once.
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(Evictions)
-		legacyregistry.CustomMustRegister(&stateCollector{})
+		legacyregistry.CustomMustRegister(gauges)
 	})
 }
 
@@ -112,67 +110,11 @@ func Register() {
 // lead, reports none rather than stale numbers.
 func SetSource(s Source) {
 	if s == nil {
-		source.Store(nil)
+		gauges.SetSource(nil)
 		return
 	}
-	source.Store(&s)
-}
-
-// stateCollector reports the gauges from the current Source at scrape time,
-// so they cannot drift from the informer caches they are computed from.
-type stateCollector struct {
-	metrics.BaseStableCollector
-}
-
-func (c *stateCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
-	ch <- activeInterceptorDesc
-	ch <- activeRequesterDesc
-	ch <- podInterceptorsDesc
-}
-
-func (c *stateCollector) CollectWithStability(ch chan<- metrics.Metric) {
-	s := source.Load()
-	if s == nil {
-		return
-	}
-	snapshot := (*s).MetricsSnapshot()
-	for _, gauge := range []struct {
-		desc   *metrics.Desc
-		counts map[string]int
-	}{
-		{activeInterceptorDesc, snapshot.ActiveInterceptors},
-		{activeRequesterDesc, snapshot.ActiveRequesters},
-		{podInterceptorsDesc, snapshot.PodInterceptors},
-	} {
-		for label, count := range bounded(gauge.counts, MaxLabelValues) {
-			ch <- metrics.NewLazyConstMetric(gauge.desc, metrics.GaugeValue, float64(count), label)
-		}
-	}
-}
-
-// bounded keeps the max-1 largest counts (ties broken by name) and sums the
-// rest under OtherLabelValue, when there are more than max.
-func bounded(counts map[string]int, max int) map[string]int {
-	if len(counts) <= max {
-		return counts
-	}
-	labels := make([]string, 0, len(counts))
-	for label := range counts {
-		labels = append(labels, label)
-	}
-	sort.Slice(labels, func(i, j int) bool {
-		if counts[labels[i]] != counts[labels[j]] {
-			return counts[labels[i]] > counts[labels[j]]
-		}
-		return labels[i] < labels[j]
+	gauges.SetSource(func() []map[string]int {
+		snapshot := s.MetricsSnapshot()
+		return []map[string]int{snapshot.ActiveInterceptors, snapshot.ActiveRequesters, snapshot.PodInterceptors}
 	})
-	kept := make(map[string]int, max)
-	for i, label := range labels {
-		if i < max-1 {
-			kept[label] = counts[label]
-		} else {
-			kept[OtherLabelValue] += counts[label]
-		}
-	}
-	return kept
 }

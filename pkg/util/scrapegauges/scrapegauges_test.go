@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package metrics
+package scrapegauges
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ import (
 
 func TestBoundedKeepsTheLargestCountsAndSumsTheRest(t *testing.T) {
 	small := map[string]int{"a": 1, "b": 2}
-	if diff := cmp.Diff(small, bounded(small, 3)); diff != "" {
+	if diff := cmp.Diff(small, Bounded(small, 3)); diff != "" {
 		t.Errorf("counts within the bound changed (-want +got):\n%s", diff)
 	}
 	counts := map[string]int{}
@@ -33,7 +33,7 @@ func TestBoundedKeepsTheLargestCountsAndSumsTheRest(t *testing.T) {
 		counts[fmt.Sprintf("name-%d", i)] = i + 1
 	}
 	want := map[string]int{"name-9": 10, "name-8": 9, OtherLabelValue: 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8}
-	if diff := cmp.Diff(want, bounded(counts, 3)); diff != "" {
-		t.Errorf("bounded() (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, Bounded(counts, 3)); diff != "" {
+		t.Errorf("Bounded() (-want +got):\n%s", diff)
 	}
 }

@@ -1,0 +1,124 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"regexp"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// TargetKey is the key the EvictionRequests and Evictions of one pod share:
+// its namespace and UID. Informers index both kinds by it.
+func TargetKey(namespace string, uid types.UID) string {
+	return namespace + "/pod/" + string(uid)
+}
+
+// EvictionTargetKey is ev's TargetKey, "" when it targets no pod.
+func EvictionTargetKey(ev *lifecyclev1alpha1.Eviction) string {
+	if ev.Spec.Target.Pod == nil {
+		return ""
+	}
+	return TargetKey(ev.Namespace, ev.Spec.Target.Pod.UID)
+}
+
+// RequestTargetKey is er's TargetKey, "" when it targets no pod.
+func RequestTargetKey(er *lifecyclev1alpha1.EvictionRequest) string {
+	if er.Spec.Target.Pod == nil {
+		return ""
+	}
+	return TargetKey(er.Namespace, er.Spec.Target.Pod.UID)
+}
+
+// WantsEviction is true while er asks for its target's eviction: its
+// intent is Eviction and it is not being deleted (deleting a request
+// withdraws it).
+func WantsEviction(er *lifecyclev1alpha1.EvictionRequest) bool {
+	return er.DeletionTimestamp == nil && er.Spec.Intent == lifecyclev1alpha1.EvictionRequestIntentEviction
+}
+
+// IsRequestFinished is true once er's outcome is final: its target was
+// evicted, or the request is invalid. Other failures are not: a new
+// Eviction intent on the target starts a new Eviction.
+func IsRequestFinished(er *lifecyclev1alpha1.EvictionRequest) bool {
+	if IsTrue(er.Status.Conditions, lifecyclev1alpha1.EvictionConditionTargetEvicted) {
+		return true
+	}
+	failed := Condition(er.Status.Conditions, lifecyclev1alpha1.EvictionConditionFailed)
+	return failed != nil && failed.Status == metav1.ConditionTrue &&
+		failed.Reason == string(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid)
+}
+
+// PodResponders are the responders of pod, in the order they take their
+// turns, all Inactive: those the pod declares in spec.evictionResponders
+// and the default evictor.
+func PodResponders(pod *corev1.Pod) []lifecyclev1alpha1.TargetResponder {
+	responders := make([]lifecyclev1alpha1.TargetResponder, 0, len(pod.Spec.EvictionResponders)+1)
+	for _, r := range pod.Spec.EvictionResponders {
+		responders = append(responders, lifecyclev1alpha1.TargetResponder{
+			Name: r.Name, Priority: ptr.To(ptr.Deref(r.Priority, 0)), State: lifecyclev1alpha1.ResponderStateInactive,
+		})
+	}
+	responders = append(responders, lifecyclev1alpha1.TargetResponder{
+		Name: Evictor, Priority: ptr.To(EvictorPriority), State: lifecyclev1alpha1.ResponderStateInactive,
+	})
+	ResponderOrder(responders)
+	return responders
+}
+
+// DeclaresResponder is true when pod lists the responder name in
+// spec.evictionResponders.
+func DeclaresResponder(pod *corev1.Pod, name string) bool {
+	for _, r := range pod.Spec.EvictionResponders {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// attemptsPattern finds the count of failed evictions in the default
+// evictor's message, where it survives a restart of the evictor.
+var attemptsPattern = regexp.MustCompile(`\(attempts=(\d+)\)`)
+
+// EvictionAttempts is the number of evictions the Eviction API refused, as
+// the default evictor counts them in its message "... (attempts=N) ...".
+func EvictionAttempts(message string) int32 {
+	m := attemptsPattern.FindStringSubmatch(message)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(m[1], 10, 32)
+	if err != nil {
+		return 0
+	}
+	return int32(n)
+}
+
+// FailedEvictions is the number of evictions of ev's target the Eviction
+// API refused, from the default evictor's message.
+func FailedEvictions(ev *lifecyclev1alpha1.Eviction) int32 {
+	if status := ResponderStatus(ev, Evictor); status != nil {
+		return EvictionAttempts(ptr.Deref(status.Message, ""))
+	}
+	return 0
+}

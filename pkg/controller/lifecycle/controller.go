@@ -1,0 +1,246 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package lifecycle is the evictionrequest-controller of Kubernetes 1.37's
+// lifecycle.k8s.io/v1alpha1 API, which kube-apiserver serves but which no
+// Kubernetes release runs a controller for. It turns the EvictionRequests
+// of a pod into one Eviction, hands the Eviction from responder to
+// responder in priority order (on completion, or when a responder misses
+// its heartbeat deadline), cancels it when every requester withdrew, and
+// sets the TargetEvicted and Failed conditions on the Eviction and its
+// EvictionRequests. The rules it shares with the controller of
+// coordination.k8s.io/v1alpha1 are in pkg/controller/eviction.
+//
+// Three queues, as in the upstream pull request: Evictions (their status:
+// requesters, responders, conditions), EvictionRequests (validation, the
+// Eviction to create, the conditions mirrored from it) and the metadata of
+// Evictions (the participant labels and the owner references to the
+// requests), which a status write cannot change.
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	lifecycleinformers "k8s.io/client-go/informers/lifecycle/v1alpha1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	lifecyclelisters "k8s.io/client-go/listers/lifecycle/v1alpha1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+)
+
+const (
+	// ControllerName names the controller in events, logs and field
+	// managers: the name the API's documentation gives it.
+	ControllerName = "evictionrequest-controller"
+	// CompletionGrace is how long after a pod's deletion started the
+	// controller waits for the active responder to report completion
+	// before it declares the pod evicted and the responder Interrupted, as
+	// the upstream pull request does.
+	CompletionGrace = 5 * time.Second
+	// maxRequesters is the most status.requesters the API accepts.
+	maxRequesters = 100
+	// defaultCallTimeout bounds each API call unless Options say otherwise.
+	defaultCallTimeout = 30 * time.Second
+)
+
+// Options tune a Controller; the zero value is upstream's behaviour.
+type Options struct {
+	// HeartbeatDeadline is how long an active responder may go without a
+	// heartbeat; lifecycleutil.HeartbeatDeadline (20 minutes) when zero.
+	// kube-apiserver refuses to end a turn sooner (ValidateDeadline).
+	HeartbeatDeadline time.Duration
+	// CallTimeout bounds every API call; 30s when zero.
+	CallTimeout time.Duration
+	// EventClient records the events; the client when nil.
+	EventClient kubernetes.Interface
+}
+
+// Controller reconciles the Evictions and EvictionRequests of
+// lifecycle.k8s.io/v1alpha1 with their pods.
+type Controller struct {
+	client            kubernetes.Interface
+	eventClient       kubernetes.Interface
+	callTimeout       time.Duration
+	heartbeatDeadline time.Duration
+
+	evictionLister  lifecyclelisters.EvictionLister
+	requestLister   lifecyclelisters.EvictionRequestLister
+	podLister       corelisters.PodLister
+	evictionIndexer cache.Indexer
+	requestIndexer  cache.Indexer
+	synced          []cache.InformerSynced
+
+	// evictions syncs the status of Evictions, requests the status of
+	// EvictionRequests and the Evictions they need, metadata the labels
+	// and owner references of Evictions.
+	evictions, requests, metadata workqueue.TypedRateLimitingInterface[string]
+
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	clock       clock.WithTicker
+}
+
+// NewController returns a controller over the given informers, which must
+// not have started: it indexes the Evictions and EvictionRequests by
+// target. The clock is injectable for tests.
+func NewController(ctx context.Context, client kubernetes.Interface, evictionInformer lifecycleinformers.EvictionInformer,
+	requestInformer lifecycleinformers.EvictionRequestInformer, podInformer coreinformers.PodInformer,
+	clock clock.WithTicker, opts Options) (*Controller, error) {
+	if opts.HeartbeatDeadline == 0 {
+		opts.HeartbeatDeadline = lifecycleutil.HeartbeatDeadline
+	}
+	if err := ValidateDeadline(opts.HeartbeatDeadline); err != nil {
+		return nil, err
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = defaultCallTimeout
+	}
+	if opts.EventClient == nil {
+		opts.EventClient = client
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	newQueue := func(name string) workqueue.TypedRateLimitingInterface[string] {
+		return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: clock})
+	}
+	c := &Controller{
+		client:            client,
+		eventClient:       opts.EventClient,
+		callTimeout:       opts.CallTimeout,
+		heartbeatDeadline: opts.HeartbeatDeadline,
+		evictionLister:    evictionInformer.Lister(),
+		requestLister:     requestInformer.Lister(),
+		podLister:         podInformer.Lister(),
+		evictionIndexer:   evictionInformer.Informer().GetIndexer(),
+		requestIndexer:    requestInformer.Informer().GetIndexer(),
+		synced: []cache.InformerSynced{evictionInformer.Informer().HasSynced,
+			requestInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
+		evictions:   newQueue("evictions"),
+		requests:    newQueue("evictionrequests"),
+		metadata:    newQueue("eviction_metadata"),
+		broadcaster: broadcaster,
+		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
+		clock:       clock,
+	}
+	if err := c.addIndexers(evictionInformer.Informer(), requestInformer.Informer()); err != nil {
+		return nil, err
+	}
+	if err := c.addHandlers(ctx, evictionInformer.Informer(), requestInformer.Informer(), podInformer.Informer()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ValidateDeadline checks a heartbeat deadline: kube-apiserver v1.37 lets
+// no one end a responder's turn sooner than 20 minutes after its last
+// heartbeat (less 30 s of clock skew), so a shorter deadline could never be
+// applied. A longer one can.
+func ValidateDeadline(d time.Duration) error {
+	if d < lifecycleutil.HeartbeatDeadline {
+		return fmt.Errorf("heartbeat deadline %s is shorter than %s, which kube-apiserver enforces for lifecycle.k8s.io/v1alpha1 Evictions", d, lifecycleutil.HeartbeatDeadline)
+	}
+	return nil
+}
+
+// Run syncs with workers goroutines per queue until ctx ends, then waits
+// for them.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	logger := klog.FromContext(ctx)
+	c.broadcaster.StartStructuredLogging(3)
+	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.eventClient.CoreV1().Events("")})
+	defer c.broadcaster.Shutdown()
+
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down the eviction request controller")
+		c.evictions.ShutDown()
+		c.requests.ShutDown()
+		c.metadata.ShutDown()
+		wg.Wait()
+	}()
+	logger.Info("Starting the eviction request controller", "workers", workers, "heartbeatDeadline", c.heartbeatDeadline)
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
+		return
+	}
+	metrics.SetSource(c)
+	defer metrics.SetSource(nil)
+	for _, q := range []struct {
+		queue workqueue.TypedRateLimitingInterface[string]
+		sync  func(context.Context, string) (time.Duration, error)
+		kind  string
+	}{
+		{c.evictions, c.syncEviction, "Eviction"},
+		{c.requests, c.syncRequest, "EvictionRequest"},
+		{c.metadata, c.syncMetadata, "Eviction metadata"},
+	} {
+		for range workers {
+			wg.Go(func() {
+				wait.UntilWithContext(ctx, func(ctx context.Context) {
+					for processNext(ctx, q.queue, q.sync, q.kind) {
+					}
+				}, time.Second)
+			})
+		}
+	}
+	<-ctx.Done()
+}
+
+// processNext syncs the next key of queue: on success it is looked at
+// again after the duration sync asked for, on failure with backoff.
+func processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string],
+	sync func(context.Context, string) (time.Duration, error), kind string) bool {
+	key, quit := queue.Get()
+	if quit {
+		return false
+	}
+	defer queue.Done(key)
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "kind", kind, "key", key)
+	requeueAfter, err := sync(klog.NewContext(ctx, logger), key)
+	switch {
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		// Someone wrote or deleted the object since the cache saw it: the
+		// next sync reads the newer state.
+		logger.V(4).Info("Object changed while syncing, requeuing", "err", err)
+		queue.AddRateLimited(key)
+	case err != nil:
+		utilruntime.HandleErrorWithContext(ctx, err, "Sync failed, requeuing", "kind", kind, "key", key)
+		queue.AddRateLimited(key)
+	default:
+		queue.Forget(key)
+		if requeueAfter > 0 {
+			queue.AddAfter(key, requeueAfter)
+		}
+	}
+	return true
+}

@@ -1,0 +1,166 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package lifecycle
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+)
+
+var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
+const requester = "acme.io/drain"
+
+// fixture is a controller whose informer caches the test fills by hand, so
+// that every sync sees exactly the state the test set up; the fake
+// clientset records what the controller writes.
+type fixture struct {
+	t          testing.TB
+	ctx        context.Context
+	clock      *testingclock.FakeClock
+	kube       *k8sfake.Clientset
+	controller *Controller
+	recorder   *record.FakeRecorder
+	evictions  cache.Indexer
+	requests   cache.Indexer
+	pods       cache.Indexer
+}
+
+func newFixture(t testing.TB, objects ...runtime.Object) *fixture {
+	t.Helper()
+	metrics.Register()
+	_, ctx := ktesting.NewTestContext(t)
+	f := &fixture{t: t, ctx: ctx, clock: testingclock.NewFakeClock(start), kube: k8sfake.NewClientset()}
+	factory := informers.NewSharedInformerFactory(f.kube, 0)
+	evictions, requests, pods := factory.Lifecycle().V1alpha1().Evictions(), factory.Lifecycle().V1alpha1().EvictionRequests(), factory.Core().V1().Pods()
+	c, err := NewController(ctx, f.kube, evictions, requests, pods, f.clock, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.recorder = record.NewFakeRecorder(100)
+	c.recorder = f.recorder
+	f.controller = c
+	f.evictions, f.requests, f.pods = evictions.Informer().GetIndexer(), requests.Informer().GetIndexer(), pods.Informer().GetIndexer()
+	for _, obj := range objects {
+		f.add(obj)
+	}
+	return f
+}
+
+// add stores obj in kube-apiserver and in the cache.
+func (f *fixture) add(obj runtime.Object) {
+	f.t.Helper()
+	if err := f.kube.Tracker().Add(obj); err != nil {
+		f.t.Fatal(err)
+	}
+	f.cache(obj)
+}
+
+// cache puts obj in its informer's cache only.
+func (f *fixture) cache(obj runtime.Object) {
+	f.t.Helper()
+	var err error
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		err = f.pods.Update(o)
+	case *lifecyclev1alpha1.Eviction:
+		err = f.evictions.Update(o)
+	case *lifecyclev1alpha1.EvictionRequest:
+		err = f.requests.Update(o)
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// syncEviction runs one sync of the Eviction name, refreshes the cache with
+// its write, and returns the Eviction as stored and the requeue delay.
+func (f *fixture) syncEviction(name string) (*lifecyclev1alpha1.Eviction, time.Duration) {
+	f.t.Helper()
+	resync, err := f.controller.syncEviction(f.ctx, "shop/"+name)
+	if err != nil {
+		f.t.Fatalf("syncEviction: %v", err)
+	}
+	ev := f.eviction(name)
+	f.cache(ev)
+	return ev, resync
+}
+
+func (f *fixture) eviction(name string) *lifecyclev1alpha1.Eviction {
+	f.t.Helper()
+	ev, err := f.kube.LifecycleV1alpha1().Evictions("shop").Get(f.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return ev
+}
+
+func (f *fixture) request(name string) *lifecyclev1alpha1.EvictionRequest {
+	f.t.Helper()
+	er, err := f.kube.LifecycleV1alpha1().EvictionRequests("shop").Get(f.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return er
+}
+
+// events drains the recorded events as "<type> <reason>".
+func (f *fixture) events() []string {
+	var events []string
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			fields := strings.SplitN(e, " ", 3)
+			events = append(events, fields[0]+" "+fields[1])
+		default:
+			return events
+		}
+	}
+}
+
+// states lists the responders of ev as "<name>=<state>", in order.
+func states(ev *lifecyclev1alpha1.Eviction) []string {
+	var out []string
+	for _, r := range ev.Status.TargetResponders {
+		out = append(out, r.Name+"="+string(r.State))
+	}
+	return out
+}
+
+// conditionsOf lists the conditions of an object as "<type>=<status>/<reason>".
+func conditionsOf(conditions []metav1.Condition) []string {
+	var out []string
+	for _, c := range conditions {
+		out = append(out, c.Type+"="+string(c.Status)+"/"+c.Reason)
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package metrics holds the Prometheus metrics of the lifecycle.k8s.io
+// eviction request controller and default evictor, served on
+// evictionrequest-controller's /metrics.
+package metrics
+
+import (
+	"sync"
+
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/evictionrequest/apiserver/pkg/util/scrapegauges"
+
+	// The workqueues report depth, adds, latency and retries through this
+	// provider.
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"
+)
+
+const namespace = "evictionrequest"
+
+// Results of the default evictor's API-initiated evictions, the label of
+// EvictorEvictions.
+const (
+	// ResultSuccess is an eviction the Eviction API accepted.
+	ResultSuccess = "success"
+	// ResultBlocked is an eviction refused with 429, usually by a PodDisruptionBudget.
+	ResultBlocked = "blocked"
+	// ResultFailed is an eviction that failed otherwise.
+	ResultFailed = "failed"
+)
+
+var (
+	// EvictionsCreated counts the Evictions the controller created.
+	EvictionsCreated = metrics.NewCounter(&metrics.CounterOpts{
+		Namespace: namespace, Subsystem: "lifecycle_controller", Name: "evictions_created_total",
+		Help:           "Number of Evictions the eviction request controller created for EvictionRequests.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	// ResponderTurns counts the responders' turns that ended, by the state
+	// they ended in: Completed, Interrupted (a missed heartbeat deadline,
+	// or a pod gone before the responder reported) or Canceled.
+	ResponderTurns = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Subsystem: "lifecycle_controller", Name: "responder_turns_total",
+		Help:           "Number of responder turns that ended, by the state they ended in (Completed, Interrupted, Canceled).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"state"})
+	// EvictorEvictions counts the default evictor's API-initiated evictions
+	// by result.
+	EvictorEvictions = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Subsystem: "evictor", Name: "evictions_total",
+		Help:           "Number of API-initiated evictions of pods by the default evictor, by result (success, blocked, failed).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+
+	activeResponderDesc = metrics.NewDesc(metrics.BuildFQName(namespace, "lifecycle_controller", "active_responder"),
+		"Number of unfinished Evictions whose active responder is the labeled one.",
+		[]string{"responder"}, nil, metrics.ALPHA, "")
+	activeRequesterDesc = metrics.NewDesc(metrics.BuildFQName(namespace, "lifecycle_controller", "active_requester"),
+		"Number of EvictionRequests of the labeled requester that ask for an eviction not yet over.",
+		[]string{"requester"}, nil, metrics.ALPHA, "")
+	evictionsDesc = metrics.NewDesc(metrics.BuildFQName(namespace, "lifecycle_controller", "evictions"),
+		"Number of Evictions by state: InProgress, TargetEvicted or Failed.",
+		[]string{"state"}, nil, metrics.ALPHA, "")
+)
+
+// Snapshot is the state the gauges report, computed when /metrics is
+// scraped.
+type Snapshot struct {
+	// ActiveResponders counts unfinished Evictions by active responder.
+	ActiveResponders map[string]int
+	// ActiveRequesters counts requests that want an unfinished eviction,
+	// by requester.
+	ActiveRequesters map[string]int
+	// Evictions counts Evictions by state.
+	Evictions map[string]int
+}
+
+// Source computes a Snapshot; the controller is the source while it leads.
+type Source interface {
+	MetricsSnapshot() Snapshot
+}
+
+var (
+	registerOnce sync.Once
+	gauges       = scrapegauges.NewCollector(activeResponderDesc, activeRequesterDesc, evictionsDesc)
+)
+
+// Register registers the metrics with the legacy registry, once.
+func Register() {
+	registerOnce.Do(func() {
+		legacyregistry.MustRegister(EvictionsCreated, ResponderTurns, EvictorEvictions)
+		legacyregistry.CustomMustRegister(gauges)
+	})
+}
+
+// SetSource makes s the source of the gauges; nil reports none.
+func SetSource(s Source) {
+	if s == nil {
+		gauges.SetSource(nil)
+		return
+	}
+	gauges.SetSource(func() []map[string]int {
+		snapshot := s.MetricsSnapshot()
+		return []map[string]int{snapshot.ActiveResponders, snapshot.ActiveRequesters, snapshot.Evictions}
+	})
+}

@@ -1,0 +1,95 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package lifecycle
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+)
+
+// relevantEviction is the Eviction of a target that its requests report:
+// the one that evicted the pod (the latest), else the oldest active one,
+// else the latest that failed. create is true when none is evicted or
+// active: a request that wants the eviction needs a new one.
+func relevantEviction(evictions []*lifecyclev1alpha1.Eviction) (relevant *lifecyclev1alpha1.Eviction, create bool) {
+	var evicted, active, failed *lifecyclev1alpha1.Eviction
+	for _, ev := range evictions {
+		switch {
+		case lifecycleutil.IsEvicted(ev):
+			if evicted == nil || transitionedBefore(evicted, ev, lifecyclev1alpha1.EvictionConditionTargetEvicted) {
+				evicted = ev
+			}
+		case lifecycleutil.IsFinished(ev):
+			if failed == nil || transitionedBefore(failed, ev, lifecyclev1alpha1.EvictionConditionFailed) {
+				failed = ev
+			}
+		default:
+			if active == nil || ev.CreationTimestamp.Before(&active.CreationTimestamp) {
+				active = ev
+			}
+		}
+	}
+	switch {
+	case evicted != nil:
+		return evicted, false
+	case active != nil:
+		return active, false
+	}
+	return failed, true
+}
+
+// transitionedBefore is true when condition t of a turned True before that
+// of b.
+func transitionedBefore(a, b *lifecyclev1alpha1.Eviction, t lifecyclev1alpha1.EvictionConditionType) bool {
+	ca, cb := lifecycleutil.Condition(a.Status.Conditions, t), lifecycleutil.Condition(b.Status.Conditions, t)
+	return ca != nil && cb != nil && ca.LastTransitionTime.Before(&cb.LastTransitionTime)
+}
+
+// evictionNamePattern matches the names newEvictionName gives: pod-<n>-<pod>.
+var evictionNamePattern = regexp.MustCompile(`^pod-([0-9]+)-(.*)$`)
+
+// newEvictionName names the next Eviction of the pod podName among
+// existing: pod-<n>-<pod name>, n one more than the highest of the pod's
+// Evictions, as the upstream pull request names them. A name cut at the
+// length limit shares its counter with every pod name it is a prefix of.
+func newEvictionName(podName string, existing []*lifecyclev1alpha1.Eviction) string {
+	highest := 0
+	for _, ev := range existing {
+		m := evictionNamePattern.FindStringSubmatch(ev.Name)
+		if m == nil {
+			continue
+		}
+		if m[2] != podName && (len(ev.Name) < validation.DNS1123SubdomainMaxLength-2 || !strings.HasPrefix(podName, m[2])) {
+			continue
+		}
+		if n, err := strconv.Atoi(m[1]); err == nil && n > highest {
+			highest = n
+		}
+	}
+	name := fmt.Sprintf("pod-%d-%s", highest+1, podName)
+	if len(name) > validation.DNS1123SubdomainMaxLength {
+		name = strings.TrimRight(name[:validation.DNS1123SubdomainMaxLength], "-.")
+	}
+	return name
+}

@@ -1,0 +1,213 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	"k8s.io/utils/ptr"
+
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
+)
+
+// turns is what became of the responders' turns in one sync.
+type turns struct {
+	// responders are the target responders with their new states, in the
+	// order they take their turns.
+	responders []lifecyclev1alpha1.TargetResponder
+	// done is true once the last responder's turn ended: no one is left to
+	// evict the pod.
+	done bool
+	// waiting is true while the pod is gone but the active responder may
+	// still report its completion (CompletionGrace).
+	waiting bool
+	// resync is when to look again though nothing changes: the active
+	// responder's deadline, or the end of the grace.
+	resync time.Duration
+	events []event
+}
+
+// event is an event to record once the sync's write succeeded.
+type event struct {
+	eventType, reason, message string
+}
+
+// Reasons of the events the controller records on Evictions and
+// EvictionRequests.
+const (
+	// EventResponderActivated: the first responder's turn started.
+	EventResponderActivated = "ResponderActivated"
+	// EventResponderHandedOff: the active responder completed and the next
+	// one took over.
+	EventResponderHandedOff = "ResponderHandedOff"
+	// EventResponderTimedOut: the active responder missed its heartbeat
+	// deadline and was Interrupted.
+	EventResponderTimedOut = "ResponderTimedOut"
+	// EventEvictionCreated: the controller created the Eviction of a
+	// request's pod.
+	EventEvictionCreated = "EvictionCreated"
+	// EventInvalid: the Eviction or request is invalid; nothing evicts the pod.
+	EventInvalid = "EvictionInvalid"
+	// EventNoFurtherResponder: every responder's turn ended and the pod
+	// is still there.
+	EventNoFurtherResponder = "NoFurtherResponder"
+	// EventCompleted and EventCanceled are shared with the controller of
+	// coordination.k8s.io.
+	EventCompleted = eviction.EventCompleted
+	EventCanceled  = eviction.EventCanceled
+)
+
+// targetResponders returns a copy of ev's target responders, or, on the
+// first sync, those of its pod, all Inactive; in the order they take their
+// turns.
+func targetResponders(ev *lifecyclev1alpha1.Eviction, pod *corev1.Pod) []lifecyclev1alpha1.TargetResponder {
+	if len(ev.Status.TargetResponders) > 0 {
+		responders := slices.Clone(ev.Status.TargetResponders)
+		lifecycleutil.ResponderOrder(responders)
+		return responders
+	}
+	if pod == nil || pod.UID != ev.Spec.Target.Pod.UID {
+		return nil
+	}
+	return lifecycleutil.PodResponders(pod)
+}
+
+// advance moves the responders' turns on at now: the turn of the active one
+// ends when the pod is gone (Completed if it said so, else Interrupted
+// once the grace ran out), when every requester withdrew (Canceled), when
+// it completed, or when it missed its deadline (Interrupted, and the next
+// one's turn starts).
+func (c *Controller) advance(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *corev1.Pod, ending eviction.Ending, canceled bool) turns {
+	t := turns{responders: targetResponders(ev, pod)}
+	rs := t.responders
+	if len(rs) == 0 {
+		return t
+	}
+	if ended(rs[len(rs)-1].State) {
+		t.done = true
+		return t
+	}
+	active := slices.IndexFunc(rs, func(r lifecyclev1alpha1.TargetResponder) bool {
+		return r.State == lifecyclev1alpha1.ResponderStateActive
+	})
+	switch {
+	case ending != "":
+		t.podEnded(now, ev, pod, active)
+		return t
+	case canceled:
+		if active >= 0 {
+			rs[active].State = lifecyclev1alpha1.ResponderStateCanceled
+		}
+		return t
+	case active < 0:
+		first := slices.IndexFunc(rs, func(r lifecyclev1alpha1.TargetResponder) bool {
+			return r.State == lifecyclev1alpha1.ResponderStateInactive
+		})
+		rs[first].State = lifecyclev1alpha1.ResponderStateActive
+		t.resync = c.heartbeatDeadline
+		t.events = append(t.events, event{corev1.EventTypeNormal, EventResponderActivated, fmt.Sprintf(
+			"Responder %s is active: it has the highest priority (%d) of %d responders.", rs[first].Name, ptr.Deref(rs[first].Priority, 0), len(rs))})
+		return t
+	}
+	c.judge(now, ev, &t, active)
+	return t
+}
+
+// podEnded ends the active responder's turn on a pod that is gone or
+// terminal: Completed when it reported completion; otherwise, once the pod
+// has been deleting for CompletionGrace, Interrupted.
+func (t *turns) podEnded(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *corev1.Pod, active int) {
+	if active < 0 {
+		return
+	}
+	if status := lifecycleutil.ResponderStatus(ev, t.responders[active].Name); status != nil && status.CompletionTime != nil {
+		t.responders[active].State = lifecyclev1alpha1.ResponderStateCompleted
+		return
+	}
+	if pod != nil && pod.UID == ev.Spec.Target.Pod.UID && pod.DeletionTimestamp != nil {
+		if left := CompletionGrace - now.Sub(pod.DeletionTimestamp.Time); left > 0 {
+			t.waiting, t.resync = true, left
+			return
+		}
+	}
+	t.responders[active].State = lifecyclev1alpha1.ResponderStateInterrupted
+}
+
+// judge ends the turn of the active responder when it completed or missed
+// its deadline and starts the next one's; otherwise it looks again at the
+// deadline.
+func (c *Controller) judge(now time.Time, ev *lifecyclev1alpha1.Eviction, t *turns, active int) {
+	rs := t.responders
+	name := rs[active].Name
+	status := lifecycleutil.ResponderStatus(ev, name)
+	if status == nil {
+		status = &lifecyclev1alpha1.ResponderStatus{Name: name}
+	}
+	since := now
+	if status.StartTime != nil {
+		since = status.StartTime.Time
+	}
+	var heartbeat *time.Time
+	if status.HeartbeatTime != nil {
+		heartbeat = &status.HeartbeatTime.Time
+	}
+	deadline := eviction.Deadline(heartbeat, since, c.heartbeatDeadline)
+	end := eviction.Judge(status.CompletionTime != nil, deadline, now)
+	eventType, reason, why := corev1.EventTypeNormal, EventResponderHandedOff, "completed"
+	switch end {
+	case eviction.Waiting:
+		t.resync = eviction.UntilOrNow(deadline, now)
+		return
+	case eviction.Completed:
+		rs[active].State = lifecyclev1alpha1.ResponderStateCompleted
+	case eviction.TimedOut:
+		rs[active].State = lifecyclev1alpha1.ResponderStateInterrupted
+		eventType, reason = corev1.EventTypeWarning, EventResponderTimedOut
+		why = fmt.Sprintf("missed its heartbeat deadline of %s (at %s)", c.heartbeatDeadline, deadline.UTC().Format(time.RFC3339))
+	}
+	next, ok := eviction.Next(responderNames(rs), name)
+	if !ok {
+		t.done = true
+		t.events = append(t.events, event{eventType, reason, fmt.Sprintf("Responder %s %s; no responder is left.", name, why)})
+		return
+	}
+	rs[slices.IndexFunc(rs, func(r lifecyclev1alpha1.TargetResponder) bool { return r.Name == next })].State = lifecyclev1alpha1.ResponderStateActive
+	t.resync = c.heartbeatDeadline
+	t.events = append(t.events, event{eventType, reason, fmt.Sprintf("Responder %s replaced %s, which %s.", next, name, why)})
+}
+
+// ended is true for the states a responder's turn ends in.
+func ended(state lifecyclev1alpha1.ResponderStateType) bool {
+	switch state {
+	case lifecyclev1alpha1.ResponderStateCompleted, lifecyclev1alpha1.ResponderStateInterrupted, lifecyclev1alpha1.ResponderStateCanceled:
+		return true
+	}
+	return false
+}
+
+func responderNames(rs []lifecyclev1alpha1.TargetResponder) []string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.Name
+	}
+	return names
+}

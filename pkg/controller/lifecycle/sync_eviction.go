@@ -1,0 +1,135 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package lifecycle
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	lifecycleapply "k8s.io/client-go/applyconfigurations/lifecycle/v1alpha1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+)
+
+// syncEviction brings the status of the Eviction key one step forward and
+// returns when it must be looked at again even if nothing changes.
+func (c *Controller) syncEviction(ctx context.Context, key string) (time.Duration, error) {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return 0, err
+	}
+	ev, err := c.evictionLister.Evictions(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	// A finished Eviction stays as it is: its conditions cannot be
+	// reverted, and a new intent gets a new Eviction.
+	if lifecycleutil.IsFinished(ev) {
+		return 0, nil
+	}
+	var pod *corev1.Pod
+	if ref := ev.Spec.Target.Pod; ref != nil {
+		logger := klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KRef(namespace, ref.Name))
+		ctx = klog.NewContext(ctx, logger)
+		if pod, err = c.podLister.Pods(namespace).Get(ref.Name); err != nil && !apierrors.IsNotFound(err) {
+			return 0, err
+		}
+	}
+	target := lifecycleutil.EvictionTargetKey(ev)
+	relevant, _ := relevantEviction(c.evictionsOf(target))
+	duplicate := relevant != nil && relevant.UID != ev.UID && !lifecycleutil.IsFinished(relevant)
+	d := c.decide(c.clock.Now(), ev, pod, c.requestsOf(target), duplicate)
+	if apiequality.Semantic.DeepEqual(ownedStatus(ev.Status), d.status) {
+		return d.resync, nil
+	}
+	if err := c.applyStatus(ctx, ev, d.status); err != nil {
+		return 0, err
+	}
+	logger := klog.FromContext(ctx)
+	for _, e := range d.events {
+		c.recorder.Event(ev, e.eventType, e.reason, e.message)
+		logger.V(2).Info("Eviction progressed", "reason", e.reason, "message", e.message)
+	}
+	countTurns(ev.Status.TargetResponders, d.status.TargetResponders)
+	return d.resync, nil
+}
+
+// ownedStatus is the part of status the controller writes, for comparing
+// with a decision: its conditions, requesters, target responders, and the
+// names and start times of the responders' entries.
+func ownedStatus(status lifecyclev1alpha1.EvictionStatus) lifecyclev1alpha1.EvictionStatus {
+	owned := lifecyclev1alpha1.EvictionStatus{
+		ObservedGeneration: status.ObservedGeneration,
+		Requesters:         status.Requesters,
+		TargetResponders:   slices.Clone(status.TargetResponders),
+		Conditions:         ownedConditions(status.Conditions),
+	}
+	for _, r := range status.Responders {
+		owned.Responders = append(owned.Responders, lifecyclev1alpha1.ResponderStatus{Name: r.Name, StartTime: r.StartTime})
+	}
+	lifecycleutil.ResponderOrder(owned.TargetResponders)
+	return owned
+}
+
+// applyStatus writes status with server-side apply, as the controller's
+// field manager: the fields of a responder's entry that the controller does
+// not set stay the responder's.
+func (c *Controller) applyStatus(ctx context.Context, ev *lifecyclev1alpha1.Eviction, status lifecyclev1alpha1.EvictionStatus) error {
+	apply := lifecycleapply.EvictionStatus().WithObservedGeneration(*status.ObservedGeneration).WithConditions(conditionsApply(status.Conditions)...)
+	for _, r := range status.Requesters {
+		apply.WithRequesters(lifecycleapply.Requester().WithName(r.Name).WithIntent(r.Intent))
+	}
+	for _, r := range status.TargetResponders {
+		apply.WithTargetResponders(lifecycleapply.TargetResponder().WithName(r.Name).WithPriority(*r.Priority).WithState(r.State))
+	}
+	for _, r := range status.Responders {
+		entry := lifecycleapply.ResponderStatus().WithName(r.Name)
+		if r.StartTime != nil {
+			entry.WithStartTime(*r.StartTime)
+		}
+		apply.WithResponders(entry)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	_, err := c.client.LifecycleV1alpha1().Evictions(ev.Namespace).ApplyStatus(callCtx,
+		lifecycleapply.Eviction(ev.Name, ev.Namespace).WithStatus(apply),
+		metav1.ApplyOptions{FieldManager: ControllerName, Force: true})
+	return err
+}
+
+// countTurns counts the turns that ended between two versions of the
+// target responders.
+func countTurns(before, after []lifecyclev1alpha1.TargetResponder) {
+	for _, r := range after {
+		old := lifecycleutil.TargetResponderIn(before, r.Name)
+		if ended(r.State) && (old == nil || !ended(old.State)) {
+			metrics.ResponderTurns.WithLabelValues(string(r.State)).Inc()
+		}
+	}
+}

@@ -1,0 +1,170 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	lifecycleapply "k8s.io/client-go/applyconfigurations/lifecycle/v1alpha1"
+	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
+)
+
+// syncRequest validates the EvictionRequest key, creates the Eviction its
+// pod needs, and reports that Eviction's conditions on the request.
+func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration, error) {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return 0, err
+	}
+	er, err := c.requestLister.EvictionRequests(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	ref := er.Spec.Target.Pod
+	if lifecycleutil.IsRequestFinished(er) || ref == nil {
+		return 0, nil
+	}
+	ctx = klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KRef(namespace, ref.Name), "requester", er.Spec.Requester))
+	now := c.clock.Now()
+	target := lifecycleutil.RequestTargetKey(er)
+	evictions := c.evictionsOf(target)
+	if len(evictions) == 0 {
+		if message, err := c.invalidRequest(ctx, er); err != nil || message != "" {
+			if err != nil {
+				return 0, err
+			}
+			return 0, c.writeRequestConditions(ctx, er, failed(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid, message).
+				conditions(now, er.Status.Conditions, er.Generation), event{corev1.EventTypeWarning, EventInvalid, message})
+		}
+	}
+	relevant, create := relevantEviction(evictions)
+	if create && wantsEviction(c.requestsOf(target)) {
+		if err := c.createEviction(ctx, er); err != nil {
+			return 0, err
+		}
+		relevant = nil
+	}
+	return 0, c.writeRequestConditions(ctx, er, mirroredConditions(now, er, relevant), event{})
+}
+
+// invalidRequest says why er's pod cannot be evicted, before any Eviction
+// of it exists: the pod is missing, has another UID, or belongs to a
+// scheduling group. A pod missing from the cache is read live: the request
+// may be newer than the cache, and the verdict is final.
+func (c *Controller) invalidRequest(ctx context.Context, er *lifecyclev1alpha1.EvictionRequest) (string, error) {
+	ref := er.Spec.Target.Pod
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	pod, err := podlookup.Get(callCtx, c.podLister, c.client.CoreV1(), er.Namespace, ref.Name, ref.UID)
+	switch {
+	case err != nil:
+		return "", err
+	case pod == nil:
+		return fmt.Sprintf("Target pod %s not found.", ref.Name), nil
+	case pod.UID != ref.UID:
+		return fmt.Sprintf("Target pod %s UID mismatch: expected %s, got %s.", ref.Name, ref.UID, pod.UID), nil
+	case pod.Spec.SchedulingGroup != nil:
+		return fmt.Sprintf("Target pod %s references a scheduling group: its eviction is not supported.", ref.Name), nil
+	}
+	return "", nil
+}
+
+// createEviction creates the next Eviction of er's pod, labelled with er's
+// requester and owned by er; the metadata sync adds the others.
+func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.EvictionRequest) error {
+	existing, err := c.evictionLister.Evictions(er.Namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	ref := er.Spec.Target.Pod
+	name := newEvictionName(ref.Name, existing)
+	apply := lifecycleapply.Eviction(name, er.Namespace).
+		WithLabels(map[string]string{er.Spec.Requester: string(lifecyclev1alpha1.EvictionParticipantRoleRequester)}).
+		WithOwnerReferences(ownerReference(er)).
+		WithSpec(lifecycleapply.EvictionSpec().WithTarget(lifecycleapply.EvictionTarget().
+			WithPod(lifecycleapply.EvictionPodReference().WithName(ref.Name).WithUID(ref.UID))))
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	if _, err := c.client.LifecycleV1alpha1().Evictions(er.Namespace).Apply(callCtx, apply, metav1.ApplyOptions{FieldManager: ControllerName, Force: true}); err != nil {
+		return err
+	}
+	metrics.EvictionsCreated.Inc()
+	message := fmt.Sprintf("Created Eviction %s of pod %s.", name, ref.Name)
+	c.recorder.Event(er, corev1.EventTypeNormal, EventEvictionCreated, message)
+	klog.FromContext(ctx).V(2).Info("Created Eviction", "eviction", klog.KRef(er.Namespace, name))
+	return nil
+}
+
+// ownerReference makes er an owner of an Eviction: the garbage collector
+// deletes the Eviction once every request of its pod is gone.
+func ownerReference(er *lifecyclev1alpha1.EvictionRequest) *metav1apply.OwnerReferenceApplyConfiguration {
+	return metav1apply.OwnerReference().WithAPIVersion(lifecyclev1alpha1.SchemeGroupVersion.String()).
+		WithKind("EvictionRequest").WithName(er.Name).WithUID(er.UID)
+}
+
+// mirroredConditions are the conditions of ev reported on er; with no
+// Eviction, or none that reported yet, awaiting one.
+func mirroredConditions(now time.Time, er *lifecyclev1alpha1.EvictionRequest, ev *lifecyclev1alpha1.Eviction) []metav1.Condition {
+	var want []metav1.Condition
+	if ev != nil {
+		want = ownedConditions(ev.Status.Conditions)
+	}
+	if len(want) != 2 {
+		return awaiting("Waiting for an Eviction to report progress.").conditions(now, er.Status.Conditions, er.Generation)
+	}
+	return setConditions(now, er.Status.Conditions, er.Generation, want)
+}
+
+// writeRequestConditions applies conditions and the observed generation to
+// er's status, unless they are what it has, and then records e (when it
+// has a reason).
+func (c *Controller) writeRequestConditions(ctx context.Context, er *lifecyclev1alpha1.EvictionRequest, conditions []metav1.Condition, e event) error {
+	if apiequality.Semantic.DeepEqual(ownedConditions(er.Status.Conditions), conditions) && ptr.Deref(er.Status.ObservedGeneration, 0) == er.Generation {
+		return nil
+	}
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	_, err := c.client.LifecycleV1alpha1().EvictionRequests(er.Namespace).ApplyStatus(callCtx,
+		lifecycleapply.EvictionRequest(er.Name, er.Namespace).WithStatus(lifecycleapply.EvictionRequestStatus().
+			WithObservedGeneration(er.Generation).WithConditions(conditionsApply(conditions)...)),
+		metav1.ApplyOptions{FieldManager: ControllerName, Force: true})
+	if err != nil {
+		return err
+	}
+	if e.reason != "" {
+		c.recorder.Event(er, e.eventType, e.reason, e.message)
+	}
+	return nil
+}
