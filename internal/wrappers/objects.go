@@ -27,6 +27,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -247,4 +249,14 @@ func (w *ReplicaSetWrapper) OwnedBy(dep *appsv1.Deployment) *ReplicaSetWrapper {
 	w.OwnerReferences = append(w.OwnerReferences, controllerRef(gvk.GroupVersion().String(), gvk.Kind, dep.Name, dep.UID))
 	w.Spec.Selector = dep.Spec.Selector
 	return w
+}
+
+// RefusedByBudget is the Eviction API's refusal when the PodDisruptionBudget
+// budget allows no disruption: 429 with a cause naming it.
+func RefusedByBudget(budget string) error {
+	err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+		Type: policyv1.DisruptionBudgetCause, Message: "The disruption budget " + budget + " needs 1 healthy pods and has 1 currently",
+	})
+	return err
 }

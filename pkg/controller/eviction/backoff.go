@@ -48,8 +48,15 @@ type Backoff struct {
 // NewBackoff returns a backoff of one second, doubling up to about 15
 // minutes, as the KEP asks.
 func NewBackoff() *Backoff {
+	return NewBackoffFrom(evictionBackoffBase)
+}
+
+// NewBackoffFrom returns a backoff of base, doubling up to about 15
+// minutes: the default evictor of lifecycle.k8s.io starts at the least
+// interval between heartbeats, since each attempt writes its status.
+func NewBackoffFrom(base time.Duration) *Backoff {
 	return &Backoff{
-		failures:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](evictionBackoffBase, evictionBackoffMax),
+		failures:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](base, evictionBackoffMax),
 		notBefore: map[string]time.Time{},
 	}
 }

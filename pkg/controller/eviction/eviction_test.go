@@ -24,8 +24,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -86,20 +84,10 @@ func TestEnded(t *testing.T) {
 	}
 }
 
-// refusedByBudget is the Eviction API's refusal when budget allows no
-// disruption.
-func refusedByBudget(budget string) error {
-	err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
-	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
-		Type: policyv1.DisruptionBudgetCause, Message: "The disruption budget " + budget + " needs 1 healthy pods and has 1 currently",
-	})
-	return err
-}
-
 func TestEvictor(t *testing.T) {
 	pod := wrappers.MakePod("web-0").Obj()
 	kube := kubefake.NewClientset(pod)
-	var refusal error = refusedByBudget("web")
+	var refusal error = wrappers.RefusedByBudget("web")
 	var preconditions []types.UID
 	kube.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "eviction" {
@@ -144,7 +132,7 @@ func TestEvictor(t *testing.T) {
 }
 
 func TestRefusingBudget(t *testing.T) {
-	if got := RefusingBudget(refusedByBudget("db-strict")); got != "db-strict" {
+	if got := RefusingBudget(wrappers.RefusedByBudget("db-strict")); got != "db-strict" {
 		t.Errorf("RefusingBudget = %q, want db-strict", got)
 	}
 	if got := RefusingBudget(errors.New("connection refused")); got != "" {

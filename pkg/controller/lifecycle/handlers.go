@@ -18,7 +18,6 @@ package lifecycle
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,37 +29,14 @@ import (
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
+	"github.com/evictionrequest/apiserver/pkg/util/lifecycleindex"
 )
 
-// targetIndex indexes Evictions and EvictionRequests by
-// lifecycleutil.TargetKey: the objects of one pod are found by key.
-const targetIndex = "target"
-
 func (c *Controller) addIndexers(evictions, requests cache.SharedIndexInformer) error {
-	if err := evictions.AddIndexers(cache.Indexers{targetIndex: func(obj any) ([]string, error) {
-		if ev, ok := obj.(*lifecyclev1alpha1.Eviction); ok {
-			return keys(lifecycleutil.EvictionTargetKey(ev)), nil
-		}
-		return nil, nil
-	}}); err != nil {
-		return fmt.Errorf("indexing Evictions by target: %w", err)
+	if err := lifecycleindex.AddEvictions(evictions); err != nil {
+		return err
 	}
-	if err := requests.AddIndexers(cache.Indexers{targetIndex: func(obj any) ([]string, error) {
-		if er, ok := obj.(*lifecyclev1alpha1.EvictionRequest); ok {
-			return keys(lifecycleutil.RequestTargetKey(er)), nil
-		}
-		return nil, nil
-	}}); err != nil {
-		return fmt.Errorf("indexing EvictionRequests by target: %w", err)
-	}
-	return nil
-}
-
-func keys(key string) []string {
-	if key == "" {
-		return nil
-	}
-	return []string{key}
+	return lifecycleindex.AddRequests(requests)
 }
 
 // addHandlers wakes the queues: an Eviction's status on any change of it,
@@ -184,30 +160,12 @@ func (c *Controller) enqueueRequestsOf(target string) {
 
 // evictionsOf lists the Evictions of a target from the cache.
 func (c *Controller) evictionsOf(target string) []*lifecyclev1alpha1.Eviction {
-	return byTarget[*lifecyclev1alpha1.Eviction](c.evictionIndexer, target)
+	return lifecycleindex.ByKey[*lifecyclev1alpha1.Eviction](c.evictionIndexer, target)
 }
 
 // requestsOf lists the EvictionRequests of a target from the cache.
 func (c *Controller) requestsOf(target string) []*lifecyclev1alpha1.EvictionRequest {
-	return byTarget[*lifecyclev1alpha1.EvictionRequest](c.requestIndexer, target)
-}
-
-func byTarget[T any](indexer cache.Indexer, target string) []T {
-	if target == "" {
-		return nil
-	}
-	objs, err := indexer.ByIndex(targetIndex, target)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return nil
-	}
-	out := make([]T, 0, len(objs))
-	for _, obj := range objs {
-		if t, ok := obj.(T); ok {
-			out = append(out, t)
-		}
-	}
-	return out
+	return lifecycleindex.ByKey[*lifecyclev1alpha1.EvictionRequest](c.requestIndexer, target)
 }
 
 func objectKey(obj any) string {

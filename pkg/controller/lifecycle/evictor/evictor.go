@@ -1,0 +1,226 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package evictor is the default responder of lifecycle.k8s.io/v1alpha1
+// Evictions, imperative-eviction.k8s.io/evictor: when its turn comes (last,
+// at priority 100), it evicts the pod through the Eviction API with a UID
+// precondition and backoff, heartbeats while it waits, reports the failed
+// attempts and the PodDisruptionBudget that refuses them in its message,
+// and completes its turn once the pod is gone or terminal. DaemonSet and
+// mirror pods it does not evict: it says so and keeps its turn, as the
+// controller of coordination.k8s.io does. The eviction itself is the
+// shared core's (pkg/controller/eviction).
+package evictor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	lifecycleinformers "k8s.io/client-go/informers/lifecycle/v1alpha1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	lifecyclelisters "k8s.io/client-go/listers/lifecycle/v1alpha1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
+	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
+	"github.com/evictionrequest/apiserver/pkg/util/lifecycleindex"
+)
+
+const (
+	// Name is the responder the evictor answers as.
+	Name = lifecycleutil.Evictor
+	// ControllerName names the evictor in events, logs and its field manager.
+	ControllerName = "evictionrequest-evictor"
+	// HeartbeatInterval is how often the evictor heartbeats while it waits
+	// for a pod to terminate or for its next attempt: well within the
+	// 20-minute deadline, and never more often than every 20 seconds.
+	HeartbeatInterval = 2 * time.Minute
+	// defaultCallTimeout bounds each API call unless Options say otherwise.
+	defaultCallTimeout = 30 * time.Second
+)
+
+// Options tune a Controller; the zero value is fine.
+type Options struct {
+	// CallTimeout bounds every API call; 30s when zero.
+	CallTimeout time.Duration
+	// EventClient records the events; the client when nil.
+	EventClient kubernetes.Interface
+}
+
+// Controller is the default evictor.
+type Controller struct {
+	client      kubernetes.Interface
+	eventClient kubernetes.Interface
+	callTimeout time.Duration
+	evictor     *eviction.Evictor
+
+	evictionLister  lifecyclelisters.EvictionLister
+	evictionIndexer cache.Indexer
+	podLister       corelisters.PodLister
+	synced          []cache.InformerSynced
+
+	queue       workqueue.TypedRateLimitingInterface[string]
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	clock       clock.WithTicker
+}
+
+// NewController returns an evictor over the given informers, which must
+// not have started: it indexes the Evictions by target.
+func NewController(ctx context.Context, client kubernetes.Interface, evictionInformer lifecycleinformers.EvictionInformer,
+	podInformer coreinformers.PodInformer, clock clock.WithTicker, opts Options) (*Controller, error) {
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = defaultCallTimeout
+	}
+	if opts.EventClient == nil {
+		opts.EventClient = client
+	}
+	if err := lifecycleindex.AddEvictions(evictionInformer.Informer()); err != nil {
+		return nil, err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	c := &Controller{
+		client:      client,
+		eventClient: opts.EventClient,
+		callTimeout: opts.CallTimeout,
+		// Each attempt writes the status: the attempts are at least as far
+		// apart as heartbeats may be.
+		evictor: &eviction.Evictor{Client: client, Backoff: eviction.NewBackoffFrom(lifecycleutil.MinHeartbeatInterval),
+			Clock: clock, CallTimeout: opts.CallTimeout},
+		evictionLister:  evictionInformer.Lister(),
+		evictionIndexer: evictionInformer.Informer().GetIndexer(),
+		podLister:       podInformer.Lister(),
+		synced:          []cache.InformerSynced{evictionInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "evictor", Clock: clock}),
+		broadcaster: broadcaster,
+		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
+		clock:       clock,
+	}
+	logger := klog.FromContext(ctx)
+	if _, err := evictionInformer.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+		return nil, err
+	}
+	if _, err := podInformer.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			old, ok1 := oldObj.(*corev1.Pod)
+			pod, ok2 := newObj.(*corev1.Pod)
+			if ok1 && ok2 && (!old.DeletionTimestamp.Equal(pod.DeletionTimestamp) || podutil.IsTerminal(old) != podutil.IsTerminal(pod)) {
+				c.enqueuePod(pod)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if pod, ok := podutil.FromObject(obj); ok {
+				c.enqueuePod(pod)
+			}
+		},
+	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// enqueue wakes an Eviction the evictor is a responder of.
+func (c *Controller) enqueue(obj any) {
+	ev, ok := obj.(*lifecyclev1alpha1.Eviction)
+	if !ok || lifecycleutil.TargetResponder(ev, Name) == nil {
+		return
+	}
+	key, err := cache.MetaNamespaceKeyFunc(ev)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// enqueuePod wakes the Evictions of a pod whose deletion started, that
+// ended, or that is gone.
+func (c *Controller) enqueuePod(pod *corev1.Pod) {
+	for _, ev := range lifecycleindex.Evictions(c.evictionIndexer, pod.Namespace, pod.UID) {
+		c.enqueue(ev)
+	}
+}
+
+// Run evicts with workers goroutines until ctx ends, then waits for them.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	logger := klog.FromContext(ctx)
+	c.broadcaster.StartStructuredLogging(3)
+	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.eventClient.CoreV1().Events("")})
+	defer c.broadcaster.Shutdown()
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down the evictor")
+		c.queue.ShutDown()
+		wg.Wait()
+	}()
+	logger.Info("Starting the evictor", "responder", Name, "workers", workers)
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
+		return
+	}
+	for range workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, c.worker, time.Second) })
+	}
+	<-ctx.Done()
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "eviction", key)
+	requeueAfter, err := c.sync(klog.NewContext(ctx, logger), key)
+	switch {
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		logger.V(4).Info("Eviction changed while syncing, requeuing", "err", err)
+		c.queue.AddRateLimited(key)
+	case err != nil:
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing an Eviction failed, requeuing", "eviction", key)
+		c.queue.AddRateLimited(key)
+	default:
+		c.queue.Forget(key)
+		if requeueAfter > 0 {
+			c.queue.AddAfter(key, requeueAfter)
+		}
+	}
+	return true
+}

@@ -1,0 +1,304 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package evictor
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/internal/wrappers"
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+)
+
+var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
+// fixture is an evictor whose caches the test fills by hand; the fake
+// clientset records its writes and its calls to the Eviction API.
+type fixture struct {
+	t          testing.TB
+	ctx        context.Context
+	clock      *testingclock.FakeClock
+	kube       *k8sfake.Clientset
+	controller *Controller
+	recorder   *record.FakeRecorder
+	evictions  cache.Indexer
+	pods       cache.Indexer
+
+	mu        sync.Mutex
+	evicted   []string
+	refuseErr error
+}
+
+func newFixture(t testing.TB, objects ...runtime.Object) *fixture {
+	t.Helper()
+	metrics.Register()
+	_, ctx := ktesting.NewTestContext(t)
+	f := &fixture{t: t, ctx: ctx, clock: testingclock.NewFakeClock(start), kube: k8sfake.NewClientset()}
+	f.kube.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		eviction := action.(clienttesting.CreateAction).GetObject().(*policyv1.Eviction)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.evicted = append(f.evicted, eviction.Name+"@"+string(ptr.Deref(eviction.DeleteOptions.Preconditions.UID, "")))
+		return true, nil, f.refuseErr
+	})
+	factory := informers.NewSharedInformerFactory(f.kube, 0)
+	evictions, pods := factory.Lifecycle().V1alpha1().Evictions(), factory.Core().V1().Pods()
+	c, err := NewController(ctx, f.kube, evictions, pods, f.clock, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.recorder = record.NewFakeRecorder(100)
+	c.recorder = f.recorder
+	f.controller, f.evictions, f.pods = c, evictions.Informer().GetIndexer(), pods.Informer().GetIndexer()
+	for _, obj := range objects {
+		if err := f.kube.Tracker().Add(obj); err != nil {
+			t.Fatal(err)
+		}
+		f.cache(obj)
+	}
+	return f
+}
+
+func (f *fixture) cache(obj runtime.Object) {
+	f.t.Helper()
+	var err error
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		err = f.pods.Update(o)
+	case *lifecyclev1alpha1.Eviction:
+		err = f.evictions.Update(o)
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// sync runs one sync and returns the evictor's entry as stored and the
+// requeue delay.
+func (f *fixture) sync() (*lifecyclev1alpha1.ResponderStatus, time.Duration) {
+	f.t.Helper()
+	requeue, err := f.controller.sync(f.ctx, "shop/pod-1-web")
+	if err != nil {
+		f.t.Fatalf("sync: %v", err)
+	}
+	ev, err := f.kube.LifecycleV1alpha1().Evictions("shop").Get(f.ctx, "pod-1-web", metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.cache(ev)
+	return lifecycleutil.ResponderStatus(ev, Name), requeue
+}
+
+func (f *fixture) refuse(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refuseErr = err
+}
+
+func (f *fixture) evictedPods() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.evicted...)
+}
+
+func (f *fixture) events() []string {
+	var events []string
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			fields := strings.SplitN(e, " ", 3)
+			events = append(events, fields[0]+" "+fields[1])
+		default:
+			return events
+		}
+	}
+}
+
+// turn is an Eviction of pod whose evictor's turn started at start.
+func turn(pod *corev1.Pod) *wrappers.EvictionWrapper {
+	return wrappers.MakeEviction("pod-1-web", pod).
+		TargetResponder("acme.io/surge", 10000, lifecyclev1alpha1.ResponderStateCompleted).
+		TargetResponder(Name, lifecycleutil.EvictorPriority, lifecyclev1alpha1.ResponderStateActive).Started(Name, start)
+}
+
+func TestTheEvictorEvictsThePodOnItsTurn(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	f := newFixture(t, pod, turn(pod).Obj())
+	entry, requeue := f.sync()
+	if diff := cmp.Diff([]string{"web@uid-web"}, f.evictedPods()); diff != "" {
+		t.Errorf("evictions with their UID precondition (-want +got):\n%s", diff)
+	}
+	if got := ptr.Deref(entry.Message, ""); !strings.Contains(got, "was evicted through the Eviction API") {
+		t.Errorf("message = %q", got)
+	}
+	if entry.HeartbeatTime == nil || !entry.HeartbeatTime.Time.Equal(start) {
+		t.Errorf("heartbeat = %v, want now", entry.HeartbeatTime)
+	}
+	if requeue != time.Minute {
+		t.Errorf("requeue = %s, want 1m: the pod's termination is expected by then", requeue)
+	}
+	if diff := cmp.Diff([]string{"Normal Evicted"}, f.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestTheEvictorWaitsForItsTurn(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	ev := wrappers.MakeEviction("pod-1-web", pod).
+		TargetResponder("acme.io/surge", 10000, lifecyclev1alpha1.ResponderStateActive).Started("acme.io/surge", start).
+		TargetResponder(Name, lifecycleutil.EvictorPriority, lifecyclev1alpha1.ResponderStateInactive).Obj()
+	f := newFixture(t, pod, ev)
+	if entry, _ := f.sync(); entry.Message != nil || entry.HeartbeatTime != nil {
+		t.Errorf("the evictor wrote %+v before its turn", entry)
+	}
+	if got := f.evictedPods(); len(got) > 0 {
+		t.Errorf("evicted %v before its turn", got)
+	}
+}
+
+func TestARefusedEvictionIsRetriedWithBackoffAndCounted(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	f := newFixture(t, pod, turn(pod).Obj())
+	f.refuse(wrappers.RefusedByBudget("web-pdb"))
+
+	entry, requeue := f.sync()
+	message := ptr.Deref(entry.Message, "")
+	if !strings.Contains(message, "(attempts=1)") || !strings.Contains(message, "PodDisruptionBudget web-pdb refuses it") {
+		t.Errorf("message = %q, want the attempts and the budget", message)
+	}
+	if requeue != lifecycleutil.MinHeartbeatInterval {
+		t.Errorf("requeue = %s, want %s", requeue, lifecycleutil.MinHeartbeatInterval)
+	}
+	f.clock.Step(10 * time.Second)
+	if _, requeue := f.sync(); requeue != 10*time.Second {
+		t.Errorf("within the backoff: requeue = %s, want the rest of it", requeue)
+	}
+	if got := len(f.evictedPods()); got != 1 {
+		t.Errorf("%d evictions within the backoff, want 1", got)
+	}
+	f.clock.Step(10 * time.Second)
+	entry, requeue = f.sync()
+	if got := ptr.Deref(entry.Message, ""); !strings.Contains(got, "(attempts=2)") {
+		t.Errorf("message = %q, want attempts=2", got)
+	}
+	if requeue != 2*lifecycleutil.MinHeartbeatInterval {
+		t.Errorf("requeue = %s, want the doubled backoff", requeue)
+	}
+	if diff := cmp.Diff([]string{"Warning EvictionFailed", "Warning EvictionFailed"}, f.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestTheAttemptsCountSurvivesARestart(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	ev := turn(pod).Heartbeat(Name, start).ResponderMessage(Name, "Eviction of pod web through the Eviction API failed (attempts=3), retrying in 1m20s: ...").Obj()
+	f := newFixture(t, pod, ev)
+	f.refuse(wrappers.RefusedByBudget("web-pdb"))
+	f.clock.Step(time.Minute)
+	if entry, _ := f.sync(); !strings.Contains(ptr.Deref(entry.Message, ""), "(attempts=4)") {
+		t.Errorf("message = %q, want attempts=4", ptr.Deref(entry.Message, ""))
+	}
+}
+
+func TestHeartbeatsAreAtLeastTwentySecondsApart(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	f := newFixture(t, pod, turn(pod).Heartbeat(Name, start).Obj())
+	f.clock.Step(5 * time.Second)
+	entry, _ := f.sync()
+	if entry.HeartbeatTime == nil || !entry.HeartbeatTime.Time.Equal(start) {
+		t.Errorf("heartbeat = %v five seconds after the last one, want it unchanged", entry.HeartbeatTime)
+	}
+}
+
+func TestTheEvictorWaitsForATerminatingPodAndCompletesWhenItIsGone(t *testing.T) {
+	pod := wrappers.MakePod("web").Terminating(start.Add(30 * time.Second)).Obj()
+	f := newFixture(t, pod, turn(pod).Obj())
+	entry, requeue := f.sync()
+	if got := f.evictedPods(); len(got) > 0 {
+		t.Errorf("evicted a terminating pod: %v", got)
+	}
+	if entry.ExpectedCompletionTime == nil || !entry.ExpectedCompletionTime.Time.Equal(start.Add(30*time.Second)) {
+		t.Errorf("expected completion = %v, want the pod's deletion time", entry.ExpectedCompletionTime)
+	}
+	if entry.CompletionTime != nil {
+		t.Error("completed while the pod terminates")
+	}
+	if requeue != HeartbeatInterval {
+		t.Errorf("requeue = %s, want the next heartbeat", requeue)
+	}
+	if err := f.pods.Delete(pod); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(time.Minute)
+	entry, requeue = f.sync()
+	if entry.CompletionTime == nil || !entry.CompletionTime.Time.Equal(f.clock.Now()) {
+		t.Errorf("completion = %v, want now", entry.CompletionTime)
+	}
+	if requeue != 0 {
+		t.Errorf("requeue = %s after completion", requeue)
+	}
+}
+
+func TestDaemonSetAndMirrorPodsAreNotEvicted(t *testing.T) {
+	for name, pod := range map[string]*corev1.Pod{
+		"DaemonSet": wrappers.MakePod("web").DaemonSet().Obj(),
+		"mirror":    wrappers.MakePod("web").Mirror().Obj(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, pod, turn(pod).Obj())
+			entry, requeue := f.sync()
+			if got := f.evictedPods(); len(got) > 0 {
+				t.Errorf("evicted %v", got)
+			}
+			if got := ptr.Deref(entry.Message, ""); !strings.Contains(got, "the evictor does not evict it") {
+				t.Errorf("message = %q", got)
+			}
+			if requeue != HeartbeatInterval {
+				t.Errorf("requeue = %s, want the next heartbeat: the evictor keeps its turn", requeue)
+			}
+			f.clock.Step(HeartbeatInterval)
+			if entry, _ := f.sync(); !entry.HeartbeatTime.Time.Equal(f.clock.Now()) {
+				t.Errorf("heartbeat = %v, want now", entry.HeartbeatTime)
+			}
+			if diff := cmp.Diff([]string{"Warning EvictionNotSupported"}, f.events()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
