@@ -28,8 +28,9 @@ VERSION ?= v0.1.0-$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown
 LDFLAGS := -X github.com/evictionrequest/apiserver/pkg/version.version=$(VERSION)
 
 .PHONY: build
-build: ## Build evictionrequest-apiserver, the kubectl plugin, the surge interceptor and the test programs into _output/bin.
+build: ## Build evictionrequest-apiserver, evictionrequest-controller, the kubectl plugin, the surge interceptor and the test programs into _output/bin.
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/evictionrequest-apiserver ./cmd/evictionrequest-apiserver
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/evictionrequest-controller ./cmd/evictionrequest-controller
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/kubectl-evictionrequest ./cmd/kubectl-evictionrequest
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/surge-interceptor ./cmd/surge-interceptor
 	$(GO) build -o $(BIN_DIR)/local-up ./hack/local-up
@@ -55,13 +56,17 @@ $(BIN_DIR)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 	cd hack/tools/kwok && $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
 	@touch $@
 
-# OVERLAY is the overlay of artifacts/ make run deploys: default, or ha (two
-# server replicas behind the APIService, on a three-member etcd).
-OVERLAY ?= default
+# API is the EvictionRequest API make run serves: coordination (ours, through
+# evictionrequest-apiserver) or lifecycle (Kubernetes' own, with
+# evictionrequest-controller). OVERLAY is the overlay of artifacts/ it
+# deploys: for coordination default, or ha (two server replicas behind the
+# APIService, on a three-member etcd); for lifecycle, lifecycle.
+API     ?= coordination
+OVERLAY ?=
 
 .PHONY: run
-run: build tools ## Run the local control plane with evictionrequest-apiserver registered (OVERLAY=ha for two replicas on a three-member etcd), in the foreground.
-	$(BIN_DIR)/local-up --dir=_output/local --bin-dir=$(BIN_DIR) --overlay=$(OVERLAY)
+run: build tools ## Run the local control plane in the foreground: our API with evictionrequest-apiserver registered (OVERLAY=ha for two replicas on a three-member etcd), or API=lifecycle for Kubernetes' lifecycle.k8s.io API with evictionrequest-controller.
+	$(BIN_DIR)/local-up --dir=_output/local --bin-dir=$(BIN_DIR) --api=$(API) --overlay=$(OVERLAY)
 
 .PHONY: test
 test: verify test-unit test-e2e ## Everything CI runs: verify, unit and storage tests, e2e.

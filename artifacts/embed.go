@@ -37,11 +37,11 @@ import (
 // manifests holds the kustomizations; certificates and keys are never
 // embedded (only *.yaml is).
 //
-//go:embed base/*.yaml components/*/*.yaml overlays/*/*.yaml
+//go:embed system/*.yaml base/*.yaml components/*/*.yaml overlays/*/*.yaml
 var manifests embed.FS
 
 // Overlays are the overlays users deploy, in artifacts/overlays.
-var Overlays = []string{"default", "ha", "cert-manager", "dev"}
+var Overlays = []string{"default", "ha", "cert-manager", "dev", "lifecycle"}
 
 // ServingCertFiles are the files the serving-cert-files component reads
 // from its certs/ directory: the serving certificate and key, and the CA

@@ -25,6 +25,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -69,26 +70,19 @@ func deployments(t *testing.T, objects []*unstructured.Unstructured) map[string]
 }
 
 // Every overlay renders, runs hardened pods, and verifies the server's
-// certificate unless it is the dev overlay.
+// certificate unless it is the dev overlay; the lifecycle overlay runs the
+// controllers of kube-apiserver's own API instead of our server.
 func TestEveryOverlayRendersHardened(t *testing.T) {
 	for _, overlay := range Overlays {
 		t.Run(overlay, func(t *testing.T) {
 			objects := render(t, overlay)
-			apiService := find(objects, "APIService", "v1alpha1.coordination.k8s.io")
-			if apiService == nil {
-				t.Fatal("no APIService")
-			}
-			insecure, _, _ := unstructured.NestedBool(apiService.Object, "spec", "insecureSkipTLSVerify")
-			if insecure != (overlay == "dev") {
-				t.Errorf("insecureSkipTLSVerify = %v", insecure)
-			}
-			for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
-				if find(objects, kind, "evictionrequest-pod-interceptors") == nil {
-					t.Errorf("no %s", kind)
-				}
+			workloads := []string{"evictionrequest-controller", "evictionrequest-surge-interceptor"}
+			if overlay != "lifecycle" {
+				workloads = []string{"evictionrequest-apiserver", "evictionrequest-surge-interceptor"}
+				checkAPIService(t, objects, overlay == "dev")
 			}
 			deps := deployments(t, objects)
-			for _, name := range []string{"evictionrequest-apiserver", "evictionrequest-surge-interceptor"} {
+			for _, name := range workloads {
 				d := deps[name]
 				if d == nil {
 					t.Errorf("no Deployment %s", name)
@@ -98,6 +92,67 @@ func TestEveryOverlayRendersHardened(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkAPIService checks the APIService of our server and the policy on
+// the pods' interceptor annotation.
+func checkAPIService(t *testing.T, objects []*unstructured.Unstructured, insecureWanted bool) {
+	t.Helper()
+	apiService := find(objects, "APIService", "v1alpha1.coordination.k8s.io")
+	if apiService == nil {
+		t.Fatal("no APIService")
+	}
+	insecure, _, _ := unstructured.NestedBool(apiService.Object, "spec", "insecureSkipTLSVerify")
+	if insecure != insecureWanted {
+		t.Errorf("insecureSkipTLSVerify = %v", insecure)
+	}
+	for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
+		if find(objects, kind, "evictionrequest-pod-interceptors") == nil {
+			t.Errorf("no %s", kind)
+		}
+	}
+}
+
+// The lifecycle overlay deploys only what kube-apiserver's own API needs:
+// no APIService, no etcd, no server; the controller may write Evictions
+// and their status.
+func TestLifecycleDeploysOnlyTheControllers(t *testing.T) {
+	objects := render(t, "lifecycle")
+	for _, kind := range []string{"APIService", "StatefulSet", "PersistentVolumeClaim", "Service"} {
+		for _, obj := range objects {
+			if obj.GetKind() == kind {
+				t.Errorf("the lifecycle overlay has %s %s", kind, obj.GetName())
+			}
+		}
+	}
+	if _, ok := deployments(t, objects)["evictionrequest-apiserver"]; ok {
+		t.Error("the lifecycle overlay runs evictionrequest-apiserver")
+	}
+	role := find(objects, "ClusterRole", "evictionrequest-controller")
+	if role == nil {
+		t.Fatal("no ClusterRole evictionrequest-controller")
+	}
+	var rbac rbacv1.ClusterRole
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(role.Object, &rbac); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ resource, verb string }{
+		{"evictions", "create"}, {"evictions", "patch"}, {"evictions/status", "patch"},
+		{"evictionrequests/status", "patch"}, {"pods/eviction", "create"},
+	} {
+		if !allows(rbac.Rules, want.resource, want.verb) {
+			t.Errorf("the controller may not %s %s", want.verb, want.resource)
+		}
+	}
+}
+
+func allows(rules []rbacv1.PolicyRule, resource, verb string) bool {
+	for _, r := range rules {
+		if slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+			return true
+		}
+	}
+	return false
 }
 
 func checkHardened(t *testing.T, name string, spec corev1.PodSpec) {

@@ -16,9 +16,10 @@ limitations under the License.
 
 // Command local-up runs the local control plane of `make run` in the
 // foreground: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-// kwok, evictionrequest-apiserver registered with the aggregator, and the
-// surge interceptor. Ctrl-C or
-// SIGTERM stops every process it started.
+// kwok, evictionrequest-apiserver registered with the aggregator (or, with
+// --api=lifecycle, kube-apiserver's own lifecycle.k8s.io API and
+// evictionrequest-controller), and the surge interceptor. Ctrl-C or SIGTERM
+// stops every process it started.
 package main
 
 import (
@@ -34,13 +35,15 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 func main() {
 	dir := flag.String("dir", "_output/local", "Directory of the cluster: certificates, kubeconfig, data and logs/. Wiped at start.")
 	binDir := flag.String("bin-dir", "_output/bin", "Directory of the etcd, kube-apiserver, kube-controller-manager, kwok, kubectl and evictionrequest-apiserver binaries.")
 	nodes := flag.Int("nodes", 3, "Number of kwok nodes.")
-	overlay := flag.String("overlay", localcluster.DefaultOverlay, "Overlay of artifacts/ to deploy: default (one server with its embedded etcd) or ha (two replicas behind the APIService on a three-member etcd).")
+	api := flag.String("api", "coordination", "EvictionRequest API to serve: coordination (ours, through evictionrequest-apiserver) or lifecycle (Kubernetes' lifecycle.k8s.io/v1alpha1, with evictionrequest-controller).")
+	overlay := flag.String("overlay", "", "Overlay of artifacts/ to deploy; empty is the API's default. For coordination: default (one server with its embedded etcd) or ha (two replicas behind the APIService on a three-member etcd); for lifecycle: lifecycle.")
 	klog.InitFlags(nil)
 	flag.Parse()
 
@@ -51,7 +54,13 @@ func main() {
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
 		klog.Background().Error(err, "Cannot follow the parent process; stop this process directly")
 	}
-	if err := run(ctx, localcluster.Config{Dir: *dir, BinDir: *binDir, Nodes: *nodes, Overlay: *overlay}); err != nil {
+	parsed, err := evictionapi.Parse(*api)
+	if err != nil || parsed == evictionapi.Auto {
+		klog.Background().Error(err, "--api must be coordination or lifecycle", "api", *api)
+		os.Exit(2)
+	}
+	cfg := localcluster.Config{Dir: *dir, BinDir: *binDir, Nodes: *nodes, Overlay: *overlay, Lifecycle: parsed == evictionapi.Lifecycle}
+	if err := run(ctx, cfg); err != nil {
 		klog.Background().Error(err, "Local control plane failed")
 		os.Exit(1)
 	}
@@ -61,6 +70,10 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 	logger := klog.FromContext(ctx)
 	// make run shows the whole product: the node drain requester too.
 	cfg.ServerArgs = []string{"--enable-node-drain-controller"}
+	group := "coordination.k8s.io"
+	if cfg.Lifecycle {
+		group = "lifecycle.k8s.io"
+	}
 	cfg.SurgeInterceptor = true
 	cfg.Logf = func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }
 	cluster, err := localcluster.Start(ctx, cfg)
@@ -70,8 +83,8 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 	defer cluster.Stop()
 
 	kubectl, _ := filepath.Abs(filepath.Join(cfg.BinDir, "kubectl"))
-	fmt.Printf("Local control plane ready: export KUBECONFIG=%s; %s api-resources --api-group=coordination.k8s.io; %s get evictionrequests -A (logs in %s; Ctrl-C stops it)\n",
-		cluster.KubeconfigPath, kubectl, kubectl, cluster.LogDir())
+	fmt.Printf("Local control plane ready: export KUBECONFIG=%s; %s api-resources --api-group=%s; %s get evictionrequests.%s -A (logs in %s; Ctrl-C stops it)\n",
+		cluster.KubeconfigPath, kubectl, group, kubectl, group, cluster.LogDir())
 
 	for {
 		select {

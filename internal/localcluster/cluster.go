@@ -67,6 +67,12 @@ type Config struct {
 	ServerArgs []string
 	// SurgeInterceptor runs the surge interceptor too.
 	SurgeInterceptor bool
+	// Lifecycle runs Kubernetes' own lifecycle.k8s.io/v1alpha1 API instead
+	// of ours: kube-apiserver with the EvictionRequestAPI feature gate and
+	// the API on, and evictionrequest-controller (with ServerArgs) in place
+	// of evictionrequest-apiserver, from LifecycleOverlay unless Overlay says
+	// otherwise.
+	Lifecycle bool
 	// Logf reports progress; nil is silent.
 	Logf func(format string, args ...any)
 }
@@ -102,6 +108,8 @@ type Cluster struct {
 	processes []*Process
 	// ports are every port handed to a component, never handed out twice.
 	ports []int
+	// lifecycleController runs with Lifecycle.
+	lifecycleController *Process
 	// servers are the replicas of our server the APIService reaches,
 	// through balancer when there are several.
 	servers  []*Server
@@ -115,7 +123,11 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Nodes == 0 {
 		cfg.Nodes = 3
 	}
-	if cfg.Overlay == "" {
+	switch {
+	case cfg.Overlay != "":
+	case cfg.Lifecycle:
+		cfg.Overlay = LifecycleOverlay
+	default:
 		cfg.Overlay = DefaultOverlay
 	}
 	if cfg.Logf == nil {
@@ -163,6 +175,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		{"kube-scheduler", c.startScheduler},
 		{"kwok and its nodes", c.startKwok},
 		{"evictionrequest-apiserver", c.startEvictionServer},
+	}
+	if c.cfg.Lifecycle {
+		steps[len(steps)-1].what, steps[len(steps)-1].run = "evictionrequest-controller", c.startLifecycleController
 	}
 	if c.cfg.SurgeInterceptor {
 		steps = append(steps, struct {

@@ -95,38 +95,42 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 		return err
 	}
 	c.AuditLogPath = c.path("logs", "kube-apiserver-audit.log")
-	p, err := c.run("kube-apiserver", nil, "kube-apiserver",
-		"--etcd-servers="+c.etcd.ClientURL,
+	args := []string{
+		"--etcd-servers=" + c.etcd.ClientURL,
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", c.apiPort),
 		"--advertise-address=127.0.0.1",
 		// The endpoint reconciler refuses loopback advertise addresses.
 		"--endpoint-reconciler-type=none",
-		"--cert-dir="+c.path("kube-apiserver"),
-		"--tls-cert-file="+c.pki.apiserverServing.CertFile,
-		"--tls-private-key-file="+c.pki.apiserverServing.KeyFile,
-		"--client-ca-file="+c.pki.clusterCA.certFile,
+		"--cert-dir=" + c.path("kube-apiserver"),
+		"--tls-cert-file=" + c.pki.apiserverServing.CertFile,
+		"--tls-private-key-file=" + c.pki.apiserverServing.KeyFile,
+		"--client-ca-file=" + c.pki.clusterCA.certFile,
 		"--anonymous-auth=false",
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+c.pki.serviceAccountKeyFile,
-		"--service-account-signing-key-file="+c.pki.serviceAccountKeyFile,
+		"--service-account-key-file=" + c.pki.serviceAccountKeyFile,
+		"--service-account-signing-key-file=" + c.pki.serviceAccountKeyFile,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		// The aggregation layer: the front proxy certificate the aggregator
 		// presents to our server, and the headers that carry the user.
-		"--requestheader-client-ca-file="+c.pki.frontProxyCA.certFile,
-		"--requestheader-allowed-names="+frontProxyClientName,
+		"--requestheader-client-ca-file=" + c.pki.frontProxyCA.certFile,
+		"--requestheader-allowed-names=" + frontProxyClientName,
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--requestheader-uid-headers=X-Remote-Uid",
-		"--proxy-client-cert-file="+c.pki.frontProxyClient.CertFile,
-		"--proxy-client-key-file="+c.pki.frontProxyClient.KeyFile,
+		"--proxy-client-cert-file=" + c.pki.frontProxyClient.CertFile,
+		"--proxy-client-key-file=" + c.pki.frontProxyClient.KeyFile,
 		"--enable-aggregator-routing=false",
-		"--audit-policy-file="+auditPolicyFile,
-		"--audit-log-path="+c.AuditLogPath,
+		"--audit-policy-file=" + auditPolicyFile,
+		"--audit-log-path=" + c.AuditLogPath,
 		"--audit-log-maxbackup=1",
-	)
+	}
+	if c.cfg.Lifecycle {
+		args = append(args, "--feature-gates=EvictionRequestAPI=true", "--runtime-config=lifecycle.k8s.io/v1alpha1=true")
+	}
+	p, err := c.run("kube-apiserver", nil, "kube-apiserver", args...)
 	if err != nil {
 		return err
 	}

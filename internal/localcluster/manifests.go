@@ -41,6 +41,10 @@ import (
 // arguments and the service accounts they give their containers.
 const DefaultOverlay = "default"
 
+// LifecycleOverlay is the overlay a cluster of the lifecycle API deploys:
+// evictionrequest-controller and the surge interceptor, no server.
+const LifecycleOverlay = "lifecycle"
+
 // renderManifests renders the deployed overlay with the cluster's serving
 // certificate in place of the one users generate.
 func (c *Cluster) renderManifests() error {

@@ -106,6 +106,8 @@ type pki struct {
 	kwok              *keyPair
 	evictionServer    *keyPair
 	surgeInterceptor  *keyPair
+	// lifecycleController is evictionrequest-controller's service account.
+	lifecycleController *keyPair
 
 	// serviceAccountKeyFile signs and verifies service account tokens.
 	serviceAccountKeyFile string
@@ -146,6 +148,9 @@ func newPKI(dir string) (*pki, error) {
 			organization: []string{"system:serviceaccounts", "system:serviceaccounts:" + serverNamespace}, usage: x509.ExtKeyUsageClientAuth}},
 		{p.clusterCA, &p.surgeInterceptor, certRequest{name: "surge-interceptor-client",
 			commonName:   "system:serviceaccount:" + serverNamespace + ":" + surgeInterceptorName,
+			organization: []string{"system:serviceaccounts", "system:serviceaccounts:" + serverNamespace}, usage: x509.ExtKeyUsageClientAuth}},
+		{p.clusterCA, &p.lifecycleController, certRequest{name: "evictionrequest-controller-client",
+			commonName:   "system:serviceaccount:" + serverNamespace + ":" + lifecycleControllerName,
 			organization: []string{"system:serviceaccounts", "system:serviceaccounts:" + serverNamespace}, usage: x509.ExtKeyUsageClientAuth}},
 		{p.frontProxyCA, &p.frontProxyClient, certRequest{name: "front-proxy-client", commonName: frontProxyClientName, usage: x509.ExtKeyUsageClientAuth}},
 		{p.servingCA, &p.evictionServing, certRequest{name: "evictionrequest-apiserver", commonName: serverName,

@@ -39,7 +39,9 @@ func Responder(name string, priority int32) corev1.EvictionResponder {
 }
 
 // LifecycleRequestWrapper builds a lifecycle.k8s.io/v1alpha1 EvictionRequest.
-type LifecycleRequestWrapper struct{ lifecyclev1alpha1.EvictionRequest }
+type LifecycleRequestWrapper struct {
+	lifecyclev1alpha1.EvictionRequest
+}
 
 // MakeLifecycleRequest starts the EvictionRequest named name of requester
 // for pod, with the Eviction intent.

@@ -358,7 +358,7 @@ func TestSurgeStaysWithinMaxSurge(t *testing.T) {
 func startOwnSurgeInterceptor(t *testing.T, ns, name string, args ...string) *localcluster.Process {
 	t.Helper()
 	id := "surge-" + ns + "-" + strings.SplitN(name, ".", 2)[0]
-	p, err := f.StartSurgeInterceptor(t.Context(), localcluster.SurgeInterceptorOptions{
+	p, err := f.StartSurgeInterceptor(t.Context(), localcluster.WorkloadOptions{
 		Name: id,
 		Args: append([]string{"--name=" + name, "--namespace=" + ns, "--leader-elect-resource-name=" + id,
 			"--poll-interval=500ms", "--janitor-period=1s", "--heartbeat-period=1s", "--v=4"}, args...),

@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/evictionrequest/apiserver/pkg/cmd/lifecyclecontroller"
 	"github.com/evictionrequest/apiserver/pkg/cmd/plugin"
 	"github.com/evictionrequest/apiserver/pkg/cmd/server"
 	"github.com/evictionrequest/apiserver/pkg/cmd/surgeinterceptor"
@@ -32,9 +33,10 @@ import (
 // who set --kube-api-call-timeout on one knows it on the others.
 func TestEveryCommandNamesItsClientFlagsAlike(t *testing.T) {
 	commands := map[string]*cobra.Command{
-		"evictionrequest-apiserver": server.NewCommandStartServer(context.Background(), server.NewOptions()),
-		"surge-interceptor":         surgeinterceptor.NewCommand(context.Background()),
-		"kubectl-evictionrequest":   plugin.NewCommand(genericiooptions.NewTestIOStreamsDiscard()),
+		"evictionrequest-apiserver":  server.NewCommandStartServer(context.Background(), server.NewOptions()),
+		"surge-interceptor":          surgeinterceptor.NewCommand(context.Background()),
+		"evictionrequest-controller": lifecyclecontroller.NewCommand(context.Background()),
+		"kubectl-evictionrequest":    plugin.NewCommand(genericiooptions.NewTestIOStreamsDiscard()),
 	}
 	for name, cmd := range commands {
 		for _, flag := range []string{"kube-api-qps", "kube-api-burst", "kube-api-call-timeout"} {
@@ -43,7 +45,7 @@ func TestEveryCommandNamesItsClientFlagsAlike(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"evictionrequest-apiserver", "surge-interceptor"} {
+	for _, name := range []string{"evictionrequest-apiserver", "surge-interceptor", "evictionrequest-controller"} {
 		for _, flag := range []string{"leader-elect", "leader-elect-resource-lock", "leader-elect-resource-namespace", "leader-elect-lease-duration"} {
 			if commands[name].Flags().Lookup(flag) == nil {
 				t.Errorf("%s has no --%s", name, flag)

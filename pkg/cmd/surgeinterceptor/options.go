@@ -22,8 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,8 +39,6 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfig "k8s.io/component-base/config"
 	logsapi "k8s.io/component-base/logs/api/v1"
-	"k8s.io/component-base/metrics/legacyregistry"
-	"k8s.io/component-base/term"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -144,7 +140,11 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	metrics.Register()
 	leaderHealth := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-	stopServing, err := o.serve(ctx, leaderHealth)
+	var checks []healthz.HealthChecker
+	if o.LeaderElection.LeaderElect {
+		checks = append(checks, leaderHealth)
+	}
+	stopServing, err := options.Serve(ctx, o.MetricsBindAddress, checks...)
 	if err != nil {
 		return err
 	}
@@ -192,38 +192,6 @@ func (o *Options) runTerm(ctx context.Context, kube kubernetes.Interface, evr ve
 	return errors.Join(err, <-janitorDone)
 }
 
-// serve serves /metrics, /healthz and /readyz until the returned function
-// is called.
-func (o *Options) serve(ctx context.Context, leaderHealth *leaderelection.HealthzAdaptor) (func(), error) {
-	if o.MetricsBindAddress == "" || o.MetricsBindAddress == "0" {
-		return func() {}, nil
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", legacyregistry.Handler())
-	checks := []healthz.HealthChecker{healthz.PingHealthz}
-	if o.LeaderElection.LeaderElect {
-		checks = append(checks, leaderHealth)
-	}
-	healthz.InstallHandler(mux, checks...)
-	healthz.InstallReadyzHandler(mux, healthz.PingHealthz)
-	listener, err := net.Listen("tcp", o.MetricsBindAddress)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-bind-address: %w", err)
-	}
-	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			klog.FromContext(ctx).Error(err, "Serving /metrics")
-		}
-	}()
-	klog.FromContext(ctx).Info("Serving /metrics, /healthz and /readyz", "address", listener.Addr().String())
-	return func() {
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = server.Shutdown(shutdownCtx)
-	}, nil
-}
-
 // NewCommand returns the surge-interceptor command, run until ctx ends.
 func NewCommand(ctx context.Context) *cobra.Command {
 	o := NewOptions()
@@ -246,12 +214,6 @@ their Deployment's pod template.`,
 		},
 	}
 	cmd.SetContext(ctx)
-	fs := cmd.Flags()
-	namedFlagSets := o.Flags()
-	for _, f := range namedFlagSets.FlagSets {
-		fs.AddFlagSet(f)
-	}
-	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
-	cliflag.SetUsageAndHelpFunc(cmd, namedFlagSets, cols)
+	options.AddNamedFlags(cmd, o.Flags())
 	return cmd
 }

@@ -22,6 +22,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ import (
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 const (
@@ -190,4 +192,27 @@ func ParticipantRole(requester, responder bool) lifecyclev1alpha1.EvictionPartic
 		return lifecyclev1alpha1.EvictionParticipantRoleRequester
 	}
 	return lifecyclev1alpha1.EvictionParticipantRoleResponder
+}
+
+// reservedDomains are the domains whose requesters and responders are
+// Kubernetes' own.
+var reservedDomains = []string{"k8s.io", "kubernetes.io"}
+
+// ValidateParticipantName checks the name of a requester or responder as
+// kube-apiserver does: a domain-prefixed key ("acme.io/drain") outside the
+// reserved k8s.io and kubernetes.io domains.
+func ValidateParticipantName(name string) error {
+	domain, _, ok := strings.Cut(name, "/")
+	if !ok || domain == "" {
+		return fmt.Errorf("%q must be prefixed with a domain, as in acme.io/drain", name)
+	}
+	if msgs := validation.IsQualifiedName(name); len(msgs) > 0 {
+		return fmt.Errorf("%q: %s", name, strings.Join(msgs, "; "))
+	}
+	for _, reserved := range reservedDomains {
+		if domain == reserved || strings.HasSuffix(domain, "."+reserved) {
+			return fmt.Errorf("%q: the domain %s is reserved for Kubernetes", name, reserved)
+		}
+	}
+	return nil
 }

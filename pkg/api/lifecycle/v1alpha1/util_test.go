@@ -65,3 +65,21 @@ func TestIsHeldBy(t *testing.T) {
 	}
 }
 
+
+func TestValidateParticipantName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"acme.io/drain":                        true,
+		"evictionrequest.github.io/node-drain": true,
+		"drain":                                false,
+		"/drain":                               false,
+		"acme.io/bad name":                     false,
+		"nodes.k8s.io/drain":                   false,
+		"k8s.io/drain":                         false,
+		"x.kubernetes.io/drain":                false,
+		"notk8s.io/drain":                      true,
+	} {
+		if err := ValidateParticipantName(name); (err == nil) != ok {
+			t.Errorf("ValidateParticipantName(%q) = %v, want valid: %v", name, err, ok)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
+
+const (
+	// surgeInterceptorName is the Deployment and service account of the
+	// surge interceptor in artifacts/.
+	surgeInterceptorName = "evictionrequest-surge-interceptor"
+	// lifecycleControllerName is the Deployment and service account of
+	// evictionrequest-controller in artifacts/.
+	lifecycleControllerName = "evictionrequest-controller"
+)
+
+// WorkloadOptions describe one process of a Deployment of the overlay.
+type WorkloadOptions struct {
+	// Name names its log file.
+	Name string
+	// Args are flags added to those of the Deployment.
+	Args []string
+}
+
+// startWorkload starts one process of the Deployment name of the overlay,
+// which runs binary and serves /metrics, /healthz and /readyz on
+// --metrics-bind-address: with the Deployment's arguments, authenticated
+// with pair as its service account (the overlay applied its RBAC), on a free
+// port; and waits until it is ready. The harness runs one process of a
+// leader-elected Deployment: the others would only wait for the Lease.
+func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *keyPair, opts WorkloadOptions) (*Process, error) {
+	w, err := c.workloadOf(name, name)
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig, err := c.writeKubeconfig(name, loopbackURL("https", c.apiPort), pair)
+	if err != nil {
+		return nil, err
+	}
+	ports, err := c.reservePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	args := append(localArgs(w.args, map[string]string{"metrics-bind-address": metrics, "kubeconfig": ""}),
+		"--kubeconfig="+kubeconfig, "--metrics-bind-address="+metrics)
+	p, err := c.run(opts.Name, nil, binary, append(args, opts.Args...)...)
+	if err != nil {
+		return nil, err
+	}
+	return p, waitFor(ctx, p, opts.Name, func(ctx context.Context) error {
+		return httpGetOK(ctx, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0]), "ok")
+	})
+}
+
+// StartSurgeInterceptor starts a surge-interceptor as the overlay deploys it.
+func (c *Cluster) StartSurgeInterceptor(ctx context.Context, opts WorkloadOptions) (*Process, error) {
+	return c.startWorkload(ctx, surgeInterceptorName, "surge-interceptor", c.pki.surgeInterceptor, opts)
+}
+
+func (c *Cluster) startSurgeInterceptor(ctx context.Context) error {
+	_, err := c.StartSurgeInterceptor(ctx, WorkloadOptions{Name: "surge-interceptor", Args: []string{"--v=2"}})
+	return err
+}
+
+// StartLifecycleController starts an evictionrequest-controller as the
+// lifecycle overlay deploys it.
+func (c *Cluster) StartLifecycleController(ctx context.Context, opts WorkloadOptions) (*Process, error) {
+	return c.startWorkload(ctx, lifecycleControllerName, "evictionrequest-controller", c.pki.lifecycleController, opts)
+}
+
+// startLifecycleController deploys the lifecycle overlay: its RBAC, roles
+// and policies, and evictionrequest-controller as a local process.
+func (c *Cluster) startLifecycleController(ctx context.Context) error {
+	if err := c.renderManifests(); err != nil {
+		return err
+	}
+	if err := c.applyManifests(ctx); err != nil {
+		return err
+	}
+	p, err := c.StartLifecycleController(ctx, WorkloadOptions{Name: lifecycleControllerName, Args: c.cfg.ServerArgs})
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.lifecycleController = p
+	c.mu.Unlock()
+	return nil
+}
+
+// LifecycleController is the evictionrequest-controller of a cluster of the
+// lifecycle API, nil on one of ours.
+func (c *Cluster) LifecycleController() *Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lifecycleController
+}

@@ -1,0 +1,131 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package lifecyclecontroller holds the options and the command of
+// evictionrequest-controller, the controllers of Kubernetes 1.37's
+// lifecycle.k8s.io/v1alpha1 EvictionRequest API, in the Validate, Run
+// flow of Kubernetes components.
+package lifecyclecontroller
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	cliflag "k8s.io/component-base/cli/flag"
+	componentbaseconfig "k8s.io/component-base/config"
+	logsapi "k8s.io/component-base/logs/api/v1"
+
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
+)
+
+// DefaultNodeDrainRequester is the requester name of the node drain on
+// lifecycle.k8s.io, where requester names are domain-prefixed keys outside
+// the reserved k8s.io and kubernetes.io domains.
+const DefaultNodeDrainRequester = "evictionrequest.github.io/node-drain"
+
+// Options are the command-line options of evictionrequest-controller.
+type Options struct {
+	Kubeconfig string
+	// Workers is the number of objects each queue syncs in parallel.
+	Workers int
+	// HeartbeatDeadline is how long an active responder may go without a
+	// heartbeat.
+	HeartbeatDeadline time.Duration
+	// Evictor runs the default evictor imperative-eviction.k8s.io/evictor.
+	Evictor bool
+	// NodeDrain runs the declarative node drain requester.
+	NodeDrain          bool
+	NodeDrainRequester string
+	NodeDrainWorkers   int
+	// Client limits the client to kube-apiserver and bounds each call;
+	// events have a budget of their own with the same limits.
+	Client         *options.ClientOptions
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	// MetricsBindAddress serves /metrics, /healthz and /readyz.
+	MetricsBindAddress string
+	Logs               *logsapi.LoggingConfiguration
+}
+
+// NewOptions returns the defaults: the controller and the default evictor,
+// leader-elected on the Lease evictionrequest-system/evictionrequest-controller,
+// the node drain off.
+func NewOptions() *Options {
+	return &Options{
+		Workers:            10,
+		HeartbeatDeadline:  lifecycleutil.HeartbeatDeadline,
+		Evictor:            true,
+		NodeDrainRequester: DefaultNodeDrainRequester,
+		NodeDrainWorkers:   2,
+		// A drain of a few hundred pods writes a few objects per pod within
+		// seconds; client-go's default of 5 requests/s would make it crawl.
+		Client:             options.NewClientOptions(100, 200),
+		LeaderElection:     options.NewLeaderElection("evictionrequest-system", lifecycle.ControllerName),
+		MetricsBindAddress: ":8080",
+		Logs:               logsapi.NewLoggingConfiguration(),
+	}
+}
+
+// Flags returns the flags in named sections.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+	fs := fss.FlagSet("controllers")
+	fs.IntVar(&o.Workers, "concurrent-evictionrequest-syncs", o.Workers,
+		"Number of Evictions, of EvictionRequests, and of Evictions of the default evictor, each synced in parallel.")
+	fs.DurationVar(&o.HeartbeatDeadline, "responder-heartbeat-deadline", o.HeartbeatDeadline,
+		"How long an active responder may go without a heartbeat before it is Interrupted and the next one takes over. "+
+			"kube-apiserver v1.37 refuses to end a turn sooner than 20m after the last heartbeat, so only longer deadlines are accepted.")
+	fs.BoolVar(&o.Evictor, "enable-evictor", o.Evictor,
+		"Run the default responder imperative-eviction.k8s.io/evictor, which evicts the pod through the Eviction API when every other responder's turn ended.")
+	fs.BoolVar(&o.NodeDrain, "enable-node-drain-controller", o.NodeDrain,
+		"Run the declarative node drain requester: drain nodes annotated evictionrequest.coordination.k8s.io/drain=true, "+
+			"and request the eviction of the pods of nodes that report a graceful shutdown.")
+	fs.StringVar(&o.NodeDrainRequester, "node-drain-requester-name", o.NodeDrainRequester,
+		"Requester name (a domain-prefixed key outside k8s.io and kubernetes.io) under which the node drain requests evictions.")
+	fs.IntVar(&o.NodeDrainWorkers, "concurrent-node-drain-syncs", o.NodeDrainWorkers, "Number of nodes the node drain syncs in parallel.")
+	fs = fss.FlagSet("cluster")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster; in-cluster when empty.")
+	o.Client.AddFlags(fs, "the controllers")
+	options.AddLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
+	fs = fss.FlagSet("metrics")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of /metrics, /healthz and /readyz; \"0\" serves none.")
+	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
+	return fss
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("--concurrent-evictionrequest-syncs must be at least 1, got %d", o.Workers))
+	}
+	if err := lifecycle.ValidateDeadline(o.HeartbeatDeadline); err != nil {
+		errs = append(errs, fmt.Errorf("--responder-heartbeat-deadline: %w", err))
+	}
+	if o.NodeDrain {
+		if err := lifecycleutil.ValidateParticipantName(o.NodeDrainRequester); err != nil {
+			errs = append(errs, fmt.Errorf("--node-drain-requester-name: %w", err))
+		}
+		if o.NodeDrainWorkers < 1 {
+			errs = append(errs, fmt.Errorf("--concurrent-node-drain-syncs must be at least 1, got %d", o.NodeDrainWorkers))
+		}
+	}
+	errs = append(errs, o.Client.Validate()...)
+	errs = append(errs, options.ValidateLeaderElection(o.LeaderElection)...)
+	return errors.Join(errs...)
+}

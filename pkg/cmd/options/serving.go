@@ -1,0 +1,73 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package options
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apiserver/pkg/server/healthz"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/component-base/term"
+	"k8s.io/klog/v2"
+)
+
+// Serve serves /metrics, /healthz (with checks) and /readyz on address
+// until the returned function is called; "" or "0" serves nothing. The
+// commands that are not API servers use it for --metrics-bind-address.
+func Serve(ctx context.Context, address string, checks ...healthz.HealthChecker) (stop func(), err error) {
+	if address == "" || address == "0" {
+		return func() {}, nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", legacyregistry.Handler())
+	healthz.InstallHandler(mux, append([]healthz.HealthChecker{healthz.PingHealthz}, checks...)...)
+	healthz.InstallReadyzHandler(mux, healthz.PingHealthz)
+	listener, err := net.Listen("tcp", address)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-bind-address: %w", err)
+	}
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.FromContext(ctx).Error(err, "Serving /metrics")
+		}
+	}()
+	klog.FromContext(ctx).Info("Serving /metrics, /healthz and /readyz", "address", listener.Addr().String())
+	return func() {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = server.Shutdown(shutdownCtx)
+	}, nil
+}
+
+// AddNamedFlags adds the named flag sets to cmd and prints them by section
+// in its usage and help, as Kubernetes components do.
+func AddNamedFlags(cmd *cobra.Command, fss cliflag.NamedFlagSets) {
+	fs := cmd.Flags()
+	for _, f := range fss.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
+}
