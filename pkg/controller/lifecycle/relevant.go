@@ -24,47 +24,7 @@ import (
 
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 )
-
-// relevantEviction is the Eviction of a target that its requests report:
-// the one that evicted the pod (the latest), else the oldest active one,
-// else the latest that failed. create is true when none is evicted or
-// active: a request that wants the eviction needs a new one.
-func relevantEviction(evictions []*lifecyclev1alpha1.Eviction) (relevant *lifecyclev1alpha1.Eviction, create bool) {
-	var evicted, active, failed *lifecyclev1alpha1.Eviction
-	for _, ev := range evictions {
-		switch {
-		case lifecycleutil.IsEvicted(ev):
-			if evicted == nil || transitionedBefore(evicted, ev, lifecyclev1alpha1.EvictionConditionTargetEvicted) {
-				evicted = ev
-			}
-		case lifecycleutil.IsFinished(ev):
-			if failed == nil || transitionedBefore(failed, ev, lifecyclev1alpha1.EvictionConditionFailed) {
-				failed = ev
-			}
-		default:
-			if active == nil || ev.CreationTimestamp.Before(&active.CreationTimestamp) {
-				active = ev
-			}
-		}
-	}
-	switch {
-	case evicted != nil:
-		return evicted, false
-	case active != nil:
-		return active, false
-	}
-	return failed, true
-}
-
-// transitionedBefore is true when condition t of a turned True before that
-// of b.
-func transitionedBefore(a, b *lifecyclev1alpha1.Eviction, t lifecyclev1alpha1.EvictionConditionType) bool {
-	ca, cb := lifecycleutil.Condition(a.Status.Conditions, t), lifecycleutil.Condition(b.Status.Conditions, t)
-	return ca != nil && cb != nil && ca.LastTransitionTime.Before(&cb.LastTransitionTime)
-}
 
 // evictionNamePattern matches the names newEvictionName gives: pod-<n>-<pod>.
 var evictionNamePattern = regexp.MustCompile(`^pod-([0-9]+)-(.*)$`)

@@ -69,7 +69,7 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 				conditions(now, er.Status.Conditions, er.Generation), event{corev1.EventTypeWarning, EventInvalid, message})
 		}
 	}
-	relevant, create := relevantEviction(evictions)
+	relevant, create := lifecycleutil.RelevantEviction(evictions)
 	if create && wantsEviction(c.requestsOf(target)) {
 		if err := c.createEviction(ctx, er); err != nil {
 			return 0, err

@@ -122,3 +122,42 @@ func FailedEvictions(ev *lifecyclev1alpha1.Eviction) int32 {
 	}
 	return 0
 }
+
+// RelevantEviction is the Eviction of a target that its requests report:
+// the one that evicted the pod (the latest), else the oldest active one,
+// else the latest that failed. create is true when none is evicted or
+// active: a request that wants the eviction needs a new one. The controller
+// reports it on the requests, and the drains read it.
+func RelevantEviction(evictions []*lifecyclev1alpha1.Eviction) (relevant *lifecyclev1alpha1.Eviction, create bool) {
+	var evicted, active, failed *lifecyclev1alpha1.Eviction
+	for _, ev := range evictions {
+		switch {
+		case IsEvicted(ev):
+			if evicted == nil || transitionedBefore(evicted, ev, lifecyclev1alpha1.EvictionConditionTargetEvicted) {
+				evicted = ev
+			}
+		case IsFinished(ev):
+			if failed == nil || transitionedBefore(failed, ev, lifecyclev1alpha1.EvictionConditionFailed) {
+				failed = ev
+			}
+		default:
+			if active == nil || ev.CreationTimestamp.Before(&active.CreationTimestamp) {
+				active = ev
+			}
+		}
+	}
+	switch {
+	case evicted != nil:
+		return evicted, false
+	case active != nil:
+		return active, false
+	}
+	return failed, true
+}
+
+// transitionedBefore is true when condition t of a turned True before that
+// of b.
+func transitionedBefore(a, b *lifecyclev1alpha1.Eviction, t lifecyclev1alpha1.EvictionConditionType) bool {
+	ca, cb := Condition(a.Status.Conditions, t), Condition(b.Status.Conditions, t)
+	return ca != nil && cb != nil && ca.LastTransitionTime.Before(&cb.LastTransitionTime)
+}
