@@ -65,7 +65,6 @@ func TestIsHeldBy(t *testing.T) {
 	}
 }
 
-
 func TestValidateParticipantName(t *testing.T) {
 	for name, ok := range map[string]bool{
 		"acme.io/drain":                        true,
