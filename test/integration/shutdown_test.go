@@ -50,7 +50,7 @@ func TestStopIsBoundedByAConnectionThatMissedTheGoAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
+	defer func() { _ = raw.Close() }()
 	stopped := make(chan time.Duration, 1)
 	go func() { stopped <- s.stop(t) }()
 	waitRefused(t, s.addr)
@@ -69,7 +69,7 @@ func TestStopIsBoundedByAConnectionThatMissedTheGoAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 	req, err := http.NewRequest(http.MethodGet, "https://"+s.addr+"/healthz", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func waitRefused(t *testing.T, addr string) {
 		if err != nil {
 			return true, nil
 		}
-		conn.Close()
+		_ = conn.Close()
 		return false, nil
 	})
 	if err != nil {
@@ -127,7 +127,7 @@ func waitListening(t *testing.T, addr string) {
 		if err != nil {
 			return false, nil
 		}
-		conn.Close()
+		_ = conn.Close()
 		return true, nil
 	})
 	if err != nil {

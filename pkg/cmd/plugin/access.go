@@ -24,7 +24,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 // permission is one thing a command needs to be allowed to do, and why.
@@ -51,15 +51,19 @@ func (p permission) String() string {
 	return strings.TrimSpace(fmt.Sprintf("%s %s %s", p.verb, resource, where)) + " (" + p.why + ")"
 }
 
-// Permissions of the EvictionRequest API a requester needs in a namespace:
-// the server requires of every writer of a request that it may delete the
-// pod.
-func requesterPermissions(namespace, why string) []permission {
-	return []permission{
-		{verb: "get", group: v1alpha1.GroupName, resource: "evictionrequests", namespace: namespace, why: why},
-		{verb: "patch", group: v1alpha1.GroupName, resource: "evictionrequests", namespace: namespace, why: why},
-		{verb: "delete", resource: "pods", namespace: namespace, why: why + "; the server requires it of whoever asks for a pod's eviction"},
+// requesterPermissions are what the plugin's requester needs in a
+// namespace: to read and write EvictionRequests (server-side apply is a
+// patch) and, on coordination.k8s.io, to delete the pod, which
+// evictionrequest-apiserver requires of every writer of a request.
+func (o *Options) requesterPermissions(namespace, why string) []permission {
+	perms := []permission{
+		{verb: "get", group: o.group(), resource: "evictionrequests", namespace: namespace, why: why},
+		{verb: "patch", group: o.group(), resource: "evictionrequests", namespace: namespace, why: why},
 	}
+	if o.api != evictionapi.Lifecycle {
+		perms = append(perms, permission{verb: "delete", resource: "pods", namespace: namespace, why: why + "; the server requires it of whoever asks for a pod's eviction"})
+	}
+	return perms
 }
 
 // checkAccess asks kube-apiserver, before anything changes, whether the

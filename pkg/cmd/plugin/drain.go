@@ -173,7 +173,7 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 		return run.ended(ctx, sigCtx, err)
 	}
 	d.drainer.Pods, d.drainer.PDBs = t, t.pdbs
-	d.drainer.Requests = drain.NewEvictionRequests(d.requester, t.ers)
+	d.drainer.Requests = t.requests
 	return run.follow(ctx, sigCtx, waitCtx, t.changed)
 }
 

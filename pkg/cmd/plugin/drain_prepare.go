@@ -27,8 +27,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 // prepare reads the nodes and their pods and checks the user's permissions,
@@ -39,9 +39,15 @@ func (d *DrainOptions) prepare(ctx context.Context) (map[string]drain.Selection,
 		permission{verb: "get", resource: "nodes", why: "to read the nodes"},
 		permission{verb: "list", resource: "pods", why: "to find the pods of the nodes"},
 		permission{verb: "watch", resource: "pods", why: "to follow the pods of the nodes"},
-		permission{verb: "list", group: v1alpha1.GroupName, resource: "evictionrequests", why: "to follow the evictions"},
-		permission{verb: "watch", group: v1alpha1.GroupName, resource: "evictionrequests", why: "to follow the evictions"},
+		permission{verb: "list", group: d.group(), resource: "evictionrequests", why: "to follow the evictions"},
+		permission{verb: "watch", group: d.group(), resource: "evictionrequests", why: "to follow the evictions"},
 	)
+	if d.api == evictionapi.Lifecycle {
+		perms = append(perms,
+			permission{verb: "list", group: d.group(), resource: "evictions", why: "to follow the evictions"},
+			permission{verb: "watch", group: d.group(), resource: "evictions", why: "to follow the evictions"},
+		)
+	}
 	if d.Cordon {
 		perms = append(perms, permission{verb: "patch", resource: "nodes", why: "to cordon the nodes"})
 	}
@@ -75,7 +81,7 @@ func (d *DrainOptions) prepare(ctx context.Context) (map[string]drain.Selection,
 	}
 	perms = nil
 	for _, ns := range sortedKeys(namespaces) {
-		perms = append(perms, requesterPermissions(ns, "to request the eviction of the pods in "+ns)...)
+		perms = append(perms, d.requesterPermissions(ns, "to request the eviction of the pods in "+ns)...)
 	}
 	if err := d.checkAccess(ctx, perms); err != nil {
 		return nil, err

@@ -17,13 +17,16 @@ limitations under the License.
 package plugin
 
 import (
+	"strconv"
+
 	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
 // chainEntry is one interceptor of a request, in the order they run.
 type chainEntry struct {
-	Index int
+	// Index is the interceptor's index, or the responder's priority.
+	Index string
 	Name  string
 	// Turn is done, active, completed (active and finished its part) or waiting.
 	Turn string
@@ -42,7 +45,7 @@ func interceptorChain(er *v1alpha1.EvictionRequest) []chainEntry {
 	complete := erutil.IsComplete(er)
 	chain := make([]chainEntry, 0, len(er.Spec.Interceptors))
 	for i := len(er.Spec.Interceptors) - 1; i >= 0; i-- {
-		entry := chainEntry{Index: i, Name: er.Spec.Interceptors[i].Name, Turn: "waiting"}
+		entry := chainEntry{Index: strconv.Itoa(i), Name: er.Spec.Interceptors[i].Name, Turn: "waiting"}
 		switch {
 		case complete:
 			entry.Turn = "-"

@@ -35,6 +35,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
@@ -67,6 +68,19 @@ func testOptions(t *testing.T, kubeObjects []runtime.Object, requests []runtime.
 		Requester: DefaultRequesterName, Client: &options.ClientOptions{QPS: 50, Burst: 100, CallTimeout: time.Second},
 		kube: kube, evr: evr, requester: req, namespace: "shop",
 	}, out, kube, evr
+}
+
+// testLifecycleOptions are plugin options speaking lifecycle.k8s.io on a
+// fake clientset.
+func testLifecycleOptions(t *testing.T, kubeObjects ...runtime.Object) (*Options, *bytes.Buffer, *k8sfake.Clientset) {
+	t.Helper()
+	o, out, kube, _ := testOptions(t, kubeObjects, nil)
+	lifecycle, err := requester.NewLifecycle(DefaultLifecycleRequesterName, kube, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.api, o.requester, o.lifecycle = evictionapi.Lifecycle, nil, lifecycle
+	return o, out, kube
 }
 
 // testPod is a running pod of namespace shop on node.

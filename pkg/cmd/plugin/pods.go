@@ -27,6 +27,7 @@ import (
 
 	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
 // PodsOptions are the options of the commands that act on named pods of
@@ -103,7 +104,7 @@ func (p *PodsOptions) readPods(ctx context.Context) ([]*corev1.Pod, error) {
 // RunRequest requests the eviction of the pods.
 func (p *PodsOptions) RunRequest(ctx context.Context) error {
 	perms := append([]permission{{verb: "get", resource: "pods", namespace: p.namespace, why: "to read the pods"}},
-		requesterPermissions(p.namespace, "to request the eviction of the pods")...)
+		p.requesterPermissions(p.namespace, "to request the eviction of the pods")...)
 	if err := p.checkAccess(ctx, perms); err != nil {
 		return err
 	}
@@ -111,6 +112,31 @@ func (p *PodsOptions) RunRequest(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if p.lifecycle != nil {
+		err = p.requestLifecycle(ctx, pods)
+	} else {
+		err = p.requestCoordination(ctx, pods)
+	}
+	if err != nil || !p.Wait {
+		return err
+	}
+	for _, pod := range pods {
+		var result requester.Result
+		if p.lifecycle != nil {
+			result, err = p.lifecycle.Wait(ctx, pod)
+		} else {
+			result, err = p.requester.Wait(ctx, pod)
+		}
+		if err != nil {
+			return fmt.Errorf("waiting for the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		fmt.Fprintf(p.Out, "pod/%s: %s: %s\n", pod.Name, result.Reason, result.Message)
+	}
+	return nil
+}
+
+// requestCoordination requests the evictions on coordination.k8s.io.
+func (p *PodsOptions) requestCoordination(ctx context.Context, pods []*corev1.Pod) error {
 	for _, pod := range pods {
 		er, err := p.requester.Request(ctx, pod)
 		if err != nil {
@@ -125,16 +151,6 @@ func (p *PodsOptions) RunRequest(ctx context.Context) error {
 			fmt.Fprintf(p.Out, "pod/%s: eviction requested (evictionrequest/%s)\n", pod.Name, er.Name)
 		}
 	}
-	if !p.Wait {
-		return nil
-	}
-	for _, pod := range pods {
-		result, err := p.requester.Wait(ctx, pod)
-		if err != nil {
-			return fmt.Errorf("waiting for the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-		}
-		fmt.Fprintf(p.Out, "pod/%s: %s: %s\n", pod.Name, result.Reason, result.Message)
-	}
 	return nil
 }
 
@@ -142,14 +158,17 @@ func (p *PodsOptions) RunRequest(ctx context.Context) error {
 func (p *PodsOptions) RunWithdraw(ctx context.Context) error {
 	perms := append([]permission{
 		{verb: "get", resource: "pods", namespace: p.namespace, why: "to read the pods"},
-		{verb: "get", group: v1alpha1.GroupName, resource: "evictionrequests", namespace: p.namespace, why: "to read the EvictionRequests"},
-	}, requesterPermissions(p.namespace, "to withdraw from the EvictionRequests")...)
+		{verb: "get", group: p.group(), resource: "evictionrequests", namespace: p.namespace, why: "to read the EvictionRequests"},
+	}, p.requesterPermissions(p.namespace, "to withdraw from the EvictionRequests")...)
 	if err := p.checkAccess(ctx, perms); err != nil {
 		return err
 	}
 	pods, err := p.readPods(ctx)
 	if err != nil {
 		return err
+	}
+	if p.lifecycle != nil {
+		return p.withdrawLifecycle(ctx, pods)
 	}
 	// A request that may not be canceled fails the command before any
 	// other is withdrawn.

@@ -27,6 +27,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
@@ -34,29 +35,44 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/version"
 
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
 // DefaultRequesterName is the requester the plugin lists itself under in
-// spec.requesters.
+// spec.requesters on coordination.k8s.io.
 const DefaultRequesterName = "kubectl.evictionrequest.coordination.k8s.io"
+
+// DefaultLifecycleRequesterName is the requester of the plugin's
+// EvictionRequests on lifecycle.k8s.io, where names are domain-prefixed keys
+// outside the reserved k8s.io domain.
+const DefaultLifecycleRequesterName = "evictionrequest.github.io/kubectl"
 
 // Options are the flags every command shares.
 type Options struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	// Requester is the requester name of the plugin's EvictionRequests.
+	// Requester is the requester name of the plugin's EvictionRequests;
+	// empty is the default of the API.
 	Requester string
+	// API is the EvictionRequest API to speak: auto (discovered),
+	// coordination or lifecycle.
+	API string
 	// Client limits the plugin's client, which a drain needs to write one
 	// request per pod faster than client-go's default of 5 requests/s,
 	// and bounds each call.
 	Client *options.ClientOptions
 
-	kube      kubernetes.Interface
-	evr       versioned.Interface
+	kube kubernetes.Interface
+	evr  versioned.Interface
+	// api is the API the plugin speaks; requester is its requester there
+	// on coordination.k8s.io, lifecycle on lifecycle.k8s.io.
+	api       evictionapi.API
 	requester *requester.Requester
+	lifecycle *requester.Lifecycle
 	namespace string
 	// enforceNamespace is true when -n was given.
 	enforceNamespace bool
@@ -67,7 +83,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &Options{
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		IOStreams:   streams,
-		Requester:   DefaultRequesterName,
+		API:         "auto",
 		Client:      options.NewClientOptions(50, 100),
 	}
 	cmd := &cobra.Command{
@@ -83,7 +99,9 @@ the PodDisruptionBudget that blocks them.`,
 	}
 	flags := cmd.PersistentFlags()
 	o.ConfigFlags.AddFlags(flags)
-	flags.StringVar(&o.Requester, "requester", o.Requester, "Requester name (a DNS subdomain) the plugin lists itself under in spec.requesters.")
+	flags.StringVar(&o.API, "api", o.API, "EvictionRequest API to speak: auto (coordination.k8s.io when evictionrequest-apiserver is installed, else lifecycle.k8s.io), coordination or lifecycle.")
+	flags.StringVar(&o.Requester, "requester", o.Requester, "Requester name of the plugin's EvictionRequests: a DNS subdomain on coordination.k8s.io (default "+
+		DefaultRequesterName+"), a domain-prefixed key on lifecycle.k8s.io (default "+DefaultLifecycleRequesterName+").")
 	o.Client.AddFlags(flags, "the plugin")
 	// The name of earlier releases, kept working.
 	flags.DurationVar(&o.Client.CallTimeout, "call-timeout", o.Client.CallTimeout, "Timeout of each call to kube-apiserver.")
@@ -114,11 +132,56 @@ func (o *Options) complete() error {
 	if o.evr, err = versioned.NewForConfig(config); err != nil {
 		return err
 	}
-	if o.requester, err = requester.New(o.Requester, o.evr, o.kube.CoreV1(), requester.Options{CallTimeout: o.Client.CallTimeout}); err != nil {
-		return fmt.Errorf("--requester: %w", err)
+	if err := o.completeRequester(); err != nil {
+		return err
 	}
 	o.namespace, o.enforceNamespace, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
 	return err
+}
+
+// completeRequester finds the API to speak and builds the plugin's
+// requester on it.
+func (o *Options) completeRequester() error {
+	api, err := evictionapi.Parse(o.API)
+	if err != nil {
+		return fmt.Errorf("--api: %w", err)
+	}
+	if o.api, err = evictionapi.Discover(o.kube.Discovery(), api); err != nil {
+		return err
+	}
+	opts := requester.Options{CallTimeout: o.Client.CallTimeout}
+	name := o.Requester
+	if o.api == evictionapi.Lifecycle {
+		if name == "" {
+			name = DefaultLifecycleRequesterName
+		}
+		o.lifecycle, err = requester.NewLifecycle(name, o.kube, opts)
+	} else {
+		if name == "" {
+			name = DefaultRequesterName
+		}
+		o.requester, err = requester.New(name, o.evr, o.kube.CoreV1(), opts)
+	}
+	if err != nil {
+		return fmt.Errorf("--requester: %w", err)
+	}
+	return nil
+}
+
+// requesterName is the plugin's requester name on its API.
+func (o *Options) requesterName() string {
+	if o.lifecycle != nil {
+		return o.lifecycle.Name()
+	}
+	return o.requester.Name()
+}
+
+// group is the API group of the EvictionRequests the plugin speaks.
+func (o *Options) group() string {
+	if o.api == evictionapi.Lifecycle {
+		return lifecyclev1alpha1.GroupName
+	}
+	return v1alpha1.GroupName
 }
 
 // call returns a context for one API call.

@@ -33,9 +33,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/utils/clock"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
@@ -47,6 +46,8 @@ type StatusOptions struct {
 	AllNamespaces bool
 	// Events is how many of the latest events of each request to show.
 	Events int
+	// Clock tells ages; the real clock when nil.
+	Clock clock.PassiveClock
 }
 
 func newStatusCommand(o *Options) *cobra.Command {
@@ -97,44 +98,53 @@ func (s *StatusOptions) Validate() error {
 	return nil
 }
 
-// statusEntry is one EvictionRequest with what the report says of it.
+// statusEntry is one pod's eviction with what the report says of it.
 type statusEntry struct {
-	er     *v1alpha1.EvictionRequest
-	pod    *corev1.Pod
+	record
 	pdbs   []*policyv1.PodDisruptionBudget
 	events []corev1.Event
 }
 
 // Run prints the report.
 func (s *StatusOptions) Run(ctx context.Context) error {
-	requests, pods, err := s.choose(ctx)
+	records, err := s.choose(ctx)
 	if err != nil {
 		return err
 	}
-	if len(requests) == 0 {
+	if len(records) == 0 {
 		fmt.Fprintln(s.Out, "No EvictionRequests found.")
 		return nil
 	}
-	byNamespace := map[string][]*v1alpha1.EvictionRequest{}
-	for _, er := range requests {
-		byNamespace[er.Namespace] = append(byNamespace[er.Namespace], er)
+	byNamespace := map[string][]record{}
+	for _, r := range records {
+		byNamespace[r.pod.Namespace] = append(byNamespace[r.pod.Namespace], r)
 	}
 	var entries []statusEntry
 	for _, ns := range sortedKeys(keysOf(byNamespace)) {
 		pdbs := s.pdbsIn(ctx, ns)
 		events := s.eventsIn(ctx, ns)
-		for _, er := range byNamespace[ns] {
-			entries = append(entries, statusEntry{er: er, pod: pods[types.UID(er.Name)], pdbs: pdbs, events: events[er.Name]})
+		for _, r := range byNamespace[ns] {
+			e := statusEntry{record: r, pdbs: pdbs}
+			for _, object := range r.objects {
+				e.events = append(e.events, events[object]...)
+			}
+			sort.SliceStable(e.events, func(i, j int) bool { return eventTime(e.events[i]).Before(eventTime(e.events[j])) })
+			entries = append(entries, e)
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool {
-		a, b := entries[i].er, entries[j].er
+		a, b := entries[i].pod, entries[j].pod
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
-		return erutil.PodName(a) < erutil.PodName(b)
+		return a.Name < b.Name
 	})
-	now := time.Now()
+	var now time.Time
+	if s.Clock != nil {
+		now = s.Clock.Now()
+	} else {
+		now = time.Now()
+	}
 	for i, e := range entries {
 		if i > 0 {
 			fmt.Fprintln(s.Out)
@@ -144,143 +154,114 @@ func (s *StatusOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// choose finds the requests to report, with the pods they target by UID.
-func (s *StatusOptions) choose(ctx context.Context) ([]*v1alpha1.EvictionRequest, map[types.UID]*corev1.Pod, error) {
-	pods := map[types.UID]*corev1.Pod{}
+// choose finds the records to report: of the pods of a node, of the named
+// pods (by name for a pod that is gone), or of a namespace.
+func (s *StatusOptions) choose(ctx context.Context) ([]record, error) {
+	source := s.source()
 	switch {
 	case s.Node != "":
-		callCtx, cancel := s.call(ctx)
-		_, err := s.kube.CoreV1().Nodes().Get(callCtx, s.Node, metav1.GetOptions{})
-		cancel()
-		if apierrors.IsNotFound(err) {
-			return nil, nil, fmt.Errorf("node %q not found", s.Node)
-		}
+		pods, err := s.podsOfNode(ctx)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		list, err := s.listPods(ctx, metav1.NamespaceAll, fields.OneTermEqualSelector("spec.nodeName", s.Node).String())
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(list) == 0 {
-			return nil, nil, fmt.Errorf("node %s has no pods", s.Node)
-		}
-		for _, pod := range list {
-			if pod.Spec.NodeName == s.Node {
-				pods[pod.UID] = pod
-			}
-		}
-		requests, err := s.requestsOfPods(ctx, pods)
-		if err != nil {
-			return nil, nil, err
-		}
-		return requests, pods, nil
+		return source.ofPods(ctx, pods)
 	case len(s.Pods) > 0:
-		var requests []*v1alpha1.EvictionRequest
-		for _, name := range s.Pods {
-			found, err := s.requestsOfPod(ctx, name, pods)
-			if err != nil {
-				return nil, nil, err
-			}
-			requests = append(requests, found...)
-		}
-		return requests, pods, nil
+		return s.ofNamedPods(ctx, source)
 	}
 	namespace := s.namespace
 	if s.AllNamespaces {
 		namespace = metav1.NamespaceAll
 	}
-	callCtx, cancel := s.call(ctx)
-	list, err := s.evr.CoordinationV1alpha1().EvictionRequests(namespace).List(callCtx, metav1.ListOptions{})
-	cancel()
-	if err != nil {
-		return nil, nil, err
-	}
 	podList, err := s.listPods(ctx, namespace, "")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for _, pod := range podList {
-		pods[pod.UID] = pod
-	}
-	requests := make([]*v1alpha1.EvictionRequest, 0, len(list.Items))
-	for i := range list.Items {
-		requests = append(requests, &list.Items[i])
-	}
-	return requests, pods, nil
+	return source.inNamespace(ctx, namespace, byUID(podList))
 }
 
-// requestsOfPods finds the requests of pods with one LIST of
-// EvictionRequests per namespace of the pods: each is named after its pod's
-// UID.
-func (s *StatusOptions) requestsOfPods(ctx context.Context, pods map[types.UID]*corev1.Pod) ([]*v1alpha1.EvictionRequest, error) {
-	namespaces := map[string]bool{}
-	for _, pod := range pods {
-		namespaces[pod.Namespace] = true
+// podsOfNode lists the pods of --node by UID.
+func (s *StatusOptions) podsOfNode(ctx context.Context) (map[types.UID]*corev1.Pod, error) {
+	callCtx, cancel := s.call(ctx)
+	_, err := s.kube.CoreV1().Nodes().Get(callCtx, s.Node, metav1.GetOptions{})
+	cancel()
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("node %q not found", s.Node)
 	}
-	var requests []*v1alpha1.EvictionRequest
-	for _, ns := range sortedKeys(namespaces) {
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.listPods(ctx, metav1.NamespaceAll, fields.OneTermEqualSelector("spec.nodeName", s.Node).String())
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("node %s has no pods", s.Node)
+	}
+	pods := map[types.UID]*corev1.Pod{}
+	for _, pod := range list {
+		if pod.Spec.NodeName == s.Node {
+			pods[pod.UID] = pod
+		}
+	}
+	return pods, nil
+}
+
+// ofNamedPods finds the records of the named pods: by UID for the pods that
+// exist, by name for those that are gone.
+func (s *StatusOptions) ofNamedPods(ctx context.Context, source statusSource) ([]record, error) {
+	pods := map[types.UID]*corev1.Pod{}
+	var records []record
+	for _, name := range s.Pods {
 		callCtx, cancel := s.call(ctx)
-		list, err := s.evr.CoordinationV1alpha1().EvictionRequests(ns).List(callCtx, metav1.ListOptions{})
+		pod, err := s.kube.CoreV1().Pods(s.namespace).Get(callCtx, name, metav1.GetOptions{})
 		cancel()
+		switch {
+		case err == nil:
+			pods[pod.UID] = pod
+			continue
+		case !apierrors.IsNotFound(err):
+			return nil, err
+		}
+		found, err := source.ofPodName(ctx, s.namespace, name)
 		if err != nil {
 			return nil, err
 		}
-		for i := range list.Items {
-			if pod := pods[types.UID(list.Items[i].Name)]; pod != nil && pod.Namespace == ns {
-				requests = append(requests, &list.Items[i])
-			}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("pod %q not found in namespace %s, and no EvictionRequest targets it", name, s.namespace)
 		}
+		records = append(records, found...)
 	}
-	return requests, nil
-}
-
-// requestsOfPod finds the request of a pod by the pod's UID, or, for a pod
-// that is gone, the requests that target its name.
-func (s *StatusOptions) requestsOfPod(ctx context.Context, name string, pods map[types.UID]*corev1.Pod) ([]*v1alpha1.EvictionRequest, error) {
-	callCtx, cancel := s.call(ctx)
-	pod, err := s.kube.CoreV1().Pods(s.namespace).Get(callCtx, name, metav1.GetOptions{})
-	cancel()
-	switch {
-	case err == nil:
-		pods[pod.UID] = pod
-		er, err := s.getRequest(ctx, s.namespace, string(pod.UID))
-		if err != nil || er == nil {
-			if err == nil {
-				err = fmt.Errorf("pod %s/%s has no EvictionRequest", s.namespace, name)
-			}
-			return nil, err
-		}
-		return []*v1alpha1.EvictionRequest{er}, nil
-	case !apierrors.IsNotFound(err):
-		return nil, err
+	if len(pods) == 0 {
+		return records, nil
 	}
-	callCtx, cancel = s.call(ctx)
-	list, err := s.evr.CoordinationV1alpha1().EvictionRequests(s.namespace).List(callCtx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector(v1alpha1.PodNameField, name).String(),
-	})
-	cancel()
+	found, err := source.ofPods(ctx, pods)
 	if err != nil {
 		return nil, err
 	}
-	if len(list.Items) == 0 {
-		return nil, fmt.Errorf("pod %q not found in namespace %s, and no EvictionRequest targets it", name, s.namespace)
+	for _, pod := range pods {
+		if !hasRecordOf(found, pod.UID) {
+			return nil, fmt.Errorf("pod %s/%s has no EvictionRequest", pod.Namespace, pod.Name)
+		}
 	}
-	requests := make([]*v1alpha1.EvictionRequest, 0, len(list.Items))
-	for i := range list.Items {
-		requests = append(requests, &list.Items[i])
-	}
-	return requests, nil
+	return append(records, found...), nil
 }
 
-func (s *StatusOptions) getRequest(ctx context.Context, namespace, name string) (*v1alpha1.EvictionRequest, error) {
-	callCtx, cancel := s.call(ctx)
-	defer cancel()
-	er, err := s.evr.CoordinationV1alpha1().EvictionRequests(namespace).Get(callCtx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+func hasRecordOf(records []record, uid types.UID) bool {
+	for _, r := range records {
+		if r.uid == uid {
+			return true
+		}
 	}
-	return er, err
+	return false
+}
+
+// byUID indexes pods by UID.
+func byUID(list []*corev1.Pod) map[types.UID]*corev1.Pod {
+	pods := make(map[types.UID]*corev1.Pod, len(list))
+	for _, pod := range list {
+		pods[pod.UID] = pod
+	}
+	return pods
 }
 
 func (s *StatusOptions) listPods(ctx context.Context, namespace, fieldSelector string) ([]*corev1.Pod, error) {
@@ -313,26 +294,26 @@ func (s *StatusOptions) pdbsIn(ctx context.Context, namespace string) []*policyv
 	return pdbs
 }
 
-// eventsIn lists the events on EvictionRequests of a namespace by request
-// name, oldest first; without permission the report shows none.
+// eventsIn lists the events on the source's objects in a namespace by
+// object name; without permission the report shows none.
 func (s *StatusOptions) eventsIn(ctx context.Context, namespace string) map[string][]corev1.Event {
 	if s.Events == 0 {
 		return nil
 	}
 	callCtx, cancel := s.call(ctx)
 	defer cancel()
-	list, err := s.kube.CoreV1().Events(namespace).List(callCtx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("involvedObject.kind", "EvictionRequest").String(),
-	})
-	if err != nil {
-		return nil
-	}
 	events := map[string][]corev1.Event{}
-	for _, e := range list.Items {
-		events[e.InvolvedObject.Name] = append(events[e.InvolvedObject.Name], e)
-	}
-	for name := range events {
-		sort.SliceStable(events[name], func(i, j int) bool { return eventTime(events[name][i]).Before(eventTime(events[name][j])) })
+	for _, kind := range s.source().eventKinds() {
+		list, err := s.kube.CoreV1().Events(namespace).List(callCtx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("involvedObject.kind", kind).String(),
+		})
+		if err != nil {
+			return nil
+		}
+		for _, e := range list.Items {
+			key := kind + "/" + e.InvolvedObject.Name
+			events[key] = append(events[key], e)
+		}
 	}
 	return events
 }
@@ -347,30 +328,28 @@ func eventTime(e corev1.Event) time.Time {
 	return e.FirstTimestamp.Time
 }
 
-// print writes the report of one request.
+// print writes the report of one pod's eviction.
 func (s *StatusOptions) print(out io.Writer, e statusEntry, now time.Time) {
-	er := e.er
-	ref := types.NamespacedName{Namespace: er.Namespace, Name: erutil.PodName(er)}
-	progress := drain.Progress(ref, types.UID(er.Name), e.pod, drain.EvictionRequestStatus(er, s.requester.Name()), e.pdbs)
+	progress := drain.Progress(e.pod, e.uid, e.target, e.request, e.pdbs)
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	node := "-"
-	if e.pod != nil {
-		node = e.pod.Spec.NodeName
+	if e.target != nil {
+		node = e.target.Spec.NodeName
 	}
-	fmt.Fprintf(w, "EvictionRequest:\t%s/%s\n", er.Namespace, er.Name)
-	fmt.Fprintf(w, "Pod:\t%s (node %s)\n", ref.Name, node)
+	fmt.Fprintf(w, "%s:\t%s\n", e.kind, e.name)
+	fmt.Fprintf(w, "Pod:\t%s (node %s)\n", e.pod.Name, node)
 	state := string(progress.State)
-	if reason := erutil.CompletionReason(er); reason != "" {
-		state = fmt.Sprintf("Complete (%s)", reason)
+	if e.state != "" {
+		state = e.state
 	}
 	fmt.Fprintf(w, "State:\t%s\n", state)
-	fmt.Fprintf(w, "Requesters:\t%s\n", orNone(strings.Join(erutil.RequesterNames(er), ", ")))
-	if len(er.Spec.Interceptors) == 0 {
-		fmt.Fprintf(w, "Interceptors:\t<none>: the controller evicts the pod through the Eviction API\n")
+	fmt.Fprintf(w, "Requesters:\t%s\n", orNone(strings.Join(e.requesters, ", ")))
+	if len(e.chain) == 0 {
+		fmt.Fprintf(w, "%s:\t%s\n", e.chainTitle, e.noChain)
 	} else {
-		fmt.Fprintf(w, "Interceptors:\t(in the order they run, highest index first)\n")
-		for _, c := range interceptorChain(er) {
-			line := fmt.Sprintf("  [%d] %s\t%s", c.Index, c.Name, c.Turn)
+		fmt.Fprintf(w, "%s:\t(in the order they run%s)\n", e.chainTitle, e.chainOrder)
+		for _, c := range e.chain {
+			line := fmt.Sprintf("  [%s] %s\t%s", c.Index, c.Name, c.Turn)
 			if c.Turn == "active" {
 				heartbeat := "none yet"
 				if progress.Request.LastHeartbeat != nil {
@@ -381,19 +360,25 @@ func (s *StatusOptions) print(out io.Writer, e statusEntry, now time.Time) {
 			fmt.Fprintln(w, line)
 		}
 	}
-	fmt.Fprintf(w, "Message:\t%s\n", orNone(drain.Truncate(er.Status.Message, 300)))
-	fmt.Fprintf(w, "Cancellation policy:\t%s\n", erutil.CancellationPolicy(er))
+	fmt.Fprintf(w, "Message:\t%s\n", orNone(drain.Truncate(e.request.Message, 300)))
+	for _, field := range e.extra {
+		fmt.Fprintf(w, "%s:\t%s\n", field[0], field[1])
+	}
 	evictions := fmt.Sprintf("%d failed", progress.Request.FailedEvictions)
 	if len(progress.BlockingPDBs) > 0 {
 		evictions += "; blocked by PodDisruptionBudget " + strings.Join(progress.BlockingPDBs, ", ")
 	}
 	fmt.Fprintf(w, "Evictions:\t%s\n", evictions)
-	fmt.Fprintf(w, "Age:\t%s\n", duration.HumanDuration(now.Sub(er.CreationTimestamp.Time)))
+	fmt.Fprintf(w, "Age:\t%s\n", duration.HumanDuration(now.Sub(e.created)))
 	_ = w.Flush()
+	s.printEvents(out, e.events, now)
+}
+
+// printEvents writes the latest --events events, oldest first.
+func (s *StatusOptions) printEvents(out io.Writer, events []corev1.Event, now time.Time) {
 	if s.Events == 0 {
 		return
 	}
-	events := e.events
 	if len(events) > s.Events {
 		events = events[len(events)-s.Events:]
 	}
@@ -402,7 +387,7 @@ func (s *StatusOptions) print(out io.Writer, e statusEntry, now time.Time) {
 		return
 	}
 	fmt.Fprintln(out, "Events:")
-	w = tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	for _, ev := range events {
 		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", duration.HumanDuration(now.Sub(eventTime(ev))), ev.Type, ev.Reason, drain.Truncate(ev.Message, 160))
 	}

@@ -37,7 +37,7 @@ func TestStatusShowsTheInterceptorChain(t *testing.T) {
 		Active("operator.example.com").Heartbeat(hb).Message("draining connections").Policy(v1alpha1.Forbid).Obj()
 	o, out, _, _ := testOptions(t, nil, nil)
 	s := &StatusOptions{Options: o, Events: 5}
-	s.print(out, statusEntry{er: er, pod: pod}, now)
+	s.print(out, statusEntry{record: coordinationStatus{s}.record(er, pod)}, now)
 	for _, want := range []string{
 		"Pod:", "db-0 (node node-a)",
 		"State:", "Intercepted",

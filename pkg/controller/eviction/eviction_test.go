@@ -87,7 +87,7 @@ func TestEnded(t *testing.T) {
 func TestEvictor(t *testing.T) {
 	pod := wrappers.MakePod("web-0").Obj()
 	kube := kubefake.NewClientset(pod)
-	var refusal error = wrappers.RefusedByBudget("web")
+	refusal := wrappers.RefusedByBudget("web")
 	var preconditions []types.UID
 	kube.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "eviction" {
