@@ -30,6 +30,7 @@ import (
 	"os/signal"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,6 +42,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
@@ -48,6 +50,7 @@ import (
 type options struct {
 	kubeconfig      string
 	name, namespace string
+	api             string
 	steps           int
 	stepDuration    time.Duration
 	outcome         string
@@ -61,7 +64,8 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "Kubeconfig of the cluster; in-cluster when empty.")
-	flag.StringVar(&o.name, "name", "sample.interceptor.example.com", "Interceptor name, as the pods' evictionrequest.coordination.k8s.io/interceptors annotation lists it.")
+	flag.StringVar(&o.name, "name", "sample.interceptor.example.com", "Interceptor name, as the pods' evictionrequest.coordination.k8s.io/interceptors annotation lists it, or, on lifecycle.k8s.io, a responder name as spec.evictionResponders lists it (such as sample.example.com/migrator).")
+	flag.StringVar(&o.api, "api", "auto", "EvictionRequest API to answer on: auto (discovered), coordination or lifecycle.")
 	flag.StringVar(&o.namespace, "namespace", "", "Namespace to answer requests in; all when empty.")
 	flag.IntVar(&o.steps, "steps", 5, "Number of migration steps.")
 	flag.DurationVar(&o.stepDuration, "step-duration", 2*time.Second, "How long each step takes.")
@@ -101,8 +105,13 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	api, err := evictionapi.Parse(o.api)
+	if err != nil {
+		return fmt.Errorf("--api: %w", err)
+	}
 	cfg := interceptor.Config{
 		Name:            o.name,
+		API:             api,
 		Namespace:       o.namespace,
 		Client:          client,
 		KubeClient:      kube,
@@ -110,7 +119,8 @@ func run(ctx context.Context, o options) error {
 		Handler:         handler(o, kube),
 	}
 	if o.leaderElect {
-		cfg.LeaderElection = &leaderelect.Config{Namespace: o.leaseNamespace, Name: o.name}
+		// A responder name's "/" is not allowed in a Lease name.
+		cfg.LeaderElection = &leaderelect.Config{Namespace: o.leaseNamespace, Name: strings.ReplaceAll(o.name, "/", "-")}
 	}
 	i, err := interceptor.New(cfg)
 	if err != nil {
@@ -131,7 +141,7 @@ func handler(o options, kube kubernetes.Interface) interceptor.Handler {
 		}
 		// Resume where a previous run stopped: the step it reported last.
 		first := 1
-		if m := stepMessage.FindStringSubmatch(req.EvictionRequest.Status.Message); m != nil {
+		if m := stepMessage.FindStringSubmatch(req.Message()); m != nil {
 			first, _ = strconv.Atoi(m[1])
 			logger.Info("Resuming", "step", first)
 		}

@@ -39,6 +39,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
@@ -58,7 +59,12 @@ type Config struct {
 	// Kube reads pods and EvictionRequests' pods and writes Deployments
 	// and pod annotations.
 	Kube kubernetes.Interface
-	// EvictionRequests reads the requests the janitor checks.
+	// API is the EvictionRequest API the Surger answers on
+	// (coordination.k8s.io when empty).
+	API evictionapi.API
+	// EvictionRequests reads the requests the janitor checks on
+	// coordination.k8s.io; on lifecycle.k8s.io it reads the Evictions
+	// through Kube.
 	EvictionRequests versioned.Interface
 	// Informers provide the pods, ReplicaSets, Deployments and
 	// HorizontalPodAutoscalers; the caller starts them.

@@ -42,10 +42,12 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/version"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
@@ -55,8 +57,12 @@ import (
 // Options are the command-line options of surge-interceptor.
 type Options struct {
 	Kubeconfig string
-	Name       string
-	Namespace  string
+	// Name is the interceptor's name; empty is the default of the API.
+	Name      string
+	Namespace string
+	// API is the EvictionRequest API to answer on: auto, coordination or
+	// lifecycle.
+	API string
 	// Client limits the client to kube-apiserver and bounds each call.
 	Client *options.ClientOptions
 	// HeartbeatPeriod, PollInterval and JanitorPeriod pace the work.
@@ -69,12 +75,39 @@ type Options struct {
 	// "0" serves nothing.
 	MetricsBindAddress string
 	Logs               *logsapi.LoggingConfiguration
+
+	// api is the API Run found.
+	api evictionapi.API
+}
+
+// validName checks name as api names interceptors, or, before the API is
+// discovered, as either does; empty is the default.
+func validName(api evictionapi.API, name string) error {
+	if name == "" {
+		return nil
+	}
+	var coordination, lifecycle error
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		coordination = fmt.Errorf("--name %q is no interceptor name of coordination.k8s.io: %v", name, msgs)
+	}
+	if err := lifecycleutil.ValidateParticipantName(name); err != nil {
+		lifecycle = fmt.Errorf("--name %q is no responder name of lifecycle.k8s.io: %w", name, err)
+	}
+	switch {
+	case api == evictionapi.Coordination:
+		return coordination
+	case api == evictionapi.Lifecycle:
+		return lifecycle
+	case coordination != nil && lifecycle != nil:
+		return errors.Join(coordination, lifecycle)
+	}
+	return nil
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		Name:               surge.DefaultName,
+		API:                "auto",
 		Client:             options.NewClientOptions(20, 40),
 		PollInterval:       2 * time.Second,
 		JanitorPeriod:      10 * time.Second,
@@ -88,7 +121,9 @@ func NewOptions() *Options {
 func (o *Options) Flags() cliflag.NamedFlagSets {
 	var fss cliflag.NamedFlagSets
 	fs := fss.FlagSet("interceptor")
-	fs.StringVar(&o.Name, "name", o.Name, "Interceptor name, as the pods' evictionrequest.coordination.k8s.io/interceptors annotation lists it.")
+	fs.StringVar(&o.API, "api", o.API, "EvictionRequest API to answer on: auto (coordination.k8s.io when evictionrequest-apiserver is installed, else lifecycle.k8s.io), coordination or lifecycle.")
+	fs.StringVar(&o.Name, "name", o.Name, "Interceptor name, as the pods' evictionrequest.coordination.k8s.io/interceptors annotation lists it (default "+surge.DefaultName+
+		"), or the responder name of spec.evictionResponders on lifecycle.k8s.io (default "+surge.DefaultLifecycleName+").")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Only answer the EvictionRequests of this namespace; all when empty.")
 	fs.DurationVar(&o.HeartbeatPeriod, "heartbeat-period", o.HeartbeatPeriod, "Heartbeat period while a surge runs; 0 is a tenth of the request's heartbeatDeadlineSeconds.")
 	fs.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "How often a surge looks again at the replacement pods while it waits for them.")
@@ -106,8 +141,12 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 // Validate checks the options.
 func (o *Options) Validate() error {
 	var errs []error
-	if msgs := validation.IsDNS1123Subdomain(o.Name); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("--name %q: %v", o.Name, msgs))
+	api, err := evictionapi.Parse(o.API)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--api: %w", err))
+	}
+	if err := validName(api, o.Name); err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, o.Client.Validate()...)
 	for flag, d := range map[string]time.Duration{"--poll-interval": o.PollInterval, "--janitor-period": o.JanitorPeriod} {
@@ -150,7 +189,20 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	defer stopServing()
 
-	logger.Info("Starting the surge interceptor", "name", o.Name, "version", version.Get())
+	api, _ := evictionapi.Parse(o.API)
+	if o.api, err = evictionapi.Discover(kube.Discovery(), api); err != nil {
+		return err
+	}
+	if o.Name == "" {
+		o.Name = surge.DefaultName
+		if o.api == evictionapi.Lifecycle {
+			o.Name = surge.DefaultLifecycleName
+		}
+	}
+	if err := validName(o.api, o.Name); err != nil {
+		return err
+	}
+	logger.Info("Starting the surge interceptor", "name", o.Name, "api", o.api, "version", version.Get())
 	if !o.LeaderElection.LeaderElect {
 		return o.runTerm(ctx, kube, evr)
 	}
@@ -169,13 +221,13 @@ func (o *Options) runTerm(ctx context.Context, kube kubernetes.Interface, evr ve
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	surger := surge.New(surge.Config{
-		Name: o.Name, Kube: kube, EvictionRequests: evr, Informers: factory,
+		Name: o.Name, API: o.api, Kube: kube, EvictionRequests: evr, Informers: factory,
 		Recorder:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: o.Name}),
 		Clock:        clock.RealClock{},
 		PollInterval: o.PollInterval, CallTimeout: o.Client.CallTimeout,
 	})
 	i, err := interceptor.New(interceptor.Config{
-		Name: o.Name, Namespace: o.Namespace, Handler: surger.Handle,
+		Name: o.Name, API: o.api, Namespace: o.Namespace, Handler: surger.Handle,
 		Client: evr, KubeClient: kube,
 		HeartbeatPeriod: o.HeartbeatPeriod, CallTimeout: o.Client.CallTimeout,
 	})

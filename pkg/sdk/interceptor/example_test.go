@@ -27,6 +27,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 )
 
@@ -51,6 +52,7 @@ func Example() {
 
 	i, err := interceptor.New(interceptor.Config{
 		Name:       name,
+		API:        evictionapi.Coordination,
 		Client:     evictionRequests,
 		KubeClient: k8sfake.NewClientset(),
 		Handler: func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {

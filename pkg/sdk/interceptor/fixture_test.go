@@ -32,6 +32,7 @@ import (
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 var start = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -83,6 +84,7 @@ func newFixture(t *testing.T, er *v1alpha1.EvictionRequest, handle Handler) *fix
 			return handle(ctx, req)
 		},
 		Client:          f.evr,
+		API:             evictionapi.Coordination,
 		KubeClient:      k8sfake.NewClientset(),
 		HeartbeatPeriod: period,
 		Clock:           f.clock,

@@ -21,27 +21,21 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
-
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
 // writeAttempts bounds how often a status write is retried after conflicts
 // with the controller's and other writers' updates.
 const writeAttempts = 5
 
-// hold is the interceptor's turn on one EvictionRequest: the Handler, the
+// hold is the interceptor's turn on one request: the Handler, the
 // heartbeats and the final write, under a context that ends when the
 // interceptor loses the request.
-type hold struct {
-	t      *term
+type hold[T object] struct {
+	t      *term[T]
 	key    string
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -59,46 +53,47 @@ type hold struct {
 	mu      sync.Mutex
 	// latest is the newest version of the request seen in the cache or in
 	// the answer to a write.
-	latest *v1alpha1.EvictionRequest
+	latest T
 	// found is the request as the interceptor found it, before its first
 	// heartbeat: what a resumed Handler sees of the previous run.
-	found *v1alpha1.EvictionRequest
+	found T
 }
 
-func newHold(parent context.Context, t *term, key string, er *v1alpha1.EvictionRequest) *hold {
-	logger := klog.LoggerWithValues(klog.FromContext(parent), "evictionRequest", key, "pod", klog.KRef(er.Namespace, er.Spec.Target.PodRef.Name))
+func newHold[T object](parent context.Context, t *term[T], key string, obj T) *hold[T] {
+	pod := t.api.pod(obj)
+	logger := klog.LoggerWithValues(klog.FromContext(parent), "object", key, "pod", klog.KRef(pod.Namespace, pod.Name))
 	ctx, cancel := context.WithCancel(klog.NewContext(parent, logger))
-	return &hold{t: t, key: key, ctx: ctx, cancel: cancel, termCtx: parent, logger: logger, latest: er, found: er}
+	return &hold[T]{t: t, key: key, ctx: ctx, cancel: cancel, termCtx: parent, logger: logger, latest: obj, found: obj}
 }
 
-func (h *hold) observe(er *v1alpha1.EvictionRequest) {
+func (h *hold[T]) observe(obj T) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.latest = er
+	h.latest = obj
 }
 
-func (h *hold) current() *v1alpha1.EvictionRequest {
+func (h *hold[T]) current() T {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.latest
 }
 
 // lose ends the hold: the Handler's context is canceled at once.
-func (h *hold) lose(why string) {
+func (h *hold[T]) lose(why string) {
 	if h.ctx.Err() == nil {
-		h.logger.V(2).Info("Lost the EvictionRequest, canceling the handler", "reason", why)
+		h.logger.V(2).Info("Lost the request, canceling the handler", "reason", why)
 	}
 	h.cancel()
 }
 
-func (h *hold) setProgress(p Progress) {
+func (h *hold[T]) setProgress(p Progress) {
 	h.progress.set(p)
 }
 
 // Report is the Reporter of the hold's Request: a changed progress is
 // written with a heartbeat at once, the same one again is left to the
 // heartbeats.
-func (h *hold) Report(ctx context.Context, p Progress) error {
+func (h *hold[T]) Report(ctx context.Context, p Progress) error {
 	if !h.progress.set(p) {
 		if h.ctx.Err() != nil {
 			return ErrLost
@@ -109,16 +104,16 @@ func (h *hold) Report(ctx context.Context, p Progress) error {
 }
 
 // run is the goroutine of a hold.
-func (h *hold) run() {
+func (h *hold[T]) run() {
 	how := endLost
 	defer func() {
 		h.cancel()
 		h.t.released(h, how)
 	}()
-	er := h.current()
-	pod := er.Namespace + "/" + er.Spec.Target.PodRef.Name
-	if er.Spec.Type != "" && er.Spec.Type != v1alpha1.Soft {
-		if h.finish(Decline("Interceptor %s does not support eviction requests of type %s.", h.t.cfg.Name, er.Spec.Type)) == nil {
+	obj := h.current()
+	pod := h.t.api.pod(obj).String()
+	if why := h.t.api.declines(obj); why != "" {
+		if h.finish(Decline("%s", why)) == nil {
 			how = endPassedOn
 		}
 		return
@@ -130,11 +125,11 @@ func (h *hold) run() {
 		if !errors.Is(err, ErrLost) && h.ctx.Err() == nil {
 			how = endFailed
 		}
-		h.logError(err, "Cannot take the EvictionRequest")
+		h.logError(err, "Cannot take the request")
 		return
 	}
-	h.logger.V(2).Info("Took the EvictionRequest")
-	h.t.recorder.Eventf(er, corev1.EventTypeNormal, EventStarted, "Interceptor %s started working on the eviction of pod %s.", h.t.cfg.Name, pod)
+	h.logger.V(2).Info("Took the request")
+	h.t.recorder.Eventf(obj, corev1.EventTypeNormal, EventStarted, "Interceptor %s started working on the eviction of pod %s.", h.t.cfg.Name, pod)
 
 	stopHeartbeats := h.startHeartbeats()
 	result, err := h.handleUntilDone()
@@ -149,39 +144,45 @@ func (h *hold) run() {
 		h.t.recorder.Eventf(h.current(), corev1.EventTypeWarning, EventFailed, "Interceptor %s failed: %v", h.t.cfg.Name, err)
 		return
 	}
+	how = h.end(result)
+}
+
+// end ends the turn as the Handler's result says.
+func (h *hold[T]) end(result Result) ending {
 	switch result.Outcome {
 	case Completed, Declined:
 		switch err := h.finish(result); {
 		case err == nil:
-			how = endPassedOn
+			return endPassedOn
 		case !errors.Is(err, ErrLost):
-			how = endFailed
-			h.logError(err, "Cannot pass the EvictionRequest on")
+			h.logError(err, "Cannot pass the request on")
+			return endFailed
 		}
+		return endLost
 	case PodTerminated:
 		h.setProgress(Progress{Message: result.Message})
 		h.t.recorder.Eventf(h.current(), corev1.EventTypeNormal, EventPodTerminated, "%s", result.Message)
-		// The controller completes the request once the pod is gone, and
-		// the hold ends with it; until then the interceptor keeps it. A
+		// The controller ends the request once the pod is gone, and the
+		// hold ends with it; until then the interceptor keeps it. A
 		// heartbeat that fails for a moment is retried by the next tick.
 		if err := h.heartbeat(h.ctx); errors.Is(err, ErrLost) {
-			return
+			return endLost
 		} else if err != nil {
 			h.logError(err, "Heartbeat failed")
 		}
 		stop := h.startHeartbeats()
 		<-h.ctx.Done()
 		stop()
-	default:
-		how = endFailed
-		h.logger.Error(nil, "Handler returned no outcome; retrying with backoff", "outcome", result.Outcome)
+		return endLost
 	}
+	h.logger.Error(nil, "Handler returned no outcome; retrying with backoff", "outcome", result.Outcome)
+	return endFailed
 }
 
 // handleUntilDone runs the Handler, and again after each Requeue result,
 // until it returns an outcome or an error, or the hold ends.
-func (h *hold) handleUntilDone() (Result, error) {
-	req := NewRequest(h.found.DeepCopy(), h)
+func (h *hold[T]) handleUntilDone() (Result, error) {
+	req := h.t.api.request(h.found.DeepCopyObject().(T), h)
 	for {
 		result, err := h.handle(req)
 		if err != nil || result.Outcome != 0 || result.RequeueAfter <= 0 {
@@ -196,7 +197,7 @@ func (h *hold) handleUntilDone() (Result, error) {
 }
 
 // handle runs the Handler once, turning a panic into an error.
-func (h *hold) handle(req *Request) (result Result, err error) {
+func (h *hold[T]) handle(req *Request) (result Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("handler panicked: %v", r)
@@ -207,10 +208,10 @@ func (h *hold) handle(req *Request) (result Result, err error) {
 
 // startHeartbeats heartbeats every period until the returned function is
 // called or the hold ends.
-func (h *hold) startHeartbeats() (stop func()) {
+func (h *hold[T]) startHeartbeats() (stop func()) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan struct{})
-	ticker := h.t.cfg.Clock.NewTicker(h.period())
+	ticker := h.t.cfg.Clock.NewTicker(h.t.api.period(h.current(), h.t.cfg.HeartbeatPeriod))
 	go func() {
 		defer close(done)
 		defer ticker.Stop()
@@ -231,51 +232,16 @@ func (h *hold) startHeartbeats() (stop func()) {
 	}
 }
 
-// period is how often the hold heartbeats: Config.HeartbeatPeriod, or a
-// tenth of the request's heartbeat deadline, and at most half of it.
-func (h *hold) period() time.Duration {
-	deadline := erutil.HeartbeatDeadlineDuration(h.current())
-	period := h.t.cfg.HeartbeatPeriod
-	switch {
-	case period <= 0:
-		period = deadline / 10
-	case period > deadline/2:
-		period = deadline / 2
-	}
-	return period
-}
-
 // heartbeat writes the heartbeat time and the latest progress.
-func (h *hold) heartbeat(ctx context.Context) error {
-	progress := h.progress.get()
-	now := metav1.NewTime(h.t.cfg.Clock.Now())
-	return h.writeStatus(ctx, func(s *v1alpha1.EvictionRequestStatus) {
-		s.HeartbeatTime = &now
-		if progress.Message != "" {
-			s.Message = progress.Message
-		}
-		s.ExpectedInterceptorFinishTime = nil
-		if progress.ExpectedFinishTime != nil {
-			s.ExpectedInterceptorFinishTime = ptr.To(metav1.NewTime(*progress.ExpectedFinishTime))
-		}
-		if progress.CancellationPolicy != "" {
-			s.EvictionRequestCancellationPolicy = ptr.To(progress.CancellationPolicy)
-		}
-	})
+func (h *hold[T]) heartbeat(ctx context.Context) error {
+	return h.writeStatus(ctx, statusWrite{now: h.t.cfg.Clock.Now(), progress: h.progress.get()})
 }
 
-// finish ends the interceptor's turn: status.activeInterceptorCompleted is
-// set, and the controller passes the request to the next interceptor.
-func (h *hold) finish(result Result) error {
-	now := metav1.NewTime(h.t.cfg.Clock.Now())
-	err := h.writeStatus(h.termCtx, func(s *v1alpha1.EvictionRequestStatus) {
-		s.ActiveInterceptorCompleted = true
-		s.HeartbeatTime = &now
-		s.ExpectedInterceptorFinishTime = nil
-		if result.Message != "" {
-			s.Message = result.Message
-		}
-	})
+// finish ends the interceptor's turn (status.activeInterceptorCompleted,
+// or the responder's completionTime), and the controller passes the
+// request to the next one.
+func (h *hold[T]) finish(result Result) error {
+	err := h.writeStatus(h.termCtx, statusWrite{now: h.t.cfg.Clock.Now(), done: true, message: result.Message})
 	if err != nil {
 		return err
 	}
@@ -283,20 +249,18 @@ func (h *hold) finish(result Result) error {
 	if result.Outcome == Declined {
 		reason = EventDeclined
 	}
-	h.logger.V(2).Info("Passed the EvictionRequest on", "outcome", result.Outcome, "message", result.Message)
+	h.logger.V(2).Info("Passed the request on", "outcome", result.Outcome, "message", result.Message)
 	h.t.recorder.Eventf(h.current(), corev1.EventTypeNormal, reason, "%s", result.Message)
 	return nil
 }
 
-// writeStatus writes what mutate makes of the latest request through
-// /status, as long as the interceptor holds it. A conflict rereads the
-// request and tries again; a request that is no longer ours ends the hold
-// with ErrLost.
-func (h *hold) writeStatus(ctx context.Context, mutate func(*v1alpha1.EvictionRequestStatus)) error {
+// writeStatus writes w to the latest request, as long as the interceptor
+// holds it. A conflict rereads the request and tries again; a request that
+// is no longer ours ends the hold with ErrLost.
+func (h *hold[T]) writeStatus(ctx context.Context, w statusWrite) error {
 	h.writeMu.Lock()
 	defer h.writeMu.Unlock()
-	client := h.t.cfg.Client.CoordinationV1alpha1().EvictionRequests(h.current().Namespace)
-	er := h.current()
+	obj := h.current()
 	var err error
 	for range writeAttempts {
 		if h.ctx.Err() != nil {
@@ -305,15 +269,13 @@ func (h *hold) writeStatus(ctx context.Context, mutate func(*v1alpha1.EvictionRe
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !h.t.owns(er) {
-			h.lose(lossReason(er, h.t.cfg.Name))
+		if !h.t.api.owns(obj) {
+			h.lose(h.t.api.lossReason(obj))
 			return ErrLost
 		}
-		updated := er.DeepCopy()
-		mutate(&updated.Status)
 		callCtx, cancel := context.WithTimeout(ctx, h.t.cfg.CallTimeout)
-		var written *v1alpha1.EvictionRequest
-		written, err = client.UpdateStatus(callCtx, updated, metav1.UpdateOptions{FieldManager: h.t.cfg.Name})
+		var written T
+		written, err = h.t.api.write(callCtx, obj, w)
 		cancel()
 		switch {
 		case err == nil:
@@ -326,7 +288,7 @@ func (h *hold) writeStatus(ctx context.Context, mutate func(*v1alpha1.EvictionRe
 			return err
 		}
 		callCtx, cancel = context.WithTimeout(ctx, h.t.cfg.CallTimeout)
-		er, err = client.Get(callCtx, er.Name, metav1.GetOptions{})
+		obj, err = h.t.api.read(callCtx, obj.GetNamespace(), obj.GetName())
 		cancel()
 		if apierrors.IsNotFound(err) {
 			h.lose("the request was deleted")
@@ -335,12 +297,12 @@ func (h *hold) writeStatus(ctx context.Context, mutate func(*v1alpha1.EvictionRe
 		if err != nil {
 			return err
 		}
-		h.observe(er)
+		h.observe(obj)
 	}
 	return err
 }
 
-func (h *hold) logError(err error, msg string) {
+func (h *hold[T]) logError(err error, msg string) {
 	if errors.Is(err, ErrLost) || h.ctx.Err() != nil {
 		return
 	}

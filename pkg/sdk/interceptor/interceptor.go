@@ -24,9 +24,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -38,12 +36,10 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
-	erscheme "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/scheme"
-	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
-	coordinationlisters "github.com/evictionrequest/apiserver/pkg/generated/listers/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
 
@@ -70,19 +66,27 @@ const (
 // Config configures an interceptor.
 type Config struct {
 	// Name is the interceptor's name, as pods list it in their
-	// evictionrequest.coordination.k8s.io/interceptors annotation.
+	// evictionrequest.coordination.k8s.io/interceptors annotation (a DNS
+	// subdomain) or, on lifecycle.k8s.io, in spec.evictionResponders (a
+	// domain-prefixed key outside k8s.io and kubernetes.io).
 	Name string
 	// Handler does the work.
 	Handler Handler
-	// Client reaches the EvictionRequest API (through kube-apiserver).
+	// API is the EvictionRequest API to answer on; Auto (the zero value)
+	// discovers it with KubeClient, preferring coordination.k8s.io.
+	API evictionapi.API
+	// Client reaches coordination.k8s.io (through kube-apiserver); only
+	// that API needs it.
 	Client versioned.Interface
 	// KubeClient records events and, with LeaderElection, holds the Lease.
 	KubeClient kubernetes.Interface
 	// Namespace limits the interceptor to one namespace; empty is all.
 	Namespace string
 	// HeartbeatPeriod is how often the interceptor heartbeats while it
-	// holds a request. Zero is a tenth of the request's
-	// spec.heartbeatDeadlineSeconds; more than half of it is cut to half.
+	// holds a request. Zero is a tenth of the heartbeat deadline (the
+	// request's spec.heartbeatDeadlineSeconds, or lifecycle.k8s.io's 20
+	// minutes); more than half of it is cut to half, and on
+	// lifecycle.k8s.io less than 20 seconds is raised to 20 seconds.
 	HeartbeatPeriod time.Duration
 	// CallTimeout bounds every API call; DefaultCallTimeout when zero.
 	CallTimeout time.Duration
@@ -104,14 +108,14 @@ type Interceptor struct {
 // New checks cfg and returns an interceptor.
 func New(cfg Config) (*Interceptor, error) {
 	var errs []error
-	if msgs := validation.IsDNS1123Subdomain(cfg.Name); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("interceptor name %q: %v", cfg.Name, msgs))
+	if err := validName(cfg.API, cfg.Name); err != nil {
+		errs = append(errs, err)
 	}
 	if cfg.Handler == nil {
 		errs = append(errs, errors.New("a Handler is required"))
 	}
-	if cfg.Client == nil || cfg.KubeClient == nil {
-		errs = append(errs, errors.New("the Client and KubeClient options are required"))
+	if cfg.KubeClient == nil || (cfg.Client == nil && cfg.API == evictionapi.Coordination) {
+		errs = append(errs, errors.New("the KubeClient option is required, and the Client option on coordination.k8s.io"))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -128,31 +132,85 @@ func New(cfg Config) (*Interceptor, error) {
 	return &Interceptor{cfg: cfg}, nil
 }
 
+// validName checks name as the API names interceptors; with Auto, as
+// either does (Run checks it again once the API is known).
+func validName(api evictionapi.API, name string) error {
+	coordination := func() error {
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			return fmt.Errorf("interceptor name %q: %v", name, msgs)
+		}
+		return nil
+	}
+	lifecycle := func() error {
+		if err := lifecycleutil.ValidateParticipantName(name); err != nil {
+			return fmt.Errorf("responder name: %w", err)
+		}
+		return nil
+	}
+	switch api {
+	case evictionapi.Coordination:
+		return coordination()
+	case evictionapi.Lifecycle:
+		return lifecycle()
+	}
+	if coordination() == nil {
+		return nil
+	}
+	return lifecycle()
+}
+
 // Run answers EvictionRequests until ctx ends, then cancels the Handlers
 // and waits for them. With leader election it acts only while it leads.
 func (i *Interceptor) Run(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "interceptor", i.cfg.Name))
+	runTerm, err := i.speak()
+	if err != nil {
+		return err
+	}
 	if i.cfg.LeaderElection == nil {
-		return i.runTerm(ctx)
+		return runTerm(ctx)
 	}
 	return leaderelect.Run(ctx, i.cfg.KubeClient.CoordinationV1(), *i.cfg.LeaderElection, func(ctx context.Context) {
-		if err := i.runTerm(ctx); err != nil {
+		if err := runTerm(ctx); err != nil {
 			klog.FromContext(ctx).Error(err, "Interceptor term failed")
 		}
 	})
 }
 
+// speak discovers the API unless the configuration names it, and returns
+// how one term runs on it.
+func (i *Interceptor) speak() (func(context.Context) error, error) {
+	chosen, err := evictionapi.Discover(i.cfg.KubeClient.Discovery(), i.cfg.API)
+	if err != nil {
+		return nil, err
+	}
+	if err := validName(chosen, i.cfg.Name); err != nil {
+		return nil, err
+	}
+	cfg := i.cfg
+	if chosen == evictionapi.Lifecycle {
+		a := lifecycleAPI{name: cfg.Name, namespace: cfg.Namespace, client: cfg.KubeClient}
+		return func(ctx context.Context) error { return runTerm[*lifecyclev1alpha1.Eviction](ctx, cfg, a) }, nil
+	}
+	if cfg.Client == nil {
+		return nil, errors.New("coordination.k8s.io needs the Client option")
+	}
+	a := coordinationAPI{name: cfg.Name, namespace: cfg.Namespace, client: cfg.Client}
+	return func(ctx context.Context) error { return runTerm[*v1alpha1.EvictionRequest](ctx, cfg, a) }, nil
+}
+
 // term is one run of the interceptor: its own watch, queue and holds, so
 // that nothing of a lost leadership term acts in the next.
-type term struct {
+type term[T object] struct {
 	cfg      Config
+	api      api[T]
 	queue    workqueue.TypedDelayingInterface[string]
 	limiter  workqueue.TypedRateLimiter[string]
-	lister   coordinationlisters.EvictionRequestLister
+	indexer  cache.Indexer
 	recorder record.EventRecorder
 
 	mu    sync.Mutex
-	holds map[string]*hold
+	holds map[string]*hold[T]
 	// notBefore holds back a new run of a Handler that failed until its
 	// backoff ends, whatever events arrive meanwhile.
 	notBefore map[string]time.Time
@@ -164,38 +222,34 @@ type term struct {
 	running sync.WaitGroup
 }
 
-func (i *Interceptor) runTerm(ctx context.Context) error {
+func runTerm[T object](ctx context.Context, cfg Config, a api[T]) error {
 	logger := klog.FromContext(ctx)
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: i.cfg.KubeClient.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.KubeClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 
-	// Only the requests this interceptor is the active one of reach it.
-	selector := fields.OneTermEqualSelector(v1alpha1.ActiveInterceptorNameField, i.cfg.Name).String()
-	factory := externalversions.NewSharedInformerFactoryWithOptions(i.cfg.Client, 0,
-		externalversions.WithNamespace(i.cfg.Namespace),
-		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
-	informer := factory.Coordination().V1alpha1().EvictionRequests()
-	t := &term{
-		cfg:       i.cfg,
-		lister:    informer.Lister(),
-		recorder:  broadcaster.NewRecorder(erscheme.Scheme, corev1.EventSource{Component: i.cfg.Name}),
-		holds:     map[string]*hold{},
+	w := a.watch()
+	t := &term[T]{
+		cfg:       cfg,
+		api:       a,
+		indexer:   w.informer.GetIndexer(),
+		recorder:  broadcaster.NewRecorder(a.scheme(), corev1.EventSource{Component: cfg.Name}),
+		holds:     map[string]*hold[T]{},
 		notBefore: map[string]time.Time{},
 		passedOn:  map[string]bool{},
 		// A Handler that fails runs again after 1s, doubling to 5 minutes.
 		limiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute),
-		queue:   workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "interceptor", Clock: i.cfg.Clock}),
+		queue:   workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "interceptor", Clock: cfg.Clock}),
 	}
 	enqueue := func(obj any) {
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 		if err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Cannot get the key of an EvictionRequest")
+			utilruntime.HandleErrorWithContext(ctx, err, "Cannot get the key of an object")
 			return
 		}
 		t.queue.Add(key)
 	}
-	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj any) { enqueue(obj) },
 		DeleteFunc: enqueue,
@@ -210,14 +264,14 @@ func (i *Interceptor) runTerm(ctx context.Context) error {
 		// The term's context is the parent of every hold's: they are
 		// ending; wait until their Handlers returned.
 		t.running.Wait()
-		factory.Shutdown()
+		w.shutdown()
 		logger.Info("Interceptor stopped")
 	}()
-	factory.Start(ctx.Done())
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, informer.Informer().HasSynced) {
+	w.start(ctx.Done())
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, w.informer.HasSynced) {
 		return ctx.Err()
 	}
-	logger.Info("Interceptor started", "namespace", i.cfg.Namespace)
+	logger.Info("Interceptor started", "namespace", cfg.Namespace)
 	for range t.cfg.Workers {
 		workers.Add(1)
 		go func() {
@@ -229,7 +283,7 @@ func (i *Interceptor) runTerm(ctx context.Context) error {
 	return nil
 }
 
-func (t *term) worker(ctx context.Context) {
+func (t *term[T]) worker(ctx context.Context) {
 	for {
 		key, quit := t.queue.Get()
 		if quit {
@@ -240,68 +294,51 @@ func (t *term) worker(ctx context.Context) {
 	}
 }
 
+// cached is the object of key in the cache; found is false when it is not
+// there.
+func (t *term[T]) cached(key string) (obj T, found bool, err error) {
+	item, exists, err := t.indexer.GetByKey(key)
+	if err != nil || !exists {
+		return obj, false, err
+	}
+	obj, ok := item.(T)
+	return obj, ok, nil
+}
+
 // sync starts a hold on a request the interceptor became active on, and
 // ends the hold of a request it no longer holds.
-func (t *term) sync(ctx context.Context, key string) {
-	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+func (t *term[T]) sync(ctx context.Context, key string) {
+	obj, found, err := t.cached(key)
 	if err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Reading from the cache", "key", key)
 		return
-	}
-	er, err := t.lister.EvictionRequests(namespace).Get(name)
-	if err != nil && !apierrors.IsNotFound(err) {
-		utilruntime.HandleErrorWithContext(ctx, err, "Reading an EvictionRequest from the cache", "evictionRequest", key)
-		return
-	}
-	if apierrors.IsNotFound(err) {
-		er = nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.holds[key]
-	if !t.owns(er) {
+	if !t.api.owns(obj) {
 		delete(t.passedOn, key)
 		delete(t.notBefore, key)
 		t.limiter.Forget(key)
 		if h != nil {
-			if er != nil {
-				h.observe(er)
+			if found {
+				h.observe(obj)
 			}
-			h.lose(lossReason(er, t.cfg.Name))
+			h.lose(t.api.lossReason(obj))
 		}
 		return
 	}
 	if h != nil {
-		h.observe(er)
+		h.observe(obj)
 		return
 	}
 	if t.passedOn[key] || t.cfg.Clock.Now().Before(t.notBefore[key]) {
 		return
 	}
-	h = newHold(ctx, t, key, er)
+	h = newHold(ctx, t, key, obj)
 	t.holds[key] = h
 	t.running.Add(1)
 	go h.run()
-}
-
-// owns is true while er is the interceptor's to work on: it is the active
-// interceptor, has not completed its turn, and the request is not complete.
-func (t *term) owns(er *v1alpha1.EvictionRequest) bool {
-	return er != nil && er.Spec.Target.PodRef != nil && erutil.IsHeldBy(er, t.cfg.Name)
-}
-
-// lossReason says, for the log, why the interceptor no longer holds er.
-func lossReason(er *v1alpha1.EvictionRequest, name string) string {
-	switch {
-	case er == nil:
-		return "the request was deleted or passed to another interceptor"
-	case erutil.IsComplete(er):
-		return "the request is complete"
-	case erutil.ActiveInterceptor(er) != name:
-		return "the request was passed to another interceptor"
-	case er.Status.ActiveInterceptorCompleted:
-		return "the interceptor's turn is complete"
-	}
-	return "unknown"
 }
 
 // ending says how a hold ended.
@@ -318,7 +355,7 @@ const (
 
 // released is called by a hold that ended: it forgets the hold and, when
 // it failed, looks at the request again after a backoff.
-func (t *term) released(h *hold, how ending) {
+func (t *term[T]) released(h *hold[T], how ending) {
 	t.mu.Lock()
 	if t.holds[h.key] == h {
 		delete(t.holds, h.key)
@@ -331,10 +368,8 @@ func (t *term) released(h *hold, how ending) {
 	case endPassedOn:
 		// Until the cache shows the hand-back, a stale copy there must
 		// not start the Handler again.
-		if namespace, name, err := cache.SplitMetaNamespaceKey(h.key); err == nil {
-			if er, err := t.lister.EvictionRequests(namespace).Get(name); err == nil && t.owns(er) {
-				t.passedOn[h.key] = true
-			}
+		if obj, found, err := t.cached(h.key); err == nil && found && t.api.owns(obj) {
+			t.passedOn[h.key] = true
 		}
 		fallthrough
 	default:

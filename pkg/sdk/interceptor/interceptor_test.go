@@ -307,9 +307,23 @@ func TestHeartbeatPeriod(t *testing.T) {
 		{20 * time.Minute, 600, 5 * time.Minute},
 	} {
 		er := activeRequest(me).HeartbeatDeadlineSeconds(tc.deadline).Obj()
-		h := &hold{t: &term{cfg: Config{HeartbeatPeriod: tc.configured}}, latest: er}
-		if got := h.period(); got != tc.want {
+		if got := (coordinationAPI{}).period(er, tc.configured); got != tc.want {
 			t.Errorf("period(configured %s, deadline %ds) = %s, want %s", tc.configured, tc.deadline, got, tc.want)
+		}
+	}
+}
+
+// On lifecycle.k8s.io the deadline is 20 minutes and responders keep 20
+// seconds between heartbeats.
+func TestLifecycleHeartbeatPeriod(t *testing.T) {
+	for configured, want := range map[time.Duration]time.Duration{
+		0:                2 * time.Minute,
+		5 * time.Second:  20 * time.Second,
+		30 * time.Second: 30 * time.Second,
+		time.Hour:        10 * time.Minute,
+	} {
+		if got := (lifecycleAPI{}).period(nil, configured); got != want {
+			t.Errorf("period(configured %s) = %s, want %s", configured, got, want)
 		}
 	}
 }

@@ -23,8 +23,11 @@ import (
 	"sync"
 	"time"
 
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
@@ -107,22 +110,32 @@ type Progress struct {
 	// Message is written to status.message; empty keeps the last one.
 	Message string
 	// ExpectedFinishTime is written to
-	// status.expectedInterceptorFinishTime; nil clears it.
+	// status.expectedInterceptorFinishTime (the responder's
+	// expectedCompletionTime on lifecycle.k8s.io); nil clears it.
 	ExpectedFinishTime *time.Time
 	// CancellationPolicy is written to
 	// status.evictionRequestCancellationPolicy: Forbid while the
 	// interceptor is in a step that must not be canceled, Allow otherwise;
-	// empty keeps what the request has.
+	// empty keeps what the request has. lifecycle.k8s.io has no such
+	// policy: there it is not written.
 	CancellationPolicy v1alpha1.EvictionRequestCancellationPolicy
 }
 
-// Request is one EvictionRequest the interceptor holds, as a Handler sees it.
+// Request is the eviction of one pod the interceptor holds, as a Handler
+// sees it: an EvictionRequest of coordination.k8s.io, or an Eviction of
+// lifecycle.k8s.io where the interceptor is a responder.
 type Request struct {
-	// EvictionRequest is a copy of the request as the interceptor found
-	// it, before its first heartbeat: a Handler resumed after a restart sees
-	// the message and policy of its previous run.
+	// EvictionRequest, on coordination.k8s.io, is a copy of the request as
+	// the interceptor found it, before its first heartbeat: a Handler
+	// resumed after a restart sees the message and policy of its previous
+	// run.
 	EvictionRequest *v1alpha1.EvictionRequest
-	reporter        Reporter
+	// Eviction, on lifecycle.k8s.io, is a copy of the pod's Eviction as
+	// the interceptor found it, before its first heartbeat.
+	Eviction *lifecyclev1alpha1.Eviction
+	// responder is the interceptor's name on lifecycle.k8s.io.
+	responder string
+	reporter  Reporter
 }
 
 // Reporter writes a Handler's progress to its request: the SDK's own, or,
@@ -137,14 +150,39 @@ func NewRequest(er *v1alpha1.EvictionRequest, r Reporter) *Request {
 	return &Request{EvictionRequest: er, reporter: r}
 }
 
+// NewLifecycleRequest returns the Request the responder named responder
+// sees for ev, whose progress goes to r.
+func NewLifecycleRequest(ev *lifecyclev1alpha1.Eviction, responder string, r Reporter) *Request {
+	return &Request{Eviction: ev, responder: responder, reporter: r}
+}
+
 // Pod is the namespace and name of the pod to evict.
 func (r *Request) Pod() types.NamespacedName {
+	if r.Eviction != nil {
+		return types.NamespacedName{Namespace: r.Eviction.Namespace, Name: r.Eviction.Spec.Target.Pod.Name}
+	}
 	return types.NamespacedName{Namespace: r.EvictionRequest.Namespace, Name: r.EvictionRequest.Spec.Target.PodRef.Name}
 }
 
 // PodUID is the UID of the pod to evict.
 func (r *Request) PodUID() types.UID {
+	if r.Eviction != nil {
+		return r.Eviction.Spec.Target.Pod.UID
+	}
 	return types.UID(r.EvictionRequest.Spec.Target.PodRef.UID)
+}
+
+// Message is the message the request showed when the interceptor found
+// it: on lifecycle.k8s.io the interceptor's own entry's, so that a Handler
+// resumed after a restart can read where its previous run stood.
+func (r *Request) Message() string {
+	if r.Eviction != nil {
+		if status := lifecycleutil.ResponderStatus(r.Eviction, r.responder); status != nil {
+			return ptr.Deref(status.Message, "")
+		}
+		return ""
+	}
+	return r.EvictionRequest.Status.Message
 }
 
 // Report replaces the interceptor's progress and, when it changed, writes
