@@ -128,7 +128,9 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 		"--audit-log-maxbackup=1",
 	}
 	if c.cfg.Lifecycle {
-		args = append(args, "--feature-gates=EvictionRequestAPI=true", "--runtime-config=lifecycle.k8s.io/v1alpha1=true")
+		// GenericWorkload lets a pod name its scheduling group, which the
+		// lifecycle controller refuses to evict alone.
+		args = append(args, "--feature-gates=EvictionRequestAPI=true,GenericWorkload=true", "--runtime-config=lifecycle.k8s.io/v1alpha1=true")
 	}
 	p, err := c.run("kube-apiserver", nil, "kube-apiserver", args...)
 	if err != nil {

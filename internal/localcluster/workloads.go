@@ -112,3 +112,20 @@ func (c *Cluster) LifecycleController() *Process {
 	defer c.mu.Unlock()
 	return c.lifecycleController
 }
+
+// RestartLifecycleController stops evictionrequest-controller with SIGTERM
+// and starts it again with the same flags, as a rolling update of its
+// Deployment would; it returns once the new process is ready.
+func (c *Cluster) RestartLifecycleController(ctx context.Context) error {
+	if old := c.LifecycleController(); old != nil {
+		old.Stop()
+	}
+	p, err := c.StartLifecycleController(ctx, WorkloadOptions{Name: lifecycleControllerName + "-restarted", Args: c.cfg.ServerArgs})
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.lifecycleController = p
+	c.mu.Unlock()
+	return nil
+}

@@ -92,9 +92,9 @@ func startNodeDrainController(ctx context.Context, cc controllerContext, ti term
 	if err != nil {
 		return nil, err
 	}
-	c, err := nodedrain.NewController(ctx, cc.kubeClient, cc.eventClient, req,
-		cc.factory.Core().V1().Nodes(), cc.podInformer, ti.evictionRequests.Coordination().V1alpha1().EvictionRequests(),
-		cc.factory.Policy().V1().PodDisruptionBudgets(), cc.clock, cc.cfg.CallTimeout)
+	source := nodedrain.CoordinationSource(req, ti.evictionRequests.Coordination().V1alpha1().EvictionRequests())
+	c, err := nodedrain.NewController(ctx, cc.kubeClient, cc.eventClient, source,
+		cc.factory.Core().V1().Nodes(), cc.podInformer, cc.factory.Policy().V1().PodDisruptionBudgets(), cc.clock, cc.cfg.CallTimeout)
 	if err != nil {
 		return nil, err
 	}

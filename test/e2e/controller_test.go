@@ -210,7 +210,7 @@ func TestControllerNeverEvictsDaemonSetOrMirrorPods(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	ns := f.NewNamespace(t)
-	daemonPod, mirrorPod := skippedPods(t, ns, f.NodeNames[0])
+	daemonPod, mirrorPod := f.SkippedPods(t, ns, f.NodeNames[0])
 
 	nodeDrain := newRequester(t, "nodemaintenance.k8s.io")
 	for kind, pod := range map[string]*corev1.Pod{"DaemonSet": daemonPod, "mirror": mirrorPod} {

@@ -59,7 +59,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 		f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: node}),
 		f.CreatePod(t, ns, "web-1", framework.PodOptions{Node: node}),
 	}
-	skippedPods(t, ns, node)
+	f.SkippedPods(t, ns, node)
 
 	f.MarkForDrain(t, node, true)
 	drained := f.WaitForNode(t, node, "the node to be drained", func(n *corev1.Node) error {

@@ -25,9 +25,7 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -41,59 +39,6 @@ import (
 )
 
 const pluginBinary = "kubectl-evictionrequest"
-
-// createPDB creates a budget that keeps minAvailable pods labeled app=name
-// and waits until kube-controller-manager has computed it.
-func createPDB(t *testing.T, ns, name string, minAvailable int32, expectedPods int32) *policyv1.PodDisruptionBudget {
-	t.Helper()
-	pdb, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Create(t.Context(), &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
-			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, time.Minute, "the status of PDB "+name, func(ctx context.Context) error {
-		pdb, err = f.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.ExpectedPods != expectedPods {
-			return fmt.Errorf("status %+v", pdb.Status)
-		}
-		return nil
-	})
-	return pdb
-}
-
-// skippedPods creates a DaemonSet pod and a mirror pod on node, which a
-// drain leaves alone and the controller never evicts through the API.
-func skippedPods(t *testing.T, ns, node string) (daemonPod, mirrorPod *corev1.Pod) {
-	t.Helper()
-	ds, err := f.Kube.AppsV1().DaemonSets(ns).Create(t.Context(), &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "fluentd"},
-		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "fluentd"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "fluentd"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "fluentd", Image: "fluentd"}}},
-			},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	daemonPod = f.CreatePod(t, ns, "fluentd-x", framework.PodOptions{Node: node, Labels: map[string]string{"app": "fluentd"}, Mutate: func(p *corev1.Pod) {
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr.To(true)}}
-	}})
-	mirrorPod = f.CreatePod(t, ns, "etcd-static", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
-		p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "static-pod-hash"}
-	}})
-	return daemonPod, mirrorPod
-}
 
 // TestPluginDrainsANode drains a node with ten pods through the plugin
 // binary: eight get requests (two with SDK interceptors, one of which works
@@ -134,8 +79,8 @@ func TestPluginDrainsANode(t *testing.T) {
 		f.CreatePod(t, ns, "decline-0", framework.PodOptions{Node: node, Interceptors: []string{decliner}}).Name,
 		f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Labels: map[string]string{"app": "db"}}).Name,
 	)
-	skippedPods(t, ns, node)
-	pdb := createPDB(t, ns, "db", 1, 1)
+	f.SkippedPods(t, ns, node)
+	pdb := f.CreatePDB(t, ns, "db", 1, 1)
 
 	drain := f.StartCommand(t, pluginBinary, "drain", node, "--timeout=4m")
 	// The PodDisruptionBudget refuses db-0's eviction; it is relaxed once
@@ -259,7 +204,7 @@ func TestPluginDrainTimesOutNamingTheBlockers(t *testing.T) {
 	node := f.NewNode(t)
 	f.CreatePod(t, ns, "parked-0", framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}})
 	f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Labels: map[string]string{"app": "db"}})
-	createPDB(t, ns, "db", 1, 1)
+	f.CreatePDB(t, ns, "db", 1, 1)
 
 	r := f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", node, "--timeout=25s")
 	if r.Err == nil {

@@ -32,12 +32,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
@@ -48,203 +44,17 @@ import (
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
-// poolLabel keeps the pods of a test's Deployments on the test's own nodes.
-const poolLabel = "e2e.evictionrequest.example.com/pool"
-
-// poolNode creates a node of the test in its pool.
-func poolNode(t *testing.T, ns string) string {
-	t.Helper()
-	name := f.NewNode(t)
-	patchNode(t, name, map[string]any{"metadata": map[string]any{"labels": map[string]any{poolLabel: ns}}})
-	return name
-}
-
-func patchNode(t *testing.T, name string, patch map[string]any) {
-	t.Helper()
-	data, _ := json.Marshal(patch)
-	if _, err := f.Kube.CoreV1().Nodes().Patch(t.Context(), name, types.MergePatchType, data, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func cordon(t *testing.T, name string) {
-	t.Helper()
-	patchNode(t, name, map[string]any{"spec": map[string]any{"unschedulable": true}})
-}
-
-// createDeployment creates a Deployment of the test's pool, opted in to
-// interceptor (none when empty), with maxSurge 1 and maxUnavailable 0, and
-// waits until it is available.
-func createDeployment(t *testing.T, ns, name string, replicas int32, interceptorName string, mutate func(*appsv1.Deployment)) *appsv1.Deployment {
-	t.Helper()
-	ctx := t.Context()
-	template := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
-		Spec: corev1.PodSpec{
-			NodeSelector: map[string]string{poolLabel: ns},
-			Containers:   []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
-		},
-	}
-	if interceptorName != "" {
-		template.Annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: interceptorName}
-	}
-	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			Template: template,
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
-				MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(0)),
-			}},
-		},
-	}
-	if mutate != nil {
-		mutate(dep)
-	}
-	dep, err := f.Kube.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitForDeployment(t, ns, name, replicas)
-	return dep
-}
-
 // podOnCordonedNode creates the one-replica Deployment db of createDeployment
 // and returns its pod once the pod's node is cordoned and another node of the
 // pool can take a replacement.
 func podOnCordonedNode(t *testing.T, ns, interceptorName string, mutate func(*appsv1.Deployment)) corev1.Pod {
 	t.Helper()
-	poolNode(t, ns)
-	createDeployment(t, ns, "db", 1, interceptorName, mutate)
-	pod := podsOf(t, ns, "db")[0]
-	cordon(t, pod.Spec.NodeName)
-	poolNode(t, ns)
+	f.PoolNode(t, ns)
+	f.CreateDeployment(t, ns, "db", 1, interceptorName, mutate)
+	pod := f.PodsOf(t, ns, "db")[0]
+	f.Cordon(t, pod.Spec.NodeName)
+	f.PoolNode(t, ns)
 	return pod
-}
-
-// waitForDeployment waits until the Deployment asks for and has exactly
-// replicas available pods and no surge of the interceptor.
-func waitForDeployment(t *testing.T, ns, name string, replicas int32) *appsv1.Deployment {
-	t.Helper()
-	return f.WaitForDeployment(t, ns, name, fmt.Sprintf("Deployment %s at %d available replicas", name, replicas), func(dep *appsv1.Deployment) error {
-		s := dep.Status
-		if *dep.Spec.Replicas != replicas || s.ObservedGeneration != dep.Generation || s.Replicas != replicas || s.AvailableReplicas != replicas || s.UpdatedReplicas != replicas {
-			return fmt.Errorf("spec %d, status %+v", *dep.Spec.Replicas, s)
-		}
-		if _, ok := dep.Annotations[surge.StateAnnotation]; ok {
-			return fmt.Errorf("a surge is in progress: %s", dep.Annotations[surge.StateAnnotation])
-		}
-		return nil
-	})
-}
-
-func podsOf(t *testing.T, ns, app string) []corev1.Pod {
-	t.Helper()
-	pods, err := f.Kube.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app=" + app})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pods.Items
-}
-
-// readyWatcher follows the pods of an app through a watch, in the order
-// kube-apiserver saw the changes, and records the fewest Ready pods and the
-// most live pods there ever were.
-type readyWatcher struct {
-	mu                sync.Mutex
-	ready, live       map[types.UID]bool
-	minReady, maxLive int
-	stop              context.CancelFunc
-	done              chan struct{}
-}
-
-func watchReady(t *testing.T, ns, app string) *readyWatcher {
-	t.Helper()
-	w := &readyWatcher{ready: map[types.UID]bool{}, live: map[types.UID]bool{}, minReady: -1, done: make(chan struct{})}
-	factory := informers.NewSharedInformerFactoryWithOptions(f.Kube, 0, informers.WithNamespace(ns),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = labels.Set{"app": app}.String() }))
-	informer := factory.Core().V1().Pods().Informer()
-	observe := func(obj any, deleted bool) {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			if tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown); isTombstone {
-				pod, ok = tombstone.Obj.(*corev1.Pod)
-			}
-			if !ok {
-				return
-			}
-		}
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		live := !deleted && pod.DeletionTimestamp == nil
-		w.live[pod.UID] = live
-		w.ready[pod.UID] = live && isReady(pod)
-		w.record()
-	}
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { observe(obj, false) },
-		UpdateFunc: func(_, obj any) { observe(obj, false) },
-		DeleteFunc: func(obj any) { observe(obj, true) },
-	}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w.stop = cancel
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
-		t.Fatal("the pod watch did not sync")
-	}
-	// The pods of the initial list arrive one by one: the extremes count
-	// from the state once all of them are in.
-	w.mu.Lock()
-	w.minReady, w.maxLive = -1, 0
-	w.record()
-	w.mu.Unlock()
-	go func() {
-		<-ctx.Done()
-		factory.Shutdown()
-		close(w.done)
-	}()
-	t.Cleanup(w.Stop)
-	return w
-}
-
-func isReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func (w *readyWatcher) record() {
-	ready, live := 0, 0
-	for uid := range w.live {
-		if w.live[uid] {
-			live++
-		}
-		if w.ready[uid] {
-			ready++
-		}
-	}
-	if w.minReady < 0 || ready < w.minReady {
-		w.minReady = ready
-	}
-	w.maxLive = max(w.maxLive, live)
-}
-
-// Stop ends the watch.
-func (w *readyWatcher) Stop() {
-	w.stop()
-	<-w.done
-}
-
-func (w *readyWatcher) extremes() (minReady, maxLive int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.minReady, w.maxLive
 }
 
 // A one-replica Deployment that opted in keeps a Ready pod throughout the
@@ -263,27 +73,27 @@ func TestSurgeReplacesASingleReplicaWithoutDowntime(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			ns := f.NewNamespace(t)
-			drained := poolNode(t, ns)
-			createDeployment(t, ns, "db", 1, tc.interceptor, nil)
-			original := podsOf(t, ns, "db")[0]
+			drained := f.PoolNode(t, ns)
+			f.CreateDeployment(t, ns, "db", 1, tc.interceptor, nil)
+			original := f.PodsOf(t, ns, "db")[0]
 			if original.Spec.NodeName != drained {
 				t.Fatalf("the pod runs on %s, want %s", original.Spec.NodeName, drained)
 			}
-			other := poolNode(t, ns)
+			other := f.PoolNode(t, ns)
 
-			w := watchReady(t, ns, "db")
+			w := f.WatchReady(t, ns, "db")
 			r := f.RunCommand(t, 3*time.Minute, pluginBinary, "drain", drained, "--timeout=150s")
 			if r.Err != nil {
 				t.Fatalf("the drain failed: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 			}
-			dep := waitForDeployment(t, ns, "db", 1)
+			dep := f.WaitForReplicas(t, ns, "db", 1)
 			w.Stop()
-			if minReady, _ := w.extremes(); minReady != tc.wantMin {
+			if minReady, _ := w.Extremes(); minReady != tc.wantMin {
 				t.Errorf("the fewest Ready pods during the drain: %d, want %d", minReady, tc.wantMin)
 			}
-			pods := podsOf(t, ns, "db")
+			pods := f.PodsOf(t, ns, "db")
 			if len(pods) != 1 || pods[0].UID == original.UID || pods[0].Spec.NodeName != other {
-				t.Errorf("pods after the drain: %v, want one replacement on %s", podNames(pods), other)
+				t.Errorf("pods after the drain: %v, want one replacement on %s", framework.PodNames(pods), other)
 			}
 			if tc.interceptor == "" {
 				return
@@ -310,11 +120,11 @@ func TestSurgeStaysWithinMaxSurge(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	ns := f.NewNamespace(t)
-	drained := poolNode(t, ns)
-	createDeployment(t, ns, "web", 2, surge.DefaultName, nil)
-	cordon(t, drained)
-	poolNode(t, ns)
-	poolNode(t, ns)
+	drained := f.PoolNode(t, ns)
+	f.CreateDeployment(t, ns, "web", 2, surge.DefaultName, nil)
+	f.Cordon(t, drained)
+	f.PoolNode(t, ns)
+	f.PoolNode(t, ns)
 	dep, err := f.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -323,9 +133,9 @@ func TestSurgeStaysWithinMaxSurge(t *testing.T) {
 	if _, err := f.Kube.AppsV1().Deployments(ns).Update(ctx, dep, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitForDeployment(t, ns, "web", 3)
+	f.WaitForReplicas(t, ns, "web", 3)
 	onDrained := 0
-	for _, pod := range podsOf(t, ns, "web") {
+	for _, pod := range f.PodsOf(t, ns, "web") {
 		if pod.Spec.NodeName == drained {
 			onDrained++
 		}
@@ -334,17 +144,17 @@ func TestSurgeStaysWithinMaxSurge(t *testing.T) {
 		t.Fatalf("%d pods on the drained node, want 2", onDrained)
 	}
 
-	w := watchReady(t, ns, "web")
+	w := f.WatchReady(t, ns, "web")
 	r := f.RunCommand(t, 3*time.Minute, pluginBinary, "drain", drained, "--timeout=150s")
 	if r.Err != nil {
 		t.Fatalf("the drain failed: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
-	waitForDeployment(t, ns, "web", 3)
+	f.WaitForReplicas(t, ns, "web", 3)
 	w.Stop()
-	if minReady, maxLive := w.extremes(); minReady < 3 || maxLive > 4 {
+	if minReady, maxLive := w.Extremes(); minReady < 3 || maxLive > 4 {
 		t.Errorf("during the drain: at least %d Ready pods (want 3), at most %d live pods (want 4)", minReady, maxLive)
 	}
-	for _, pod := range podsOf(t, ns, "web") {
+	for _, pod := range f.PodsOf(t, ns, "web") {
 		if pod.Spec.NodeName == drained {
 			t.Errorf("pod %s is still on the drained node", pod.Name)
 		}
@@ -417,7 +227,7 @@ func TestSurgeHandedOverToAnotherSurgeInterceptor(t *testing.T) {
 	// The highest index is selected first. The replacement is available
 	// 8 s after it is Ready: the surge still waits when the first is killed.
 	original := podOnCordonedNode(t, ns, second+","+first, func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 8 })
-	w := watchReady(t, ns, "db")
+	w := f.WatchReady(t, ns, "db")
 	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, &original); err != nil {
 		t.Fatal(err)
 	}
@@ -439,18 +249,18 @@ func TestSurgeHandedOverToAnotherSurgeInterceptor(t *testing.T) {
 
 	waitForSurgeBy(t, ns, "db", second)
 	f.WaitForCompletion(t, ns, uid, v1alpha1.CompleteReasonPodDeleted)
-	waitForDeployment(t, ns, "db", 1)
+	f.WaitForReplicas(t, ns, "db", 1)
 	w.Stop()
 	for _, message := range messages() {
 		if strings.Contains(message, firstReplacement) {
 			t.Errorf("the second interceptor joined the first's surge: %q", message)
 		}
 	}
-	if minReady, maxLive := w.extremes(); minReady < 1 || maxLive > 2 {
+	if minReady, maxLive := w.Extremes(); minReady < 1 || maxLive > 2 {
 		t.Errorf("pods of db during the hand-over: at least %d Ready and at most %d live, want 1 and 2", minReady, maxLive)
 	}
-	if pods := podsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
-		t.Errorf("pods after the surge: %v", podNames(pods))
+	if pods := f.PodsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
+		t.Errorf("pods after the surge: %v", framework.PodNames(pods))
 	}
 	if reasons := f.EventReasons(t, ns, "", uid); slices.Contains(reasons, evictioncontroller.EventEvicted) {
 		t.Errorf("the pod was evicted through the API: %v", reasons)
@@ -528,7 +338,7 @@ func waitForReplacementPod(t *testing.T, ns string, original corev1.Pod) string 
 	t.Helper()
 	var name string
 	framework.Eventually(t, time.Minute, "a replacement of "+original.Name, func(context.Context) error {
-		for _, pod := range podsOf(t, ns, "db") {
+		for _, pod := range f.PodsOf(t, ns, "db") {
 			if pod.UID != original.UID {
 				name = pod.Name
 				return nil
@@ -558,9 +368,9 @@ func waitForSurgeBy(t *testing.T, ns, name, by string) {
 func waitForReplacementBySurge(t *testing.T, ns string, original corev1.Pod) {
 	t.Helper()
 	f.WaitForCompletion(t, ns, string(original.UID), v1alpha1.CompleteReasonPodDeleted)
-	waitForDeployment(t, ns, "db", 1)
-	if pods := podsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
-		t.Errorf("pods after the surge: %v", podNames(pods))
+	f.WaitForReplicas(t, ns, "db", 1)
+	if pods := f.PodsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
+		t.Errorf("pods after the surge: %v", framework.PodNames(pods))
 	}
 	if reasons := f.EventReasons(t, ns, "", string(original.UID)); slices.Contains(reasons, evictioncontroller.EventEvicted) || slices.Contains(reasons, evictioncontroller.EventInterceptorTimedOut) {
 		t.Errorf("the pod was evicted through the API or the interceptor timed out: %v", reasons)
@@ -617,7 +427,7 @@ func TestSurgePassesOnWhenTheReplicaSetKeepsThePod(t *testing.T) {
 	if _, err := f.Kube.AppsV1().Deployments(ns).Patch(ctx, "db", types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitForDeployment(t, ns, "db", 2)
+	f.WaitForReplicas(t, ns, "db", 2)
 	if _, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, &original); err != nil {
 		t.Fatal(err)
 	}
@@ -634,7 +444,7 @@ func TestSurgePassesOnWhenTheReplicaSetKeepsThePod(t *testing.T) {
 	if got := f.EventMessages(t, ns, "", "db", surge.EventSurgePassedOn); !strings.Contains(got, "kept pod "+original.Name+" after 3 scale-backs") {
 		t.Errorf("SurgePassedOn events: %q, want one naming the kept pod and the scale-backs", got)
 	}
-	waitForDeployment(t, ns, "db", 2)
+	f.WaitForReplicas(t, ns, "db", 2)
 }
 
 // A surge whose pod can never become Ready keeps the request by heartbeats
@@ -647,11 +457,11 @@ func TestSurgeWaitsForAReadyReplacementAndRevertsOnWithdrawal(t *testing.T) {
 	ns := f.NewNamespace(t)
 	const name = "surge-revert.e2e.example.com"
 	startOwnSurgeInterceptor(t, ns, name)
-	only := poolNode(t, ns)
-	createDeployment(t, ns, "db", 1, name, nil)
-	original := podsOf(t, ns, "db")[0]
+	only := f.PoolNode(t, ns)
+	f.CreateDeployment(t, ns, "db", 1, name, nil)
+	original := f.PodsOf(t, ns, "db")[0]
 	// The pool's only node is cordoned: the replacement cannot be scheduled.
-	cordon(t, only)
+	f.Cordon(t, only)
 	nodeDrain := newRequester(t, "nodemaintenance.k8s.io")
 	if _, err := nodeDrain.Request(ctx, &original); err != nil {
 		t.Fatal(err)
@@ -679,10 +489,10 @@ func TestSurgeWaitsForAReadyReplacementAndRevertsOnWithdrawal(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.WaitForCompletion(t, ns, uid, v1alpha1.CompleteReasonCanceled)
-	waitForDeployment(t, ns, "db", 1)
-	pods := podsOf(t, ns, "db")
+	f.WaitForReplicas(t, ns, "db", 1)
+	pods := f.PodsOf(t, ns, "db")
 	if len(pods) != 1 || pods[0].UID != original.UID {
-		t.Fatalf("pods after the withdrawal: %v, want the original", podNames(pods))
+		t.Fatalf("pods after the withdrawal: %v, want the original", framework.PodNames(pods))
 	}
 	for _, key := range []string{surge.DeletionCostAnnotation, surge.OriginalDeletionCostAnnotation, surge.MarkedByAnnotation} {
 		if v, ok := pods[0].Annotations[key]; ok {
@@ -700,11 +510,11 @@ func TestSurgePassesOnRecreateAndAutoscaledDeployments(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	ns := f.NewNamespace(t)
-	poolNode(t, ns)
-	createDeployment(t, ns, "recreate", 1, surge.DefaultName, func(d *appsv1.Deployment) {
+	f.PoolNode(t, ns)
+	f.CreateDeployment(t, ns, "recreate", 1, surge.DefaultName, func(d *appsv1.Deployment) {
 		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	})
-	createDeployment(t, ns, "autoscaled", 1, surge.DefaultName, nil)
+	f.CreateDeployment(t, ns, "autoscaled", 1, surge.DefaultName, nil)
 	if _, err := f.Kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Name: "autoscaled"},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
@@ -719,7 +529,7 @@ func TestSurgePassesOnRecreateAndAutoscaledDeployments(t *testing.T) {
 		"recreate":   "Deployment recreate: its Recreate strategy replaces pods by deleting them first",
 		"autoscaled": "Deployment autoscaled: HorizontalPodAutoscaler autoscaled owns its replica count",
 	} {
-		pod := podsOf(t, ns, app)[0]
+		pod := f.PodsOf(t, ns, app)[0]
 		if _, err := nodeDrain.Request(ctx, &pod); err != nil {
 			t.Fatal(err)
 		}
@@ -730,12 +540,4 @@ func TestSurgePassesOnRecreateAndAutoscaledDeployments(t *testing.T) {
 			t.Errorf("%s: the interceptor declined with %q, want %q", app, declined, want)
 		}
 	}
-}
-
-func podNames(pods []corev1.Pod) []string {
-	var names []string
-	for _, p := range pods {
-		names = append(names, p.Name+"@"+p.Spec.NodeName)
-	}
-	return names
 }

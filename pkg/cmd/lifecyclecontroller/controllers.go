@@ -25,6 +25,8 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
 // controllerContext is what the controllers of one leadership term are
@@ -72,5 +74,34 @@ func startEvictor(ctx context.Context, cc controllerContext) (*controller, error
 	return &controller{name: evictor.ControllerName, run: func(ctx context.Context) { c.Run(ctx, cc.opts.Workers) }}, nil
 }
 
+// startNodeDrain builds the declarative node drain and graceful-shutdown
+// requester, when it is on: the same controller as evictionrequest-apiserver's,
+// requesting through an EvictionRequest of its own per pod.
+func startNodeDrain(ctx context.Context, cc controllerContext) (*controller, error) {
+	if !cc.opts.NodeDrain {
+		return nil, nil
+	}
+	req, err := requester.NewLifecycle(cc.opts.NodeDrainRequester, cc.client,
+		requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: cc.opts.Client.CallTimeout})
+	if err != nil {
+		return nil, err
+	}
+	lifecycleInformers := cc.informers.Lifecycle().V1alpha1()
+	source, err := nodedrain.LifecycleSource(req, lifecycleInformers.EvictionRequests(), lifecycleInformers.Evictions())
+	if err != nil {
+		return nil, err
+	}
+	pods := cc.informers.Core().V1().Pods()
+	if err := nodedrain.AddPodIndexer(pods); err != nil {
+		return nil, err
+	}
+	c, err := nodedrain.NewController(ctx, cc.client, cc.eventClient, source, cc.informers.Core().V1().Nodes(), pods,
+		cc.informers.Policy().V1().PodDisruptionBudgets(), cc.clock, cc.opts.Client.CallTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &controller{name: nodedrain.ControllerName, run: func(ctx context.Context) { c.Run(ctx, cc.opts.NodeDrainWorkers) }}, nil
+}
+
 // controllerStarts are the controllers, in the order they are built.
-var controllerStarts = []controllerStart{startEvictionRequestController, startEvictor}
+var controllerStarts = []controllerStart{startEvictionRequestController, startEvictor, startNodeDrain}

@@ -52,11 +52,7 @@ import (
 	"k8s.io/utils/clock"
 
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
-	coordinationinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
 const (
@@ -99,6 +95,8 @@ type Controller struct {
 	podLister  corelisters.PodLister
 	synced     []cache.InformerSynced
 	handlers   []handlerRegistration
+	// target is the pod an object of the request source targets.
+	target func(obj any) (types.NamespacedName, types.UID, bool)
 
 	// mu guards the drain session of each node and the phase of each
 	// node's drain last announced by an event.
@@ -119,9 +117,8 @@ type handlerRegistration struct {
 
 // NewController returns a node drain controller that requests evictions as
 // req. The pod informer must be indexed with AddPodIndexer.
-func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventClient kubernetes.Interface, req *requester.Requester,
-	nodeInformer coreinformers.NodeInformer, podInformer coreinformers.PodInformer,
-	erInformer coordinationinformers.EvictionRequestInformer, pdbInformer policyinformers.PodDisruptionBudgetInformer,
+func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventClient kubernetes.Interface, source RequestSource,
+	nodeInformer coreinformers.NodeInformer, podInformer coreinformers.PodInformer, pdbInformer policyinformers.PodDisruptionBudgetInformer,
 	clock clock.WithTicker, callTimeout time.Duration) (*Controller, error) {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
@@ -131,8 +128,8 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		nodeLister:  nodeInformer.Lister(),
 		podIndexer:  podInformer.Informer().GetIndexer(),
 		podLister:   podInformer.Lister(),
-		synced: []cache.InformerSynced{nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced,
-			erInformer.Informer().HasSynced, pdbInformer.Informer().HasSynced},
+		synced:      []cache.InformerSynced{nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced, pdbInformer.Informer().HasSynced},
+		target:      source.Target,
 		broadcaster: broadcaster,
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
 		clock:       clock,
@@ -146,7 +143,7 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		return nil, fmt.Errorf("the pod informer has no %s index", PodNodeNameIndex)
 	}
 	c.drainer = &drain.Helper{
-		Requests:  drain.NewEvictionRequests(req, erInformer.Lister()),
+		Requests:  source.Requests,
 		Pods:      nodePods{c.podIndexer},
 		PDBs:      pdbInformer.Lister(),
 		Clock:     clock,
@@ -160,7 +157,12 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		c.handlers = append(c.handlers, handlerRegistration{informer, registration})
 		return nil
 	}
-	for _, err := range []error{
+	requestHandler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueRequest,
+		UpdateFunc: func(_, obj any) { c.enqueueRequest(obj) },
+		DeleteFunc: c.enqueueRequest,
+	}
+	errs := []error{
 		add(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.enqueueNode,
 			UpdateFunc: c.updateNode,
@@ -171,12 +173,12 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 			UpdateFunc: func(_, obj any) { c.enqueuePod(obj) },
 			DeleteFunc: c.enqueuePod,
 		}),
-		add(erInformer.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.enqueueEvictionRequest,
-			UpdateFunc: func(_, obj any) { c.enqueueEvictionRequest(obj) },
-			DeleteFunc: c.enqueueEvictionRequest,
-		}),
-	} {
+	}
+	for _, informer := range source.Informers {
+		c.synced = append(c.synced, informer.HasSynced)
+		errs = append(errs, add(informer, requestHandler))
+	}
+	for _, err := range errs {
 		if err != nil {
 			c.removeHandlers(ctx)
 			broadcaster.Shutdown()
@@ -289,29 +291,24 @@ func (c *Controller) enqueuePod(obj any) {
 	}
 }
 
-// enqueueEvictionRequest enqueues the node of the request's pod.
-func (c *Controller) enqueueEvictionRequest(obj any) {
-	er, ok := obj.(*v1alpha1.EvictionRequest)
-	if !ok {
-		tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown)
-		if !isTombstone {
-			return
-		}
-		if er, ok = tombstone.Obj.(*v1alpha1.EvictionRequest); !ok {
-			return
-		}
+// enqueueRequest enqueues the node of the pod an object of the request
+// source targets: a change of a request may end or unblock its drain.
+func (c *Controller) enqueueRequest(obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
 	}
-	if er.Spec.Target.PodRef == nil {
+	ref, uid, ok := c.target(obj)
+	if !ok {
 		return
 	}
-	pod, err := c.podLister.Pods(er.Namespace).Get(erutil.PodName(er))
-	if err == nil && string(pod.UID) == er.Spec.Target.PodRef.UID {
+	pod, err := c.podLister.Pods(ref.Namespace).Get(ref.Name)
+	if err == nil && pod.UID == uid {
 		c.enqueueNodeOfInterest(pod.Spec.NodeName)
 		return
 	}
 	// The pod is gone: its node's drain waits for the request to complete
 	// or to be collected.
-	c.enqueueNodesTracking(types.UID(er.Spec.Target.PodRef.UID))
+	c.enqueueNodesTracking(uid)
 }
 
 // enqueueNodesTracking enqueues the nodes whose drain session evicts the pod

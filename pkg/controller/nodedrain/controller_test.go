@@ -77,7 +77,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewController(ctx, f.kube, f.kube, req, kubeInformers.Core().V1().Nodes(), podInformer, erInformer,
+	c, err := NewController(ctx, f.kube, f.kube, CoordinationSource(req, erInformer), kubeInformers.Core().V1().Nodes(), podInformer,
 		kubeInformers.Policy().V1().PodDisruptionBudgets(), testingclock.NewFakeClock(start), time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -520,7 +520,7 @@ func TestARequestCompletedAfterItsPodWentWakesTheDrain(t *testing.T) {
 		name, _ := f.controller.queue.Get()
 		f.controller.queue.Done(name)
 	}
-	f.controller.enqueueEvictionRequest(wrappers.MakeEvictionRequest(web, me).Complete(v1alpha1.CompleteReasonPodDeleted, "gone").Obj())
+	f.controller.enqueueRequest(wrappers.MakeEvictionRequest(web, me).Complete(v1alpha1.CompleteReasonPodDeleted, "gone").Obj())
 	if got := f.controller.queue.Len(); got != 1 {
 		t.Errorf("the completion of a gone pod's request enqueued %d nodes, want its node", got)
 	}

@@ -17,12 +17,10 @@ limitations under the License.
 package framework
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"k8s.io/klog/v2/ktesting"
-
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
@@ -37,22 +35,13 @@ const HeartbeatPeriod = time.Second
 func (f *Framework) StartInterceptor(t testing.TB, ns, name string, handler interceptor.Handler) {
 	t.Helper()
 	i, err := interceptor.New(interceptor.Config{
-		Name: name, Namespace: ns, Handler: handler,
+		Name: name, Namespace: ns, Handler: handler, API: evictionapi.Coordination,
 		Client: f.Clientset, KubeClient: f.Kube, HeartbeatPeriod: HeartbeatPeriod,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- i.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("interceptor %s: %v", name, err)
-		}
-	})
+	f.run(t, name, i)
 }
 
 // NewRequester is an SDK requester named name, as the cluster admin.

@@ -67,16 +67,26 @@ type Framework struct {
 // Run starts the cluster, runs the tests and stops every process it
 // started, whatever the tests did. It is the body of TestMain.
 func Run(m *testing.M, f **Framework) int {
+	return RunWith(m, f, nil)
+}
+
+// RunWith is Run on a cluster whose configuration mutate changes, such as
+// one of the lifecycle.k8s.io API.
+func RunWith(m *testing.M, f **Framework, mutate func(*localcluster.Config)) int {
 	flag.Parse()
 	ctx := context.Background()
-	cluster, err := localcluster.Start(ctx, localcluster.Config{
+	cfg := localcluster.Config{
 		Dir:              *clusterDir,
 		BinDir:           *binDir,
 		Overlay:          *overlay,
 		ServerArgs:       []string{"--enable-node-drain-controller"},
 		SurgeInterceptor: true,
 		Logf:             func(format string, args ...any) { fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...) },
-	})
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	cluster, err := localcluster.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: starting the local control plane: %v\n", err)
 		return 1

@@ -1,0 +1,265 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/internal/wrappers"
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
+	"github.com/evictionrequest/apiserver/pkg/surge"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+const pluginBinary = "kubectl-evictionrequest"
+
+// evictorMessage is a condition: the evictor's message matches re.
+func evictorMessage(re *regexp.Regexp) func(*lifecyclev1alpha1.Eviction) error {
+	return func(ev *lifecyclev1alpha1.Eviction) error {
+		status := lifecycleutil.ResponderStatus(ev, lifecycleutil.Evictor)
+		if status == nil || !re.MatchString(ptr.Deref(status.Message, "")) {
+			return fmt.Errorf("the evictor's status %+v does not match %s", status, re)
+		}
+		return nil
+	}
+}
+
+// A PodDisruptionBudget refuses the eviction: the evictor retries with
+// backoff, naming the budget and counting its attempts in its message, and
+// evicts the pod once the budget is relaxed.
+func TestBudgetRefusesThenRelaxed(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := f.NewNamespace(t)
+	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Labels: map[string]string{"app": "db"}})
+	pdb := f.CreatePDB(t, ns, "db", 1, 1)
+	er := framework.RequestEviction(t, f.NewLifecycleRequester(t, drainer), pod)
+
+	refused := regexp.MustCompile(`\(attempts=(\d+)\): PodDisruptionBudget db refuses it; retrying in`)
+	ev := f.WaitForEviction(t, pod, "the evictor to name the budget", evictorMessage(refused))
+	if attempts, _ := strconv.Atoi(refused.FindStringSubmatch(ptr.Deref(lifecycleutil.ResponderStatus(ev, lifecycleutil.Evictor).Message, ""))[1]); attempts < 1 {
+		t.Errorf("attempts %d", attempts)
+	}
+	if err := framework.ResponderIs(lifecycleutil.Evictor, lifecyclev1alpha1.ResponderStateActive)(ev); err != nil {
+		t.Error(err)
+	}
+	f.WaitForEvents(t, ns, "Eviction", ev.Name, eviction.EventEvictionFailed)
+
+	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
+	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	evicted(t, pod, er)
+	evictedOnce(t, pod)
+}
+
+// DaemonSet and mirror pods are never evicted through the API: the evictor
+// says why in its message, once in an event, and keeps its turn for their
+// owners to end.
+func TestEvictorLeavesDaemonSetAndMirrorPods(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	daemonPod, mirrorPod := f.SkippedPods(t, ns, f.NodeNames[0])
+	r := f.NewLifecycleRequester(t, drainer)
+	for kind, pod := range map[string]*corev1.Pod{"DaemonSet": daemonPod, "mirror": mirrorPod} {
+		framework.RequestEviction(t, r, pod)
+		ev := f.WaitForEviction(t, pod, "the evictor to leave the "+kind+" pod", evictorMessage(regexp.MustCompile(regexp.QuoteMeta("is a "+kind+" pod"))))
+		f.WaitForEvents(t, ns, "Eviction", ev.Name, eviction.EventEvictionNotSupported)
+		notEvicted(t, pod)
+	}
+}
+
+// kubectl evictionrequest drain, on lifecycle.k8s.io by discovery, drains a
+// node: its own EvictionRequest per pod, a responder's turn shown, the
+// DaemonSet and mirror pods skipped as kubectl drain skips them, and the
+// node cordoned.
+func TestPluginDrainsANode(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	f.StartResponder(t, ns, migrator, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+		if err := req.Report(ctx, interceptor.Progress{Message: "copying the data"}); err != nil {
+			return interceptor.Result{}, err
+		}
+		return interceptor.Complete("data copied"), nil
+	})
+	web := f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: node})
+	db := f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
+		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(migrator, 500)}
+	}})
+	f.SkippedPods(t, ns, node)
+
+	r := f.RunCommand(t, 3*time.Minute, pluginBinary, "drain", node, "--timeout=150s")
+	if r.Err != nil {
+		t.Fatalf("the drain failed: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	for _, pod := range []*corev1.Pod{web, db} {
+		if _, err := f.Kube.CoreV1().Pods(ns).Get(t.Context(), pod.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("pod %s is still there: %v", pod.Name, err)
+		}
+		evictedOnce(t, pod)
+		requests, err := f.Kube.LifecycleV1alpha1().EvictionRequests(ns).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, er := range requests.Items {
+			found = found || (er.Spec.Target.Pod.UID == pod.UID && er.Spec.Requester == "evictionrequest.github.io/kubectl")
+		}
+		if !found {
+			t.Errorf("no EvictionRequest of the plugin for pod %s", pod.Name)
+		}
+	}
+	for _, want := range []string{"fluentd-x", "etcd-static"} {
+		if !strings.Contains(r.Stdout+r.Stderr, want) {
+			t.Errorf("the drain does not name the skipped pod %s:\n%s%s", want, r.Stdout, r.Stderr)
+		}
+	}
+	n, err := f.Kube.CoreV1().Nodes().Get(t.Context(), node, metav1.GetOptions{})
+	if err != nil || !n.Spec.Unschedulable {
+		t.Errorf("node after the drain: %v, %v, want it cordoned", n, err)
+	}
+}
+
+// The surge interceptor, as the responder a one-replica Deployment's pods
+// declare at priority 10000, surges a replacement before the pod goes: a
+// Ready pod throughout, one replica again at the end.
+func TestSurgeReplacesASingleReplicaWithoutDowntime(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	f.PoolNode(t, ns)
+	f.CreateDeployment(t, ns, "db", 1, "", func(dep *appsv1.Deployment) {
+		dep.Spec.Template.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(surge.DefaultLifecycleName, surge.LifecyclePriority)}
+	})
+	original := f.PodsOf(t, ns, "db")[0]
+	f.Cordon(t, original.Spec.NodeName)
+	other := f.PoolNode(t, ns)
+
+	w := f.WatchReady(t, ns, "db")
+	er := framework.RequestEviction(t, f.NewLifecycleRequester(t, drainer), &original)
+	ev := evicted(t, &original, er)
+	f.WaitForReplicas(t, ns, "db", 1)
+	w.Stop()
+	if minReady, _ := w.Extremes(); minReady != 1 {
+		t.Errorf("the fewest Ready pods during the eviction: %d, want 1", minReady)
+	}
+	pods := f.PodsOf(t, ns, "db")
+	if len(pods) != 1 || pods[0].UID == original.UID || pods[0].Spec.NodeName != other {
+		t.Errorf("pods after the eviction: %v, want one replacement on %s", framework.PodNames(pods), other)
+	}
+	if err := framework.ResponderIs(surge.DefaultLifecycleName, lifecyclev1alpha1.ResponderStateCompleted)(ev); err != nil {
+		t.Error(err)
+	}
+	evictedOnce(t, &original)
+}
+
+// evictionRequestController restarting in the middle of a flow loses
+// nothing: the responder keeps its turn across the restart, the flow goes
+// on when it completes, and the pod is evicted once, with one Eviction.
+func TestControllerRestartMidFlow(t *testing.T) {
+	ns := f.NewNamespace(t)
+	release := make(chan struct{})
+	f.StartResponder(t, ns, migrator, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+		select {
+		case <-release:
+			return interceptor.Complete("done after the restart"), nil
+		case <-ctx.Done():
+			return interceptor.Result{}, ctx.Err()
+		}
+	})
+	pod := podWith(t, ns, "db-0", wrappers.Responder(migrator, 500))
+	er := framework.RequestEviction(t, f.NewLifecycleRequester(t, drainer), pod)
+	f.WaitForEviction(t, pod, "the migrator active", framework.ResponderIs(migrator, lifecyclev1alpha1.ResponderStateActive))
+
+	if err := f.RestartLifecycleController(t.Context()); err != nil {
+		t.Fatalf("restarting evictionrequest-controller: %v", err)
+	}
+	close(release)
+	ev := evicted(t, pod, er)
+	if err := framework.ResponderIs(migrator, lifecyclev1alpha1.ResponderStateCompleted)(ev); err != nil {
+		t.Error(err)
+	}
+	list, err := f.Kube.LifecycleV1alpha1().Evictions(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 {
+		t.Errorf("Evictions after the restart: %v, %v, want one", list, err)
+	}
+	evictedOnce(t, pod)
+}
+
+// The declarative node drain speaks lifecycle.k8s.io in
+// evictionrequest-controller: a node marked for drain is cordoned, each of
+// its pods gets the drain's own EvictionRequest (a responder taking its
+// turn first), the DaemonSet and mirror pods are left, and the node says
+// it is drained.
+func TestDeclarativeNodeDrain(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	f.StartResponder(t, ns, migrator, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+		return interceptor.Complete("data copied"), nil
+	})
+	pods := []*corev1.Pod{
+		f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: node}),
+		f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
+			p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(migrator, 500)}
+		}}),
+	}
+	f.SkippedPods(t, ns, node)
+
+	f.MarkForDrain(t, node, true)
+	f.WaitForNode(t, node, "the node to be drained", func(n *corev1.Node) error {
+		if !n.Spec.Unschedulable {
+			return fmt.Errorf("not cordoned")
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1alpha1.NodeDrained && c.Status == corev1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", n.Status.Conditions)
+	})
+	for _, pod := range pods {
+		f.WaitForPodGone(t, ns, pod.Name)
+		evictedOnce(t, pod)
+	}
+	f.WaitForEvents(t, "", "Node", node, nodedrain.EventCordoned, nodedrain.EventDrainStarted, nodedrain.EventDrained)
+	f.MarkForDrain(t, node, false)
+	f.WaitForNode(t, node, "the drain to end", func(n *corev1.Node) error {
+		if n.Spec.Unschedulable {
+			return fmt.Errorf("still cordoned")
+		}
+		return nil
+	})
+}
