@@ -104,9 +104,11 @@ BENCH_DRAIN_PODS   ?= 500
 BENCH_DRAIN_ROUNDS ?= 3
 
 .PHONY: bench-drain
-bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequest drain against kubectl drain, side by side.
+bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequest drain against kubectl drain, side by side, on our API and on lifecycle.k8s.io (with the controller's heap per Eviction).
 	$(GO) run ./test/cmd/bench-drain --dir=_output/bench-drain --bin-dir=$(BIN_DIR) --out=_output/bench/drain.json \
 		--pods=$(BENCH_DRAIN_PODS) --rounds=$(BENCH_DRAIN_ROUNDS)
+	$(GO) run ./test/cmd/bench-drain --api=lifecycle --dir=_output/bench-drain-lifecycle --bin-dir=$(BIN_DIR) \
+		--out=_output/bench/drain-lifecycle.json --pods=$(BENCH_DRAIN_PODS) --rounds=$(BENCH_DRAIN_ROUNDS)
 
 # BENCH_SYSTEM_FLAGS sizes the system benchmark, for example
 # BENCH_SYSTEM_FLAGS="--rounds=1 --ops=500 --objects=2000 --clients=16".

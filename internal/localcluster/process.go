@@ -39,6 +39,9 @@ const stopGracePeriod = 20 * time.Second
 type Process struct {
 	Name    string
 	LogFile string
+	// MetricsURL is the /metrics of a workload of the overlay, empty for
+	// the other components.
+	MetricsURL string
 
 	cmd    *exec.Cmd
 	done   chan struct{}

@@ -65,6 +65,7 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	if err != nil {
 		return nil, err
 	}
+	p.MetricsURL = "http://" + metrics + "/metrics"
 	return p, waitFor(ctx, p, opts.Name, func(ctx context.Context) error {
 		return httpGetOK(ctx, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0]), "ok")
 	})
@@ -95,7 +96,13 @@ func (c *Cluster) startLifecycleController(ctx context.Context) error {
 	if err := c.applyManifests(ctx); err != nil {
 		return err
 	}
-	p, err := c.StartLifecycleController(ctx, WorkloadOptions{Name: lifecycleControllerName, Args: c.cfg.ServerArgs})
+	return c.runLifecycleController(ctx, lifecycleControllerName)
+}
+
+// runLifecycleController starts the cluster's evictionrequest-controller
+// with its flags, its log named name.
+func (c *Cluster) runLifecycleController(ctx context.Context, name string) error {
+	p, err := c.StartLifecycleController(ctx, WorkloadOptions{Name: name, Args: c.cfg.ServerArgs})
 	if err != nil {
 		return err
 	}
@@ -120,12 +127,5 @@ func (c *Cluster) RestartLifecycleController(ctx context.Context) error {
 	if old := c.LifecycleController(); old != nil {
 		old.Stop()
 	}
-	p, err := c.StartLifecycleController(ctx, WorkloadOptions{Name: lifecycleControllerName + "-restarted", Args: c.cfg.ServerArgs})
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.lifecycleController = p
-	c.mu.Unlock()
-	return nil
+	return c.runLifecycleController(ctx, lifecycleControllerName+"-restarted")
 }

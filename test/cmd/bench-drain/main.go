@@ -19,7 +19,10 @@ limitations under the License.
 // a node of the same number of pods: from the start of the command until it
 // exits, every pod gone (and, for ours, every EvictionRequest complete).
 // Rounds alternate which command goes first; it prints the medians and their
-// ratio and writes them as JSON. `make bench-drain` runs it.
+// ratio and writes them as JSON. With --api=lifecycle the cluster serves
+// Kubernetes' lifecycle.k8s.io API with evictionrequest-controller, the
+// plugin speaks it, and the benchmark then measures the controller's heap
+// per Eviction held. `make bench-drain` runs it on both APIs.
 package main
 
 import (
@@ -40,6 +43,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
@@ -48,8 +52,10 @@ import (
 
 type options struct {
 	dir, binDir, out string
-	pods, rounds     int
-	timeout          time.Duration
+	// api is coordination or lifecycle.
+	api          string
+	pods, rounds int
+	timeout      time.Duration
 }
 
 // result is what the benchmark writes as JSON.
@@ -61,7 +67,12 @@ type result struct {
 	OursMedian    float64   `json:"oursMedianSeconds"`
 	KubectlMedian float64   `json:"kubectlDrainMedianSeconds"`
 	Ratio         float64   `json:"ratio"`
-	When          time.Time `json:"when"`
+	API           string    `json:"api"`
+	// HeapPerEvictionBytes is, on lifecycle.k8s.io, how much the
+	// controller's heap grew per Eviction (and its EvictionRequest) it
+	// holds.
+	HeapPerEvictionBytes float64   `json:"heapPerEvictionBytes,omitempty"`
+	When                 time.Time `json:"when"`
 }
 
 func main() {
@@ -69,6 +80,7 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "_output/bench-drain", "Directory of the benchmark's cluster; wiped at start.")
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "Directory of the cluster binaries, kubectl and kubectl-evictionrequest.")
 	flag.StringVar(&o.out, "out", "_output/bench/drain.json", "Where to write the results as JSON.")
+	flag.StringVar(&o.api, "api", "coordination", "EvictionRequest API the drain speaks: coordination (evictionrequest-apiserver) or lifecycle (kube-apiserver's, with evictionrequest-controller).")
 	flag.IntVar(&o.pods, "pods", 500, "Pods on each drained node.")
 	flag.IntVar(&o.rounds, "rounds", 3, "Rounds; each drains one node with each command.")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "Time-out of one drain.")
@@ -84,8 +96,11 @@ func main() {
 
 func run(ctx context.Context, o options) error {
 	logger := klog.FromContext(ctx)
+	if o.api != "coordination" && o.api != "lifecycle" {
+		return fmt.Errorf("--api must be coordination or lifecycle, got %q", o.api)
+	}
 	cluster, err := localcluster.Start(ctx, localcluster.Config{
-		Dir: o.dir, BinDir: o.binDir,
+		Dir: o.dir, BinDir: o.binDir, Lifecycle: o.api == "lifecycle",
 		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
@@ -93,7 +108,7 @@ func run(ctx context.Context, o options) error {
 	}
 	defer cluster.Stop()
 
-	res := result{Pods: o.pods, Rounds: o.rounds, When: time.Now().UTC()}
+	res := result{Pods: o.pods, Rounds: o.rounds, API: o.api, When: time.Now().UTC()}
 	for round := 0; round < o.rounds; round++ {
 		commands := []string{"ours", "kubectl-drain"}
 		if round%2 == 1 {
@@ -114,10 +129,18 @@ func run(ctx context.Context, o options) error {
 	}
 	res.OursMedian, res.KubectlMedian = median(res.OursSeconds), median(res.KubectlDrain)
 	res.Ratio = res.OursMedian / res.KubectlMedian
-	fmt.Printf("Drain of %d pods on one node, median of %d rounds (min-max):\n", o.pods, o.rounds)
+	if o.api == "lifecycle" {
+		if res.HeapPerEvictionBytes, err = heapPerEviction(ctx, cluster, o.pods); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("Drain of %d pods on one node through %s, median of %d rounds (min-max):\n", o.pods, o.api, o.rounds)
 	fmt.Printf("  kubectl evictionrequest drain  %6.1f s  (%.1f-%.1f)\n", res.OursMedian, slices.Min(res.OursSeconds), slices.Max(res.OursSeconds))
 	fmt.Printf("  kubectl drain                  %6.1f s  (%.1f-%.1f)\n", res.KubectlMedian, slices.Min(res.KubectlDrain), slices.Max(res.KubectlDrain))
 	fmt.Printf("  ratio                          %6.2f\n", res.Ratio)
+	if res.HeapPerEvictionBytes > 0 {
+		fmt.Printf("  controller heap per Eviction   %6.1f KiB\n", res.HeapPerEvictionBytes/1024)
+	}
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 		return err
 	}
@@ -148,39 +171,14 @@ func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, na
 		return 0, fmt.Errorf("the default service account of %s: %w", ns.Name, err)
 	}
 
-	var createErr error
-	workqueue.ParallelizeUntil(ctx, 16, o.pods, func(i int) {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: ns.Name},
-			Spec:       corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
-		}
-		if _, err := client.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			createErr = err
-		}
-	})
-	if createErr != nil {
-		return 0, createErr
-	}
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		pods, err := client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		running := 0
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				running++
-			}
-		}
-		return running == o.pods, nil
-	}); err != nil {
-		return 0, fmt.Errorf("waiting for %d pods to run: %w", o.pods, err)
+	if _, err := fillNode(ctx, client, ns.Name, node.Name, o.pods, nil); err != nil {
+		return 0, err
 	}
 
 	args := []string{"--kubeconfig=" + cluster.KubeconfigPath}
 	bin := filepath.Join(o.binDir, "kubectl-evictionrequest")
 	if which == "ours" {
-		args = append(args, "drain", node.Name, "--output=lines", fmt.Sprintf("--timeout=%s", o.timeout))
+		args = append(args, "drain", node.Name, "--api="+o.api, "--output=lines", fmt.Sprintf("--timeout=%s", o.timeout))
 	} else {
 		bin = filepath.Join(o.binDir, "kubectl")
 		args = append(args, "drain", node.Name, "--force", "--ignore-daemonsets", "--delete-emptydir-data", fmt.Sprintf("--timeout=%s", o.timeout))
@@ -204,6 +202,47 @@ func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, na
 		return 0, fmt.Errorf("%d pods left after %s exited", len(pods.Items), bin)
 	}
 	return elapsed, nil
+}
+
+// fillNode creates n running pods on node in ns, changed by mutate, and
+// returns them once kwok runs them all.
+func fillNode(ctx context.Context, client kubernetes.Interface, ns, node string, n int, mutate func(*corev1.Pod)) ([]*corev1.Pod, error) {
+	pods := make([]*corev1.Pod, n)
+	var createErr error
+	workqueue.ParallelizeUntil(ctx, 16, n, func(i int) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: ns},
+			Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
+		}
+		if mutate != nil {
+			mutate(pod)
+		}
+		created, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
+			createErr = err
+			return
+		}
+		pods[i] = created
+	})
+	if createErr != nil {
+		return nil, createErr
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		running := 0
+		for _, p := range list.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == n, nil
+	}); err != nil {
+		return nil, fmt.Errorf("waiting for %d pods to run: %w", n, err)
+	}
+	return pods, nil
 }
 
 func benchNode(name string) *corev1.Node {
