@@ -248,7 +248,8 @@ func (s *Surger) holdingOf(ctx context.Context, namespace string, uid types.UID,
 // lifecycleHoldingOf reads the Evictions that list holder as a responder
 // (one LIST, narrowed by the controller's participant label) and says
 // whether holder is the active responder of the pod's. lifecycle.k8s.io
-// has no cancellation policy: a surge is never forbidden to be undone.
+// has no cancellation policy to mark a scale-down in flight: the pod's
+// removal counts as in flight for as long as holder keeps its turn.
 func (s *Surger) lifecycleHoldingOf(ctx context.Context, namespace string, uid types.UID, holder string) (holding, error) {
 	list, err := s.cfg.Kube.LifecycleV1alpha1().Evictions(namespace).List(ctx, metav1.ListOptions{LabelSelector: holder})
 	if err != nil {
@@ -261,7 +262,8 @@ func (s *Surger) lifecycleHoldingOf(ctx context.Context, namespace string, uid t
 		}
 	}
 	ev, _ := lifecycleutil.RelevantEviction(evictions)
-	return holding{held: ev != nil && lifecycleutil.IsHeldBy(ev, holder)}, nil
+	held := ev != nil && lifecycleutil.IsHeldBy(ev, holder)
+	return holding{held: held, forbidden: held}, nil
 }
 
 // cleanUpDeployment drops from state, the surge of dep, the pods that are

@@ -202,7 +202,7 @@ func (r *drainRun) follow(ctx, sigCtx, waitCtx context.Context, changed <-chan s
 		r.last = report
 		if !r.requested {
 			r.requested = true
-			fmt.Fprintf(r.d.Out, "requested the eviction of %s as %s\n", drain.Pods(report.Summary.Total), r.d.requester.Name())
+			fmt.Fprintf(r.d.Out, "requested the eviction of %s as %s\n", drain.Pods(report.Summary.Total), r.d.requesterName())
 		}
 		r.d.printer.update(report.Summary, report.Progress, time.Now())
 		if report.Drained() {
@@ -265,7 +265,7 @@ func (r *drainRun) withdraw(ctx context.Context) string {
 	for _, err := range report.ForbiddenErrors {
 		fmt.Fprintln(r.d.ErrOut, err)
 	}
-	msg := fmt.Sprintf("withdrew %s from %d EvictionRequests that were not complete", r.d.requester.Name(), report.Withdrawn)
+	msg := fmt.Sprintf("withdrew %s from %d EvictionRequests that were not complete", r.d.requesterName(), report.Withdrawn)
 	if report.Forbidden > 0 {
 		msg += fmt.Sprintf("; %d cannot be canceled (their interceptor set the cancellation policy to Forbid)", report.Forbidden)
 	}

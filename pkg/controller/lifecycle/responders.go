@@ -111,7 +111,10 @@ func (c *Controller) advance(now time.Time, ev *lifecyclev1alpha1.Eviction, pod 
 	})
 	switch {
 	case ending != "":
-		t.podEnded(now, ev, pod, active)
+		t.podEnded(now, ev, active, c.endedSince(now, ev, pod))
+		if !t.waiting {
+			c.forgetVanished(ev)
+		}
 		return t
 	case canceled:
 		if active >= 0 {
@@ -132,10 +135,10 @@ func (c *Controller) advance(now time.Time, ev *lifecyclev1alpha1.Eviction, pod 
 	return t
 }
 
-// podEnded ends the active responder's turn on a pod that is gone or
-// terminal: Completed when it reported completion; otherwise, once the pod
-// has been deleting for CompletionGrace, Interrupted.
-func (t *turns) podEnded(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *corev1.Pod, active int) {
+// podEnded ends the active responder's turn on a pod that ended at since
+// (zero when unknown): Completed when it reported completion; otherwise,
+// once CompletionGrace has passed since, Interrupted.
+func (t *turns) podEnded(now time.Time, ev *lifecyclev1alpha1.Eviction, active int, since time.Time) {
 	if active < 0 {
 		return
 	}
@@ -143,13 +146,40 @@ func (t *turns) podEnded(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *cor
 		t.responders[active].State = lifecyclev1alpha1.ResponderStateCompleted
 		return
 	}
-	if pod != nil && pod.UID == ev.Spec.Target.Pod.UID && pod.DeletionTimestamp != nil {
-		if left := CompletionGrace - now.Sub(pod.DeletionTimestamp.Time); left > 0 {
+	if !since.IsZero() {
+		if left := CompletionGrace - now.Sub(since); left > 0 {
 			t.waiting, t.resync = true, left
 			return
 		}
 	}
 	t.responders[active].State = lifecyclev1alpha1.ResponderStateInterrupted
+}
+
+// endedSince is when ev's pod, which ended, started to go: its deletion
+// time while it is still there, the first time the controller saw it gone
+// once it is not, and zero for a terminal pod that is not being deleted.
+func (c *Controller) endedSince(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *corev1.Pod) time.Time {
+	if pod != nil && pod.UID == ev.Spec.Target.Pod.UID {
+		if pod.DeletionTimestamp != nil {
+			return pod.DeletionTimestamp.Time
+		}
+		return time.Time{}
+	}
+	key := ev.Namespace + "/" + ev.Name
+	c.vanishedMu.Lock()
+	defer c.vanishedMu.Unlock()
+	if since, ok := c.vanished[key]; ok {
+		return since
+	}
+	c.vanished[key] = now
+	return now
+}
+
+// forgetVanished drops what endedSince remembered of ev.
+func (c *Controller) forgetVanished(ev *lifecyclev1alpha1.Eviction) {
+	c.vanishedMu.Lock()
+	defer c.vanishedMu.Unlock()
+	delete(c.vanished, ev.Namespace+"/"+ev.Name)
 }
 
 // judge ends the turn of the active responder when it completed or missed

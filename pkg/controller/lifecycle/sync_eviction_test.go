@@ -221,6 +221,9 @@ var endCases = map[string]struct {
 	states     []string
 	conditions []string
 	resync     time.Duration
+	// vanished: the pod was gone when the controller first looked, which
+	// first waits CompletionGrace for the responder to report.
+	vanished bool
 }{
 	"deleted after the active responder completed": {
 		eviction:   running().CompletedAt("acme.io/surge", start).Obj(),
@@ -231,12 +234,14 @@ var endCases = map[string]struct {
 		eviction:   running().Obj(),
 		states:     []string{"acme.io/surge=Interrupted", "acme.io/backup=Inactive", evictor + "=Inactive"},
 		conditions: []string{"Failed=False/Succeeded", "TargetEvicted=True/PodDeleted"},
+		vanished:   true,
 	},
 	"replaced by a pod of its name": {
 		pod:        wrappers.MakePod("web").UID("uid-other").Obj(),
 		eviction:   running().Obj(),
 		states:     []string{"acme.io/surge=Interrupted", "acme.io/backup=Inactive", evictor + "=Inactive"},
 		conditions: []string{"Failed=False/Succeeded", "TargetEvicted=True/PodDeleted"},
+		vanished:   true,
 	},
 	"terminal and deleting for less than the grace": {
 		pod:        wrappers.MakePod("web").Phase(corev1.PodSucceeded).Terminating(start.Add(-2 * time.Second)).Obj(),
@@ -260,6 +265,15 @@ func TestAPodThatIsGoneOrTerminalIsEvicted(t *testing.T) {
 				f.add(tc.pod)
 			}
 			ev, resync := f.syncEviction("pod-1-web")
+			if tc.vanished {
+				// The grace of a pod deleted before the cache saw it
+				// terminating runs from when the controller saw it gone.
+				if got := states(ev)[0]; got != "acme.io/surge=Active" || resync != CompletionGrace {
+					t.Errorf("first sync: %s, resync %s; want the responder still active for %s", got, resync, CompletionGrace)
+				}
+				f.clock.Step(CompletionGrace)
+				ev, resync = f.syncEviction("pod-1-web")
+			}
 			if diff := cmp.Diff(tc.states, states(ev)); diff != "" {
 				t.Errorf("responders (-want +got):\n%s", diff)
 			}

@@ -61,10 +61,15 @@ func (f *Framework) run(t testing.TB, name string, i *interceptor.Interceptor) {
 }
 
 // NewLifecycleRequester is an SDK requester of lifecycle.k8s.io named
-// name, as the cluster admin.
-func (f *Framework) NewLifecycleRequester(t testing.TB, name string) *requester.Lifecycle {
+// name, as the cluster admin; opts are its options, the defaults when
+// none.
+func (f *Framework) NewLifecycleRequester(t testing.TB, name string, opts ...requester.Options) *requester.Lifecycle {
 	t.Helper()
-	r, err := requester.NewLifecycle(name, f.Kube, requester.Options{})
+	o := requester.Options{}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	r, err := requester.NewLifecycle(name, f.Kube, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,38 +85,6 @@ func RequestEviction(t testing.TB, r *requester.Lifecycle, pod *corev1.Pod) *lif
 		t.Fatalf("requesting the eviction of pod %s as %s: %v", pod.Name, r.Name(), err)
 	}
 	return er
-}
-
-// WaitForEviction waits until the Eviction of pod (the one that matters
-// when there are several) satisfies cond, and returns it.
-func (f *Framework) WaitForEviction(t testing.TB, pod *corev1.Pod, what string, cond func(*lifecyclev1alpha1.Eviction) error) *lifecyclev1alpha1.Eviction {
-	t.Helper()
-	return WaitFor(t, what, func(ctx context.Context) (*lifecyclev1alpha1.Eviction, error) {
-		list, err := f.Kube.LifecycleV1alpha1().Evictions(pod.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		var evictions []*lifecyclev1alpha1.Eviction
-		for i := range list.Items {
-			if lifecycleutil.EvictionTargetKey(&list.Items[i]) == lifecycleutil.TargetKey(pod.Namespace, pod.UID) {
-				evictions = append(evictions, &list.Items[i])
-			}
-		}
-		ev, _ := lifecycleutil.RelevantEviction(evictions)
-		if ev == nil {
-			return nil, fmt.Errorf("no Eviction of pod %s yet", pod.Name)
-		}
-		return ev, nil
-	}, cond)
-}
-
-// WaitForLifecycleRequest waits until the lifecycle.k8s.io EvictionRequest
-// ns/name satisfies cond, and returns it.
-func (f *Framework) WaitForLifecycleRequest(t testing.TB, ns, name, what string, cond func(*lifecyclev1alpha1.EvictionRequest) error) *lifecyclev1alpha1.EvictionRequest {
-	t.Helper()
-	return WaitFor(t, what, func(ctx context.Context) (*lifecyclev1alpha1.EvictionRequest, error) {
-		return f.Kube.LifecycleV1alpha1().EvictionRequests(ns).Get(ctx, name, metav1.GetOptions{})
-	}, cond)
 }
 
 // ConditionIs is a condition of WaitForEviction: the condition t has

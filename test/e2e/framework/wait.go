@@ -40,7 +40,13 @@ func Eventually(t testing.TB, timeout time.Duration, what string, condition func
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		last = condition(ctx)
+		err := condition(ctx)
+		if err != nil && ctx.Err() != nil && last != nil {
+			// A call cut short by the deadline says nothing of the
+			// condition: keep what the one before said.
+			return false, nil
+		}
+		last = err
 		return last == nil, nil
 	})
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,7 +66,7 @@ func TestBudgetRefusesThenRelaxed(t *testing.T) {
 	ns := f.NewNamespace(t)
 	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Labels: map[string]string{"app": "db"}})
 	pdb := f.CreatePDB(t, ns, "db", 1, 1)
-	er := framework.RequestEviction(t, f.NewLifecycleRequester(t, drainer), pod)
+	er := framework.RequestEviction(t, keptRequester(t), pod)
 
 	refused := regexp.MustCompile(`\(attempts=(\d+)\): PodDisruptionBudget db refuses it; retrying in`)
 	ev := f.WaitForEviction(t, pod, "the evictor to name the budget", evictorMessage(refused))
@@ -117,7 +118,7 @@ func TestPluginDrainsANode(t *testing.T) {
 	})
 	web := f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: node})
 	db := f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
-		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(migrator, 500)}
+		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(migrator, 5000)}
 	}})
 	f.SkippedPods(t, ns, node)
 
@@ -168,7 +169,7 @@ func TestSurgeReplacesASingleReplicaWithoutDowntime(t *testing.T) {
 	other := f.PoolNode(t, ns)
 
 	w := f.WatchReady(t, ns, "db")
-	er := framework.RequestEviction(t, f.NewLifecycleRequester(t, drainer), &original)
+	er := framework.RequestEviction(t, keptRequester(t), &original)
 	ev := evicted(t, &original, er)
 	f.WaitForReplicas(t, ns, "db", 1)
 	w.Stop()
@@ -190,8 +191,10 @@ func TestSurgeReplacesASingleReplicaWithoutDowntime(t *testing.T) {
 // on when it completes, and the pod is evicted once, with one Eviction.
 func TestControllerRestartMidFlow(t *testing.T) {
 	ns := f.NewNamespace(t)
-	release := make(chan struct{})
+	release, started := make(chan struct{}), make(chan struct{})
+	var once sync.Once
 	f.StartResponder(t, ns, migrator, func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+		once.Do(func() { close(started) })
 		select {
 		case <-release:
 			return interceptor.Complete("done after the restart"), nil
@@ -199,9 +202,10 @@ func TestControllerRestartMidFlow(t *testing.T) {
 			return interceptor.Result{}, ctx.Err()
 		}
 	})
-	pod := podWith(t, ns, "db-0", wrappers.Responder(migrator, 500))
-	er := framework.RequestEviction(t, f.NewLifecycleRequester(t, drainer), pod)
+	pod := podWith(t, ns, "db-0", wrappers.Responder(migrator, 5000))
+	er := framework.RequestEviction(t, keptRequester(t), pod)
 	f.WaitForEviction(t, pod, "the migrator active", framework.ResponderIs(migrator, lifecyclev1alpha1.ResponderStateActive))
+	wait(t, started, "the migrator's handler to start")
 
 	if err := f.RestartLifecycleController(t.Context()); err != nil {
 		t.Fatalf("restarting evictionrequest-controller: %v", err)
@@ -233,7 +237,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 	pods := []*corev1.Pod{
 		f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: node}),
 		f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
-			p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(migrator, 500)}
+			p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(migrator, 5000)}
 		}}),
 	}
 	f.SkippedPods(t, ns, node)

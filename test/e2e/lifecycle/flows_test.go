@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
@@ -33,6 +34,7 @@ import (
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
@@ -44,6 +46,13 @@ const (
 	migrator     = "migrator.example.com/db"
 	checkpointer = "checkpoint.example.com/app"
 )
+
+// keptRequester is the drainer as a requester whose requests the pod does
+// not own: the garbage collector would remove them, and the Eviction they
+// own, as soon as the pod is gone, before the test reads how it ended.
+func keptRequester(t *testing.T) *requester.Lifecycle {
+	return f.NewLifecycleRequester(t, drainer, requester.Options{KeepAfterPod: true})
+}
 
 // podWith creates a running pod that declares responders.
 func podWith(t *testing.T, ns, name string, responders ...corev1.EvictionResponder) *corev1.Pod {
@@ -89,17 +98,34 @@ func evictedOnce(t *testing.T, pod *corev1.Pod) {
 	}
 }
 
-// holdUntilCanceled is a responder's Handler that keeps its turn (the SDK
-// heartbeats) until it loses it, and closes canceled then.
-func holdUntilCanceled(canceled chan struct{}) interceptor.Handler {
-	var once sync.Once
-	return func(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
-		if err := req.Report(ctx, interceptor.Progress{Message: "waiting for the replica to catch up"}); err != nil {
-			return interceptor.Result{}, err
-		}
-		<-ctx.Done()
-		once.Do(func() { close(canceled) })
-		return interceptor.Result{}, ctx.Err()
+// heldTurn is a responder's Handler that keeps its turn (the SDK
+// heartbeats) until it loses it, and says when it started and lost it.
+type heldTurn struct {
+	started, canceled     chan struct{}
+	startOnce, cancelOnce sync.Once
+}
+
+func newHeldTurn() *heldTurn {
+	return &heldTurn{started: make(chan struct{}), canceled: make(chan struct{})}
+}
+
+func (h *heldTurn) handle(ctx context.Context, req *interceptor.Request) (interceptor.Result, error) {
+	if err := req.Report(ctx, interceptor.Progress{Message: "waiting for the replica to catch up"}); err != nil {
+		return interceptor.Result{}, err
+	}
+	h.startOnce.Do(func() { close(h.started) })
+	<-ctx.Done()
+	h.cancelOnce.Do(func() { close(h.canceled) })
+	return interceptor.Result{}, ctx.Err()
+}
+
+// wait waits for ch to close, at most framework.DefaultTimeout.
+func wait(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(framework.DefaultTimeout):
+		t.Fatalf("waiting for %s: timed out", what)
 	}
 }
 
@@ -110,7 +136,7 @@ func TestEvictorEvictsAPodWithoutResponders(t *testing.T) {
 	t.Parallel()
 	ns := f.NewNamespace(t)
 	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{})
-	er := framework.RequestEviction(t, f.NewLifecycleRequester(t, drainer), pod)
+	er := framework.RequestEviction(t, keptRequester(t), pod)
 
 	ev := evicted(t, pod, er)
 	if want := "pod-1-web-0"; ev.Name != want {
@@ -149,8 +175,8 @@ func TestRespondersTakeTurnsByPriority(t *testing.T) {
 			return interceptor.Complete("%s is done with pod %s", name, req.Pod().Name), nil
 		})
 	}
-	pod := podWith(t, ns, "db-0", wrappers.Responder(checkpointer, 200), wrappers.Responder(migrator, 500))
-	er := framework.RequestEviction(t, f.NewLifecycleRequester(t, drainer), pod)
+	pod := podWith(t, ns, "db-0", wrappers.Responder(checkpointer, 2000), wrappers.Responder(migrator, 5000))
+	er := framework.RequestEviction(t, keptRequester(t), pod)
 
 	ev := evicted(t, pod, er)
 	mu.Lock()
@@ -180,15 +206,16 @@ func TestRespondersTakeTurnsByPriority(t *testing.T) {
 func TestTwoRequestersOneWithdrawing(t *testing.T) {
 	t.Parallel()
 	ns := f.NewNamespace(t)
-	canceled := make(chan struct{})
-	f.StartResponder(t, ns, migrator, holdUntilCanceled(canceled))
-	pod := podWith(t, ns, "db-0", wrappers.Responder(migrator, 500))
+	held := newHeldTurn()
+	f.StartResponder(t, ns, migrator, held.handle)
+	pod := podWith(t, ns, "db-0", wrappers.Responder(migrator, 5000))
 	drain, deschedule := f.NewLifecycleRequester(t, drainer), f.NewLifecycleRequester(t, descheduler)
 	framework.RequestEviction(t, drain, pod)
 	framework.RequestEviction(t, deschedule, pod)
 	f.WaitForEviction(t, pod, "the migrator active for both requesters", all(
 		framework.ResponderIs(migrator, lifecyclev1alpha1.ResponderStateActive),
 		requestersAre(map[string]lifecyclev1alpha1.RequesterIntent{drainer: lifecyclev1alpha1.RequesterIntentEviction, descheduler: lifecyclev1alpha1.RequesterIntentEviction})))
+	wait(t, held.started, "the migrator's handler to start")
 
 	if _, err := drain.Withdraw(t.Context(), ns, pod.UID); err != nil {
 		t.Fatal(err)
@@ -197,7 +224,7 @@ func TestTwoRequestersOneWithdrawing(t *testing.T) {
 		framework.ResponderIs(migrator, lifecyclev1alpha1.ResponderStateActive),
 		requestersAre(map[string]lifecyclev1alpha1.RequesterIntent{drainer: lifecyclev1alpha1.RequesterIntentWithdrawn, descheduler: lifecyclev1alpha1.RequesterIntentEviction})))
 	select {
-	case <-canceled:
+	case <-held.canceled:
 		t.Fatal("the migrator lost its turn while a requester still wants the eviction")
 	default:
 	}
@@ -211,7 +238,7 @@ func TestTwoRequestersOneWithdrawing(t *testing.T) {
 	if err := framework.ResponderIs(lifecycleutil.Evictor, lifecyclev1alpha1.ResponderStateInactive)(ev); err != nil {
 		t.Errorf("the evictor ran after the cancellation: %v", err)
 	}
-	<-canceled
+	wait(t, held.canceled, "the migrator's handler to be canceled")
 	notEvicted(t, pod)
 }
 
@@ -221,16 +248,17 @@ func TestTwoRequestersOneWithdrawing(t *testing.T) {
 func TestDeletingTheOnlyRequestWithdrawsIt(t *testing.T) {
 	t.Parallel()
 	ns := f.NewNamespace(t)
-	canceled := make(chan struct{})
-	f.StartResponder(t, ns, migrator, holdUntilCanceled(canceled))
-	pod := podWith(t, ns, "db-0", wrappers.Responder(migrator, 500))
+	held := newHeldTurn()
+	f.StartResponder(t, ns, migrator, held.handle)
+	pod := podWith(t, ns, "db-0", wrappers.Responder(migrator, 5000))
 	er := framework.RequestEviction(t, f.NewLifecycleRequester(t, drainer), pod)
 	ev := f.WaitForEviction(t, pod, "the migrator active", framework.ResponderIs(migrator, lifecyclev1alpha1.ResponderStateActive))
+	wait(t, held.started, "the migrator's handler to start")
 
 	if err := f.Kube.LifecycleV1alpha1().EvictionRequests(ns).Delete(t.Context(), er.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	<-canceled
+	wait(t, held.canceled, "the migrator's handler to be canceled")
 	framework.Eventually(t, framework.DefaultTimeout, "the Eviction garbage collected", func(ctx context.Context) error {
 		_, err := f.Kube.LifecycleV1alpha1().Evictions(ns).Get(ctx, ev.Name, metav1.GetOptions{})
 		if err == nil {
@@ -251,7 +279,9 @@ func TestInvalidTargetsFail(t *testing.T) {
 	grouped := f.CreatePod(t, ns, "worker-0", framework.PodOptions{Mutate: func(p *corev1.Pod) {
 		p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("training")}
 	}})
-	r := f.NewLifecycleRequester(t, drainer)
+	// The garbage collector would remove at once requests owned by pods
+	// that do not exist.
+	r := keptRequester(t)
 	for _, tc := range []struct {
 		target *corev1.Pod
 		want   string
