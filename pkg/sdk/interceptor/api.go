@@ -59,6 +59,10 @@ type api[T object] interface {
 	// write writes w as the interceptor's status on obj, with obj's
 	// resourceVersion as precondition.
 	write(ctx context.Context, obj T, w statusWrite) (T, error)
+	// terminationEndsTurn is true when a Handler that terminated the pod
+	// ends its turn at once (a responder's completion may have evicted the
+	// pod), rather than holding the request until the pod is gone.
+	terminationEndsTurn() bool
 	// request is the Request a Handler sees of obj.
 	request(obj T, r Reporter) *Request
 	// scheme knows the kind of obj, for events.

@@ -121,6 +121,10 @@ func (c coordinationAPI) write(ctx context.Context, er *v1alpha1.EvictionRequest
 	return c.client.CoordinationV1alpha1().EvictionRequests(er.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: c.name})
 }
 
+// terminationEndsTurn is false: the interceptor keeps the request until
+// the controller completes it once the pod is gone.
+func (c coordinationAPI) terminationEndsTurn() bool { return false }
+
 func (c coordinationAPI) request(er *v1alpha1.EvictionRequest, r Reporter) *Request {
 	return NewRequest(er, r)
 }

@@ -137,6 +137,12 @@ func (l lifecycleAPI) write(ctx context.Context, ev *lifecyclev1alpha1.Eviction,
 	return l.client.LifecycleV1alpha1().Evictions(ev.Namespace).ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: l.name, Force: true})
 }
 
+// terminationEndsTurn is true: upstream's completion "may have resulted in
+// target eviction (e.g. pod termination)", and a responder that keeps its
+// turn until a pod deleted without an eviction is gone would be
+// Interrupted by the controller's grace.
+func (l lifecycleAPI) terminationEndsTurn() bool { return true }
+
 func (l lifecycleAPI) request(ev *lifecyclev1alpha1.Eviction, r Reporter) *Request {
 	return NewLifecycleRequest(ev, l.name, r)
 }

@@ -44,6 +44,15 @@ limitations under the License.
 // interceptor that keeps failing is passed over at the heartbeat deadline,
 // as the KEP wants of an interceptor that makes no progress.
 //
+// The same Handler runs as a responder of Kubernetes' lifecycle.k8s.io
+// (Config.API, or discovery): the SDK watches the Evictions the controller
+// labelled with the responder's name, holds those whose
+// status.targetResponders entry of its name is Active, writes its own
+// status.responders entry (heartbeatTime, message, expectedCompletionTime)
+// by server-side apply under its name as field manager, heartbeats no
+// more often than every 20 seconds, and sets completionTime on Complete,
+// Decline and PodTerminated. The cancellation policy does not exist there.
+//
 // Several replicas of one interceptor are safe with Config.LeaderElection:
 // only the replica that holds the Lease acts, and a new leader resumes the
 // requests of the old one. Without it, run a single replica.

@@ -160,8 +160,11 @@ func (h *hold[T]) end(result Result) ending {
 		}
 		return endLost
 	case PodTerminated:
-		h.setProgress(Progress{Message: result.Message})
 		h.t.recorder.Eventf(h.current(), corev1.EventTypeNormal, EventPodTerminated, "%s", result.Message)
+		if h.t.api.terminationEndsTurn() {
+			return h.end(Result{Outcome: Completed, Message: result.Message})
+		}
+		h.setProgress(Progress{Message: result.Message})
 		// The controller ends the request once the pod is gone, and the
 		// hold ends with it; until then the interceptor keeps it. A
 		// heartbeat that fails for a moment is retried by the next tick.

@@ -133,3 +133,25 @@ func TestResponderLosesAnInterruptedTurn(t *testing.T) {
 		}
 	})
 }
+
+// A responder whose Handler terminated the pod completes its turn at once:
+// the controller would interrupt a turn kept past the pod's removal.
+func TestResponderThatTerminatedThePodCompletes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kube := k8sfake.NewClientset(activeEviction())
+		runResponder(t, kube, func(ctx context.Context, req *Request) (Result, error) {
+			return Terminated("Deployment db was scaled back"), nil
+		})
+		synctest.Wait()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		ev, err := kube.LifecycleV1alpha1().Evictions("shop").Get(t.Context(), "pod-1-db-0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		status := lifecycleutil.ResponderStatus(ev, responder)
+		if status == nil || status.CompletionTime == nil || ptr.Deref(status.Message, "") != "Deployment db was scaled back" {
+			t.Errorf("the responder's entry is %+v, want completed with the Handler's message", status)
+		}
+	})
+}

@@ -52,7 +52,8 @@ const (
 	Declined
 	// PodTerminated: the Handler deleted, evicted or terminated the pod; the
 	// interceptor keeps the request by heartbeating until the pod is gone
-	// and the request completes.
+	// and the request completes. On lifecycle.k8s.io it completes its
+	// turn at once, as a responder whose completion evicted the pod.
 	PodTerminated
 )
 

@@ -156,7 +156,8 @@ func TestEvictorEvictsAPodWithoutResponders(t *testing.T) {
 		t.Error(err)
 	}
 	evictedOnce(t, pod)
-	f.WaitForEvents(t, ns, "Eviction", ev.Name, "EvictionCreated", "ResponderActivated", "Evicted")
+	f.WaitForEvents(t, ns, "EvictionRequest", er.Name, "EvictionCreated")
+	f.WaitForEvents(t, ns, "Eviction", ev.Name, "ResponderActivated", "Evicted", "Completed")
 }
 
 // Responders take their turns by priority, highest first, each once, and
