@@ -61,6 +61,13 @@ type Helper struct {
 	PDBs policylisters.PodDisruptionBudgetLister
 	// PodSelector limits the drain to the pods it matches; nil is all.
 	PodSelector labels.Selector
+	// Policy is what the drain evicts beyond kubectl drain's defaults; a
+	// session may change its own (Session.SetPolicy).
+	Policy Policy
+	// SkipWaitForDeleteTimeout, when positive, stops waiting for a pod
+	// whose deletion started longer ago (kubectl drain
+	// --skip-wait-for-delete-timeout).
+	SkipWaitForDeleteTimeout time.Duration
 	// Parallelism bounds the requests written at once; DefaultParallelism
 	// when zero.
 	Parallelism int
@@ -85,6 +92,7 @@ type Helper struct {
 func (h *Helper) NewSession(nodes ...string) *Session {
 	return &Session{
 		h:        h,
+		policy:   h.Policy,
 		nodes:    nodes,
 		tracked:  map[types.UID]trackedPod{},
 		attempts: map[types.UID]time.Time{},
@@ -113,19 +121,27 @@ func (h *Helper) now() time.Time {
 	return h.Clock.Now()
 }
 
+// skipsWaitFor is true when the drain no longer waits for pod: it has been
+// terminating for longer than SkipWaitForDeleteTimeout.
+func (h *Helper) skipsWaitFor(pod *corev1.Pod) bool {
+	return h.SkipWaitForDeleteTimeout > 0 && pod != nil && pod.DeletionTimestamp != nil &&
+		h.now().Sub(pod.DeletionTimestamp.Time) > h.SkipWaitForDeleteTimeout
+}
+
 // selects is true for the pods the drain is limited to.
 func (h *Helper) selects(pod *corev1.Pod) bool {
 	return h.PodSelector == nil || h.PodSelector.Matches(labels.Set(pod.Labels))
 }
 
 // SelectOn reads the pods of node and splits the ones the drain is limited
-// to into those that get an EvictionRequest and those it skips.
-func (h *Helper) SelectOn(node string) Selection {
+// to into those that get an EvictionRequest, those it skips and those
+// policy refuses.
+func (h *Helper) SelectOn(node string, policy Policy) Selection {
 	var pods []*corev1.Pod
 	for _, pod := range h.Pods.OnNode(node) {
 		if h.selects(pod) {
 			pods = append(pods, pod)
 		}
 	}
-	return Select(pods)
+	return Select(pods, policy)
 }

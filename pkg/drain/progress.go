@@ -65,6 +65,9 @@ type PodProgress struct {
 	// BlockingPDBs name the PodDisruptionBudgets of the pod that allow no
 	// disruption, when the pod is Blocked.
 	BlockingPDBs []string
+	// WaitSkipped: the pod has been terminating for longer than the
+	// drain waits for (kubectl drain --skip-wait-for-delete-timeout).
+	WaitSkipped bool
 }
 
 // Progress derives the progress of the pod ref with uid from the pod (nil
@@ -103,7 +106,7 @@ func Progress(ref types.NamespacedName, uid types.UID, pod *corev1.Pod, request 
 // and its request, unless it was deleted with it, is complete. This is the
 // one meaning of "drained", for the kubectl plugin and the node drain alike.
 func (p PodProgress) Done() bool {
-	return p.State == StateGone && (!p.Request.Exists || p.Request.Complete)
+	return p.WaitSkipped || (p.State == StateGone && (!p.Request.Exists || p.Request.Complete))
 }
 
 // BlockingPDBs names the PodDisruptionBudgets that select pod and allow no

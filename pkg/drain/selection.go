@@ -63,23 +63,43 @@ func Skip(pod *corev1.Pod) SkipReason {
 type Selection struct {
 	// Evict are the pods that get an EvictionRequest, by namespace and name.
 	Evict []*corev1.Pod
-	// Skipped are the other pods by reason, each list by namespace and name.
+	// Skipped are the pods a drain leaves alone, by reason, each list by
+	// namespace and name.
 	Skipped map[SkipReason][]*corev1.Pod
+	// Refused are the pods the policy refuses, by reason: a drain with any
+	// requests nothing.
+	Refused map[RefuseReason][]*corev1.Pod
+	// Overridden are the pods of Evict the policy lets go although it
+	// would refuse them otherwise, by reason, as kubectl drain warns.
+	Overridden map[RefuseReason][]*corev1.Pod
 }
 
-// Select splits the pods of a node into those that get an EvictionRequest
-// and those that do not.
-func Select(pods []*corev1.Pod) Selection {
-	s := Selection{Skipped: map[SkipReason][]*corev1.Pod{}}
+// Select splits the pods of a node into those that get an EvictionRequest,
+// those a drain skips and those policy refuses.
+func Select(pods []*corev1.Pod, policy Policy) Selection {
+	s := Selection{Skipped: map[SkipReason][]*corev1.Pod{}, Refused: map[RefuseReason][]*corev1.Pod{}, Overridden: map[RefuseReason][]*corev1.Pod{}}
 	for _, pod := range pods {
 		if reason := Skip(pod); reason != "" {
 			s.Skipped[reason] = append(s.Skipped[reason], pod)
-		} else {
-			s.Evict = append(s.Evict, pod)
+			continue
 		}
+		if reason := policy.Refuse(pod); reason != "" {
+			s.Refused[reason] = append(s.Refused[reason], pod)
+			continue
+		}
+		for _, reason := range policy.Overridden(pod) {
+			s.Overridden[reason] = append(s.Overridden[reason], pod)
+		}
+		s.Evict = append(s.Evict, pod)
 	}
 	sortPods(s.Evict)
 	for _, pods := range s.Skipped {
+		sortPods(pods)
+	}
+	for _, pods := range s.Refused {
+		sortPods(pods)
+	}
+	for _, pods := range s.Overridden {
 		sortPods(pods)
 	}
 	return s

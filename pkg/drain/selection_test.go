@@ -34,7 +34,7 @@ func TestSelectSortsAndGroups(t *testing.T) {
 		wrappers.MakePod("a-ds").DaemonSet().Obj(),
 		wrappers.MakePod("etcd").Mirror().Obj(),
 	}
-	s := Select(pods)
+	s := Select(pods, Policy{Force: true})
 	var evict []string
 	for _, p := range s.Evict {
 		evict = append(evict, p.Namespace+"/"+p.Name)

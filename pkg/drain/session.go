@@ -40,6 +40,8 @@ import (
 type Session struct {
 	h     *Helper
 	nodes []string
+	// policy is what the session evicts beyond kubectl drain's defaults.
+	policy Policy
 
 	mu sync.Mutex
 	// synced is true after the first Sync: pods found later landed late.
@@ -115,7 +117,7 @@ func (s *Session) observe(selections map[string]Selection) (map[types.UID]*corev
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, node := range s.nodes {
-		selection := s.h.SelectOn(node)
+		selection := s.h.SelectOn(node, s.policy)
 		selections[node] = selection
 		for _, pod := range selection.Evict {
 			onNodes[pod.UID] = pod
@@ -183,6 +185,7 @@ func (s *Session) progress(onNodes map[types.UID]*corev1.Pod, written map[types.
 		}
 		p := Progress(t.ref, uid, onNodes[uid], status, pdbs[t.ref.Namespace])
 		p.Node = t.node
+		p.WaitSkipped = s.h.skipsWaitFor(onNodes[uid])
 		progress = append(progress, p)
 	}
 	SortProgress(progress)
@@ -228,4 +231,10 @@ func (s *Session) Tracked() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.tracked)
+}
+
+// SetPolicy changes what the session evicts from its next Sync on, as the
+// declarative drain's Node annotations say.
+func (s *Session) SetPolicy(p Policy) {
+	s.policy = p
 }

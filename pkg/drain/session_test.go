@@ -134,6 +134,8 @@ func newSessionFixture(pods ...*corev1.Pod) *sessionFixture {
 	}
 	f.helper = &Helper{
 		Requests: f.requests, Pods: f.pods, Clock: f.clock, RetryAfter: 5 * time.Second,
+		// The fixture's pods declare no controller.
+		Policy: Policy{Force: true},
 		OnRequested: func(pod *corev1.Pod, late bool, err error) {
 			if late {
 				f.late = append(f.late, pod.Name)

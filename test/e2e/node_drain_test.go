@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
@@ -117,6 +118,31 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 
 // The node's conditions count what a drain waits for; ending the drain
 // withdraws its requester, canceling the requests nobody else wants.
+// As kubectl drain, the declarative drain refuses a pod that declares no
+// controller and changes nothing, until the Node's annotation allows it.
+func TestDeclarativeNodeDrainRefusesBarePods(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	pod := f.CreatePod(t, ns, "solo-0", framework.PodOptions{Node: node})
+	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.NodeDrainAnnotation: "true"}}})
+	f.WaitForNode(t, node, "the drain refused", func(n *corev1.Node) error {
+		return conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionFalse,
+			"cannot request the eviction of Pods that declare no controller (annotate the node "+v1alpha1.NodeDrainForceAnnotation+"=true to override): "+ns+"/solo-0")
+	})
+	f.WaitForEvents(t, "", "Node", node, nodedrain.EventDrainRefused)
+	if n, err := f.Kube.CoreV1().Nodes().Get(t.Context(), node, metav1.GetOptions{}); err != nil || n.Spec.Unschedulable {
+		t.Errorf("a refused drain cordoned the node: %v, %v", n, err)
+	}
+	if _, err := f.EvictionRequests(ns).Get(t.Context(), string(pod.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a refused drain requested the eviction: %v", err)
+	}
+
+	f.MarkForDrain(t, node, true)
+	f.WaitForPodGone(t, ns, pod.Name)
+	f.MarkForDrain(t, node, false)
+}
+
 func TestDeclarativeNodeDrainShowsProgressAndWithdraws(t *testing.T) {
 	t.Parallel()
 	ns := f.NewNamespace(t)

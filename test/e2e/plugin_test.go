@@ -82,7 +82,7 @@ func TestPluginDrainsANode(t *testing.T) {
 	f.SkippedPods(t, ns, node)
 	pdb := f.CreatePDB(t, ns, "db", 1, 1)
 
-	drain := f.StartCommand(t, pluginBinary, "drain", node, "--timeout=4m")
+	drain := f.StartCommand(t, pluginBinary, "drain", node, "--force", "--timeout=4m")
 	// The PodDisruptionBudget refuses db-0's eviction; it is relaxed once
 	// the drain reports the block.
 	framework.Eventually(t, 2*time.Minute, "the drain to report the blocking budget", func(context.Context) error {
@@ -173,7 +173,7 @@ func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		pods = append(pods, f.CreatePod(t, ns, fmt.Sprintf("db-%d", i), framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}}))
 	}
-	drain := f.StartCommand(t, pluginBinary, "drain", node)
+	drain := f.StartCommand(t, pluginBinary, "drain", node, "--force")
 	framework.Eventually(t, time.Minute, "the drain to request the evictions", func(ctx context.Context) error {
 		if !strings.Contains(drain.Stdout(), "requested the eviction of 3 pods") {
 			return fmt.Errorf("output so far:\n%s", drain.Stdout())
@@ -206,7 +206,7 @@ func TestPluginDrainTimesOutNamingTheBlockers(t *testing.T) {
 	f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Labels: map[string]string{"app": "db"}})
 	f.CreatePDB(t, ns, "db", 1, 1)
 
-	r := f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", node, "--timeout=25s")
+	r := f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", node, "--force", "--timeout=25s")
 	if r.Err == nil {
 		t.Fatalf("a drain that cannot finish exited 0; stdout:\n%s", r.Stdout)
 	}
@@ -227,7 +227,6 @@ func TestPluginRefusesBadInputAndChangesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	ns := f.NewNamespace(t)
-	empty := f.NewNode(t)
 	busy := f.NewNode(t)
 	pod := f.CreatePod(t, ns, "web-0", framework.PodOptions{Node: busy})
 
@@ -237,7 +236,8 @@ func TestPluginRefusesBadInputAndChangesNothing(t *testing.T) {
 		want string
 	}{
 		{"a missing node", []string{"drain", busy, "no-such-node"}, `node "no-such-node" not found; nothing was changed`},
-		{"a node with no pods", []string{"drain", empty}, "node " + empty + " has no pods: nothing to drain; nothing was changed"},
+		{"a pod that declares no controller", []string{"drain", busy}, "node " + busy + ": cannot request the eviction of Pods that declare no controller (use --force to override): " + ns + "/web-0\nnothing was changed"},
+		{"a dry run of an unknown mode", []string{"drain", busy, "--dry-run=maybe"}, `--dry-run must be "none", "client" or "server"`},
 		{"no permission", []string{"drain", busy, "--as=nobody"}, "you are not allowed to:"},
 		{"a missing pod", []string{"request", "-n", ns, "web-0", "no-such-pod"}, `pod "no-such-pod" not found in namespace ` + ns + "; nothing was changed"},
 		{"no permission to delete the pod", []string{"request", "-n", ns, "web-0", "--as=viewer", "--as-group=system:authenticated"}, "delete pods in namespace " + ns},
@@ -253,7 +253,7 @@ func TestPluginRefusesBadInputAndChangesNothing(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range []string{empty, busy} {
+	for _, name := range []string{busy} {
 		if n, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err != nil || n.Spec.Unschedulable {
 			t.Errorf("node %s after bad input: %v, unschedulable %v", name, err, n != nil && n.Spec.Unschedulable)
 		}
@@ -289,4 +289,43 @@ func TestPluginRequestStatusAndWithdraw(t *testing.T) {
 	if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, "db-0", metav1.GetOptions{}); err != nil {
 		t.Errorf("db-0 after the withdrawal: %v", err)
 	}
+}
+
+// kubectl drain's safety flags: an empty node drains; --dry-run=server
+// sends the cordon and the requests as dry runs and changes nothing; -l
+// selects the nodes; --delete-emptydir-data and --force let the drain
+// evict what it refuses otherwise.
+func TestPluginDrainSafetyFlags(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := f.NewNamespace(t)
+	empty := f.NewNode(t)
+	if r := f.RunCommand(t, time.Minute, pluginBinary, "drain", empty, "--timeout=30s"); r.Err != nil || !strings.Contains(r.Stdout, "node/"+empty+" drained") {
+		t.Errorf("the drain of an empty node: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+
+	busy := f.NewNode(t)
+	f.PatchNode(t, busy, map[string]any{"metadata": map[string]any{"labels": map[string]any{"pool": ns}}})
+	cache := f.CreatePod(t, ns, "cache-0", framework.PodOptions{Node: busy, Mutate: func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	}})
+	r := f.RunCommand(t, time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--dry-run=server")
+	if r.Err != nil || !strings.Contains(r.Stderr, "cannot request the eviction of Pods with local storage (use --delete-emptydir-data to override): "+ns+"/cache-0") {
+		t.Errorf("a drain of a pod with emptyDir data without --delete-emptydir-data: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	r = f.RunCommand(t, time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--delete-emptydir-data", "--dry-run=server")
+	if r.Err != nil || !strings.Contains(r.Stdout, "node/"+busy+" cordoned (server dry run)") || !strings.Contains(r.Stdout, "pod/cache-0 requested to leave") {
+		t.Errorf("the server dry run: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	if n, err := f.Kube.CoreV1().Nodes().Get(ctx, busy, metav1.GetOptions{}); err != nil || n.Spec.Unschedulable {
+		t.Errorf("node %s after a dry run: %v, unschedulable %v", busy, err, n != nil && n.Spec.Unschedulable)
+	}
+	if _, err := f.EvictionRequests(ns).Get(ctx, string(cache.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an EvictionRequest exists after a dry run: %v", err)
+	}
+	r = f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--delete-emptydir-data", "--ignore-daemonsets", "--timeout=90s")
+	if r.Err != nil || !strings.Contains(r.Stderr, "Warning: node "+busy+": evicting Pods that use emptyDir local storage, whose data is lost: "+ns+"/cache-0") {
+		t.Errorf("the drain with the overrides: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	f.WaitForPodGone(t, ns, cache.Name)
 }

@@ -49,10 +49,24 @@ type DrainOptions struct {
 	// WithdrawOnInterrupt withdraws the drain's requester from the
 	// requests that are not complete when the drain is interrupted.
 	WithdrawOnInterrupt bool
-	// AllowEmpty drains nodes that have no pods instead of failing.
+	// AllowEmpty is kept for earlier releases: a node without pods drains.
 	AllowEmpty bool
+	// Selector selects the nodes to drain by label, in place of names.
+	Selector string
 	// PodSelector selects the pods to evict by label.
 	PodSelector string
+	// Force and DeleteEmptyDirData let the drain evict the pods kubectl
+	// drain refuses without them.
+	Force, DeleteEmptyDirData bool
+	// IgnoreDaemonSets is accepted as kubectl drain accepts it: DaemonSet
+	// pods are always left.
+	IgnoreDaemonSets bool
+	// DryRun is none, client (print what would be requested) or server
+	// (send the cordon and the requests as server-side dry runs).
+	DryRun string
+	// SkipWaitForDeleteTimeout stops waiting for a pod whose deletion
+	// started longer ago.
+	SkipWaitForDeleteTimeout time.Duration
 	// Output is "auto" (a live table on a terminal, lines otherwise),
 	// "table" or "lines".
 	Output string
@@ -64,10 +78,12 @@ type DrainOptions struct {
 func newDrainCommand(o *Options) *cobra.Command {
 	d := &DrainOptions{Options: o, Cordon: true, WithdrawOnInterrupt: true, Output: "auto"}
 	cmd := &cobra.Command{
-		Use:   "drain NODE...",
+		Use:   "drain NODE... | -l SELECTOR",
 		Short: "Drain nodes through EvictionRequests and show the progress",
 		Long: `Cordon the nodes and ask, through an EvictionRequest for each, for every pod on them to leave,
-except mirror pods, DaemonSet pods and pods that already terminated (listed as skipped). Each pod's
+except mirror pods, DaemonSet pods and pods that already terminated (listed as skipped). As kubectl
+drain does, it refuses, and changes nothing, when a node has pods that declare no controller
+(--force evicts them) or use emptyDir volumes (--delete-emptydir-data evicts them). Each pod's
 interceptors take part before it goes; the eviction request controller evicts it through the
 Eviction API, honouring PodDisruptionBudgets, when no interceptor is left. Pods that land on the
 nodes later get a request too. The command shows the progress until every pod is gone and every
@@ -75,11 +91,16 @@ request is complete, or --timeout passes: on a terminal as a live table, otherwi
 change. Ctrl-C withdraws the drain's requester from the requests that are not complete, unless
 --withdraw-on-interrupt=false.`,
 		Example: `  # Drain a node, waiting at most 10 minutes
-  kubectl evictionrequest drain kwok-node-0 --timeout=10m
+  kubectl evictionrequest drain NODE --timeout=10m
+
+  # Drain the nodes of a pool, also evicting pods without a controller and pods with emptyDir data
+  kubectl evictionrequest drain -l pool=blue --force --delete-emptydir-data
+
+  # Show what a drain would request, changing nothing
+  kubectl evictionrequest drain NODE --dry-run=client
 
   # Ask for the evictions without cordoning, and keep the requests if interrupted
-  kubectl evictionrequest drain kwok-node-0 --cordon=false --withdraw-on-interrupt=false`,
-		Args: cobra.MinimumNArgs(1),
+  kubectl evictionrequest drain NODE --cordon=false --withdraw-on-interrupt=false`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d.Nodes = args
 			if err := d.Complete(); err != nil {
@@ -94,8 +115,16 @@ change. Ctrl-C withdraws the drain's requester from the requests that are not co
 	cmd.Flags().BoolVar(&d.Cordon, "cordon", d.Cordon, "Cordon the nodes before requesting the evictions, as kubectl drain does.")
 	cmd.Flags().DurationVar(&d.Timeout, "timeout", d.Timeout, "How long to wait for the pods to be gone; 0 waits forever. On time-out the command exits non-zero and names what blocks each remaining pod.")
 	cmd.Flags().BoolVar(&d.WithdrawOnInterrupt, "withdraw-on-interrupt", d.WithdrawOnInterrupt, "On Ctrl-C or SIGTERM, withdraw the drain's requester from the EvictionRequests that are not complete.")
-	cmd.Flags().BoolVar(&d.AllowEmpty, "allow-empty", d.AllowEmpty, "Drain a node that has no pods (it is only cordoned) instead of failing.")
-	cmd.Flags().StringVarP(&d.PodSelector, "pod-selector", "l", d.PodSelector, "Label selector of the pods to evict; the others stay.")
+	cmd.Flags().BoolVar(&d.AllowEmpty, "allow-empty", d.AllowEmpty, "Kept for earlier releases: a node without pods is drained (only cordoned).")
+	_ = cmd.Flags().MarkDeprecated("allow-empty", "a node without pods is always drained")
+	cmd.Flags().StringVarP(&d.Selector, "selector", "l", d.Selector, "Label selector of the nodes to drain, in place of node names, as in kubectl drain.")
+	cmd.Flags().StringVar(&d.PodSelector, "pod-selector", d.PodSelector, "Label selector of the pods to evict; the others stay.")
+	cmd.Flags().BoolVar(&d.Force, "force", d.Force, "Also evict pods that declare no controller (no ReplicaSet, Job, StatefulSet... recreates them), as kubectl drain --force does.")
+	cmd.Flags().BoolVar(&d.DeleteEmptyDirData, "delete-emptydir-data", d.DeleteEmptyDirData, "Also evict pods with emptyDir volumes, whose data is lost, as kubectl drain --delete-emptydir-data does.")
+	cmd.Flags().BoolVar(&d.IgnoreDaemonSets, "ignore-daemonsets", d.IgnoreDaemonSets, "Accepted as kubectl drain accepts it: DaemonSet-managed pods are always left on the node and listed.")
+	cmd.Flags().StringVar(&d.DryRun, "dry-run", "none", `"none", "client" (print what would be requested, change nothing) or "server" (send the cordon and each request as a server-side dry run).`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+	cmd.Flags().DurationVar(&d.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "Stop waiting for a pod whose deletion started longer ago than this (for example 60s); 0 waits for every pod.")
 	cmd.Flags().StringVarP(&d.Output, "output", "o", d.Output, "Progress output: auto (a live table on a terminal, one line per change otherwise), table or lines.")
 	return cmd
 }
@@ -125,6 +154,25 @@ func (d *DrainOptions) Validate() error {
 		return fmt.Errorf("--pod-selector: %w", err)
 	}
 	d.drainer.PodSelector = selector
+	if _, err := labels.Parse(d.Selector); err != nil {
+		return fmt.Errorf("--selector: %w", err)
+	}
+	switch {
+	case len(d.Nodes) == 0 && d.Selector == "":
+		return fmt.Errorf("give the nodes to drain, or --selector")
+	case len(d.Nodes) > 0 && d.Selector != "":
+		return fmt.Errorf("give node names or --selector, not both")
+	}
+	switch d.DryRun {
+	case "none", "client", "server":
+	default:
+		return fmt.Errorf(`--dry-run must be "none", "client" or "server", got %q`, d.DryRun)
+	}
+	if d.SkipWaitForDeleteTimeout < 0 {
+		return fmt.Errorf("--skip-wait-for-delete-timeout must not be negative")
+	}
+	d.drainer.Policy = d.policy()
+	d.drainer.SkipWaitForDeleteTimeout = d.SkipWaitForDeleteTimeout
 	seen := map[string]bool{}
 	for _, node := range d.Nodes {
 		if seen[node] {
@@ -141,6 +189,9 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 	selections, err := d.prepare(ctx)
 	if err != nil {
 		return err
+	}
+	if d.DryRun != "none" {
+		return d.dryRun(ctx, selections)
 	}
 	sigCtx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()

@@ -51,10 +51,17 @@ func (d *DrainOptions) prepare(ctx context.Context) (map[string]drain.Selection,
 	if d.Cordon {
 		perms = append(perms, permission{verb: "patch", resource: "nodes", why: "to cordon the nodes"})
 	}
+	if d.Selector != "" {
+		perms = append(perms, permission{verb: "list", resource: "nodes", why: "to find the nodes of --selector"})
+	}
 	if err := d.checkAccess(ctx, perms); err != nil {
 		return nil, err
 	}
+	if err := d.selectNodes(ctx); err != nil {
+		return nil, err
+	}
 	selections := map[string]drain.Selection{}
+	var refusals []string
 	namespaces := map[string]bool{}
 	for _, name := range d.Nodes {
 		callCtx, cancel := d.call(ctx)
@@ -70,14 +77,17 @@ func (d *DrainOptions) prepare(ctx context.Context) (map[string]drain.Selection,
 		if err != nil {
 			return nil, err
 		}
-		if len(pods) == 0 && !d.AllowEmpty {
-			return nil, fmt.Errorf("node %s has no pods%s: nothing to drain; nothing was changed (--allow-empty cordons it anyway)", name, d.selectorSuffix())
-		}
-		selection := drain.Select(pods)
+		selection := drain.Select(pods, d.policy())
 		selections[name] = selection
+		if err := selection.RefusedError(overrideFlag); err != nil {
+			refusals = append(refusals, fmt.Sprintf("node %s: %v", name, err))
+		}
 		for _, pod := range selection.Evict {
 			namespaces[pod.Namespace] = true
 		}
+	}
+	if len(refusals) > 0 {
+		return nil, fmt.Errorf("%s\nnothing was changed", strings.Join(refusals, "\n"))
 	}
 	perms = nil
 	for _, ns := range sortedKeys(namespaces) {
@@ -108,11 +118,30 @@ func (d *DrainOptions) listPods(ctx context.Context, node string) ([]*corev1.Pod
 	return pods, nil
 }
 
-func (d *DrainOptions) selectorSuffix() string {
-	if d.PodSelector == "" {
-		return ""
+// policy is what --force and --delete-emptydir-data let the drain evict.
+func (d *DrainOptions) policy() drain.Policy {
+	return drain.Policy{Force: d.Force, DeleteEmptyDirData: d.DeleteEmptyDirData}
+}
+
+// selectNodes turns --selector into the nodes to drain.
+func (d *DrainOptions) selectNodes(ctx context.Context) error {
+	if d.Selector == "" {
+		return nil
 	}
-	return " matching " + d.PodSelector
+	callCtx, cancel := d.call(ctx)
+	defer cancel()
+	list, err := d.kube.CoreV1().Nodes().List(callCtx, metav1.ListOptions{LabelSelector: d.Selector})
+	if err != nil {
+		return fmt.Errorf("listing the nodes of --selector %s: %w", d.Selector, err)
+	}
+	if len(list.Items) == 0 {
+		return fmt.Errorf("no node matches --selector %s; nothing was changed", d.Selector)
+	}
+	for _, node := range list.Items {
+		d.Nodes = append(d.Nodes, node.Name)
+	}
+	sort.Strings(d.Nodes)
+	return nil
 }
 
 func (d *DrainOptions) cordon(ctx context.Context) error {
@@ -136,19 +165,44 @@ func (d *DrainOptions) cordon(ctx context.Context) error {
 	return nil
 }
 
-// printSkipped lists the pods the drain leaves, as kubectl drain does.
+// printSkipped lists the pods the drain leaves, and those it evicts only
+// because of --force or --delete-emptydir-data, as kubectl drain does.
 func (d *DrainOptions) printSkipped(node string, selection drain.Selection) {
+	for _, reason := range drain.RefuseReasons {
+		if pods := selection.Overridden[reason]; len(pods) > 0 {
+			fmt.Fprintf(d.ErrOut, "Warning: node %s: evicting Pods that %s: %s\n", node, overriddenWords[reason], podNames(pods))
+		}
+	}
 	for _, reason := range drain.SkipReasons {
 		pods := selection.Skipped[reason]
 		if len(pods) == 0 {
 			continue
 		}
-		names := make([]string, 0, len(pods))
-		for _, pod := range pods {
-			names = append(names, pod.Namespace+"/"+pod.Name)
-		}
-		fmt.Fprintf(d.ErrOut, "Warning: node %s: skipping %s pods: %s\n", node, reason, strings.Join(names, ", "))
+		fmt.Fprintf(d.ErrOut, "Warning: node %s: skipping %s pods: %s\n", node, reason, podNames(pods))
 	}
+}
+
+// overrideFlag names the flag that overrides a refusal.
+func overrideFlag(reason drain.RefuseReason) string {
+	if reason == drain.RefuseUnmanaged {
+		return "use --force"
+	}
+	return "use --delete-emptydir-data"
+}
+
+// overriddenWords say what a pod evicted by an override is.
+var overriddenWords = map[drain.RefuseReason]string{
+	drain.RefuseUnmanaged: "declare no controller",
+	drain.RefuseEmptyDir:  "use emptyDir local storage, whose data is lost",
+}
+
+// podNames names pods as namespace/name, comma-separated.
+func podNames(pods []*corev1.Pod) string {
+	names := make([]string, 0, len(pods))
+	for _, pod := range pods {
+		names = append(names, pod.Namespace+"/"+pod.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // canListPDBs is true when the user may list and watch PodDisruptionBudgets,

@@ -60,7 +60,7 @@ namespaces with -A): the interceptor chain in the order it runs, which intercept
 the active one with its heartbeat age, ETA and message, the requesters, failed evictions and the
 PodDisruptionBudget that blocks them, and the latest events.`,
 		Example: `  # Where the drain of a node stands
-  kubectl evictionrequest status --node kwok-node-0
+  kubectl evictionrequest status --node NODE
 
   # One pod
   kubectl evictionrequest status -n shop web-0`,

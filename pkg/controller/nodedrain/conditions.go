@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,7 +41,10 @@ const (
 	// ReasonShutdownEvictingPods and ReasonShutdownAllPodsGone are the
 	// reasons of DrainInProgress in a drain for a graceful shutdown.
 	ReasonShutdownEvictingPods = "NodeShuttingDown"
-	ReasonShutdownAllPodsGone  = "AllPodsGoneBeforeShutdown"
+	// ReasonDrainRefused: pods the drain's policy refuses stop it before
+	// it changes anything.
+	ReasonDrainRefused        = "DrainRefused"
+	ReasonShutdownAllPodsGone = "AllPodsGoneBeforeShutdown"
 )
 
 // desiredConditions are the DrainInProgress and Drained conditions that
@@ -76,23 +80,8 @@ func desiredConditions(state nodeState, selection drain.Selection, summary drain
 // conditions alone, and records the drain's start and end as events.
 func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state nodeState, selection drain.Selection, summary drain.Summary) error {
 	inProgress, drained := desiredConditions(state, selection, summary)
-	now := metav1.NewTime(c.clock.Now())
-	var changed []corev1.NodeCondition
-	for _, want := range []corev1.NodeCondition{inProgress, drained} {
-		have := findCondition(node, want.Type)
-		if have != nil && have.Status == want.Status && have.Reason == want.Reason && have.Message == want.Message {
-			continue
-		}
-		want.LastHeartbeatTime, want.LastTransitionTime = now, now
-		if have != nil && have.Status == want.Status {
-			want.LastTransitionTime = have.LastTransitionTime
-		}
-		changed = append(changed, want)
-	}
-	if len(changed) > 0 {
-		if err := c.patchConditions(ctx, node.Name, changed); err != nil {
-			return err
-		}
+	if err := c.writeConditions(ctx, node, inProgress, drained); err != nil {
+		return err
 	}
 	// The cache may not show the conditions just written yet: the phase
 	// announced last is remembered, so that each start and end of a drain
@@ -106,6 +95,53 @@ func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state
 		c.recorder.Eventf(node, corev1.EventTypeNormal, phase, "%s", message)
 	}
 	return nil
+}
+
+// writeConditions patches the conditions into the Node's status when they
+// changed, keeping the transition time of a status that did not.
+func (c *Controller) writeConditions(ctx context.Context, node *corev1.Node, conditions ...corev1.NodeCondition) error {
+	now := metav1.NewTime(c.clock.Now())
+	var changed []corev1.NodeCondition
+	for _, want := range conditions {
+		have := findCondition(node, want.Type)
+		if have != nil && have.Status == want.Status && have.Reason == want.Reason && have.Message == want.Message {
+			continue
+		}
+		want.LastHeartbeatTime, want.LastTransitionTime = now, now
+		if have != nil && have.Status == want.Status {
+			want.LastTransitionTime = have.LastTransitionTime
+		}
+		changed = append(changed, want)
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	return c.patchConditions(ctx, node.Name, changed)
+}
+
+// refuse reports on the Node a drain that refuses some of its pods, and
+// requests nothing: DrainInProgress False with the reason DrainRefused and
+// a message naming the pods and the annotation that overrides each
+// refusal, Drained False, and an event.
+func (c *Controller) refuse(ctx context.Context, node *corev1.Node, refusal error) error {
+	message := fmt.Sprintf("The drain refuses to start, and changed nothing: %s.", strings.ReplaceAll(refusal.Error(), "\n", "; "))
+	inProgress := corev1.NodeCondition{Type: v1alpha1.NodeDrainInProgress, Status: corev1.ConditionFalse, Reason: ReasonDrainRefused, Message: message}
+	drained := corev1.NodeCondition{Type: v1alpha1.NodeDrained, Status: corev1.ConditionFalse, Reason: ReasonDrainRefused, Message: message}
+	if err := c.writeConditions(ctx, node, inProgress, drained); err != nil {
+		return err
+	}
+	if c.announce(node.Name, EventDrainRefused+message) {
+		c.recorder.Eventf(node, corev1.EventTypeWarning, EventDrainRefused, "%s", message)
+	}
+	return nil
+}
+
+// overrideAnnotation names the Node annotation that overrides a refusal.
+func overrideAnnotation(reason drain.RefuseReason) string {
+	if reason == drain.RefuseUnmanaged {
+		return "annotate the node " + v1alpha1.NodeDrainForceAnnotation + "=true"
+	}
+	return "annotate the node " + v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation + "=true"
 }
 
 // announce records phase as the last announced phase of the node's drain

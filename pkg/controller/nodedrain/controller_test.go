@@ -28,6 +28,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
@@ -199,8 +200,10 @@ func node() *wrappers.NodeWrapper {
 	return wrappers.MakeNode(nodeName)
 }
 
+// marked is the node marked for drain, allowing the bare pods the tests
+// build (TestBarePodsAndEmptyDirPodsRefuseTheDrain covers the refusal).
 func marked() *wrappers.NodeWrapper {
-	return node().Annotation(v1alpha1.NodeDrainAnnotation, "true")
+	return node().Annotation(v1alpha1.NodeDrainAnnotation, "true").Annotation(v1alpha1.NodeDrainForceAnnotation, "true")
 }
 
 func shuttingDown() *wrappers.NodeWrapper {
@@ -218,6 +221,45 @@ func condition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition
 		}
 	}
 	return nil
+}
+
+// As kubectl drain, the declarative drain refuses pods that declare no
+// controller and pods with emptyDir volumes, and then changes nothing;
+// the Node's annotations override each refusal.
+func TestBarePodsAndEmptyDirPodsRefuseTheDrain(t *testing.T) {
+	f := newFixture(t)
+	rs := "uid-rs"
+	f.add(node().Annotation(v1alpha1.NodeDrainAnnotation, "true").Obj(),
+		pod("bare").Obj(), pod("cache").OwnedBy("apps/v1", "ReplicaSet", "cache", types.UID(rs)).EmptyDir("scratch").Obj())
+	f.sync()
+	n := f.refreshNode()
+	if n.Spec.Unschedulable || len(f.requesters()) != 0 {
+		t.Fatalf("a refused drain changed something: unschedulable %v, requests %v", n.Spec.Unschedulable, f.requesters())
+	}
+	inProgress := condition(n, v1alpha1.NodeDrainInProgress)
+	want := "The drain refuses to start, and changed nothing: cannot request the eviction of Pods that declare no controller (annotate the node " +
+		v1alpha1.NodeDrainForceAnnotation + "=true to override): shop/bare; cannot request the eviction of Pods with local storage (annotate the node " +
+		v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation + "=true to override): shop/cache."
+	if inProgress == nil || inProgress.Reason != ReasonDrainRefused || inProgress.Message != want {
+		t.Errorf("DrainInProgress %+v, want reason %s and message\n%s", inProgress, ReasonDrainRefused, want)
+	}
+	if diff := cmp.Diff([]string{EventDrainRefused}, f.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+
+	n.Annotations[v1alpha1.NodeDrainForceAnnotation] = "true"
+	n.Annotations[v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation] = "true"
+	if _, err := f.kube.CoreV1().Nodes().Update(f.ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.refreshNode()
+	f.sync()
+	if diff := cmp.Diff(map[string][]string{"bare": {me}, "cache": {me}}, f.requesters()); diff != "" {
+		t.Errorf("requests once both annotations allow the pods (-want +got):\n%s", diff)
+	}
+	if !f.refreshNode().Spec.Unschedulable {
+		t.Error("the allowed drain did not cordon the node")
+	}
 }
 
 func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
 // shutdownMessage is what the kubelet's Ready condition says while a
@@ -42,6 +43,10 @@ type nodeState struct {
 	// that erased or changed them is noticed.
 	conditions          bool
 	inProgress, drained string
+	// policy is what the drain evicts beyond kubectl drain's defaults: the
+	// Node's override annotations, or everything for a shutdown, which
+	// takes every pod down anyway.
+	policy drain.Policy
 }
 
 func drainState(node *corev1.Node) nodeState {
@@ -50,6 +55,13 @@ func drainState(node *corev1.Node) nodeState {
 		shuttingDown:  isShuttingDown(node),
 		unschedulable: node.Spec.Unschedulable,
 		cordonedBy:    node.Annotations[v1alpha1.NodeCordonedByAnnotation],
+	}
+	s.policy = drain.Policy{
+		Force:              node.Annotations[v1alpha1.NodeDrainForceAnnotation] == "true",
+		DeleteEmptyDirData: node.Annotations[v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation] == "true",
+	}
+	if !s.marked {
+		s.policy = drain.Policy{Force: true, DeleteEmptyDirData: true}
 	}
 	for _, c := range node.Status.Conditions {
 		switch c.Type {

@@ -43,6 +43,9 @@ const (
 	// EventEvictionBlocked: the Eviction API refuses to evict a pod of the
 	// drain, most often because of a PodDisruptionBudget.
 	EventEvictionBlocked = "DrainEvictionBlocked"
+	// EventDrainRefused: pods the drain's policy refuses stop the drain
+	// before it changes anything.
+	EventDrainRefused = "DrainRefused"
 )
 
 // sync drains the node, or ends its drain, and returns when to look again
@@ -66,6 +69,14 @@ func (c *Controller) sync(ctx context.Context, name string) (time.Duration, erro
 // drain cordons a marked node, requests the eviction of its pods through
 // the node's drain session and reports the progress on the Node.
 func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeState) (time.Duration, error) {
+	// Pods the policy refuses stop the drain before it changes anything,
+	// as kubectl drain refuses them; a change of the pods or of the
+	// Node's annotations looks again.
+	if refusal := c.drainer.SelectOn(node.Name, state.policy).RefusedError(overrideAnnotation); refusal != nil {
+		return 0, c.refuse(ctx, node, refusal)
+	}
+	session := c.session(node.Name)
+	session.SetPolicy(state.policy)
 	if state.marked {
 		callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 		cordoned, err := drain.Cordon(callCtx, c.kubeClient.CoreV1(), node, c.drainer.Requests.Requester(), metav1.PatchOptions{FieldManager: ControllerName})
@@ -77,7 +88,7 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeSta
 			c.recorder.Eventf(node, corev1.EventTypeNormal, EventCordoned, "Cordoned node %s for its drain through EvictionRequests.", node.Name)
 		}
 	}
-	report, err := c.session(node.Name).Sync(ctx)
+	report, err := session.Sync(ctx)
 	if condErr := c.setConditions(ctx, node, state, report.Selections[node.Name], report.Summary); condErr != nil {
 		err = errors.Join(err, condErr)
 	}

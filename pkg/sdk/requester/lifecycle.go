@@ -119,5 +119,5 @@ func (l *Lifecycle) apply(ctx context.Context, namespace, podName string, uid ty
 	}
 	callCtx, cancel := context.WithTimeout(ctx, l.opts.CallTimeout)
 	defer cancel()
-	return l.client.LifecycleV1alpha1().EvictionRequests(namespace).Apply(callCtx, config, metav1.ApplyOptions{FieldManager: l.opts.FieldManager, Force: true})
+	return l.client.LifecycleV1alpha1().EvictionRequests(namespace).Apply(callCtx, config, metav1.ApplyOptions{FieldManager: l.opts.FieldManager, Force: true, DryRun: l.opts.dryRun()})
 }

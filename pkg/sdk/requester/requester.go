@@ -64,6 +64,17 @@ type Options struct {
 	// requester deletes it. By default the pod owns the request and the
 	// garbage collector deletes it with the pod.
 	KeepAfterPod bool
+	// DryRun sends every write as a server-side dry run: kube-apiserver
+	// (and our server) validate and admit it, and store nothing.
+	DryRun bool
+}
+
+// dryRun is the dryRun option of the writes opts asks for.
+func (opts Options) dryRun() []string {
+	if opts.DryRun {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
 }
 
 // Requester asks for, withdraws and waits for the eviction of pods under
@@ -157,7 +168,7 @@ func (r *Requester) apply(ctx context.Context, pod *corev1.Pod, deadline *int32)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	return r.requests.EvictionRequests(pod.Namespace).Apply(callCtx, config, metav1.ApplyOptions{FieldManager: r.opts.FieldManager})
+	return r.requests.EvictionRequests(pod.Namespace).Apply(callCtx, config, metav1.ApplyOptions{FieldManager: r.opts.FieldManager, DryRun: r.opts.dryRun()})
 }
 
 // Withdraw removes this requester from the EvictionRequest of the pod with
@@ -214,7 +225,7 @@ func (r *Requester) removeEntry(ctx context.Context, er *v1alpha1.EvictionReques
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	return r.requests.EvictionRequests(er.Namespace).Patch(callCtx, er.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: r.opts.FieldManager})
+	return r.requests.EvictionRequests(er.Namespace).Patch(callCtx, er.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: r.opts.FieldManager, DryRun: r.opts.dryRun()})
 }
 
 func (r *Requester) get(ctx context.Context, namespace, name string) (*v1alpha1.EvictionRequest, error) {

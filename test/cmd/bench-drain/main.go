@@ -178,7 +178,7 @@ func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, na
 	args := []string{"--kubeconfig=" + cluster.KubeconfigPath}
 	bin := filepath.Join(o.binDir, "kubectl-evictionrequest")
 	if which == "ours" {
-		args = append(args, "drain", node.Name, "--api="+o.api, "--output=lines", fmt.Sprintf("--timeout=%s", o.timeout))
+		args = append(args, "drain", node.Name, "--api="+o.api, "--force", "--output=lines", fmt.Sprintf("--timeout=%s", o.timeout))
 	} else {
 		bin = filepath.Join(o.binDir, "kubectl")
 		args = append(args, "drain", node.Name, "--force", "--ignore-daemonsets", "--delete-emptydir-data", fmt.Sprintf("--timeout=%s", o.timeout))

@@ -283,14 +283,17 @@ func (f *Framework) NewNode(t testing.TB) string {
 }
 
 // MarkForDrain sets or removes the annotation that asks the server's node
-// drain to drain node.
+// drain to drain node, with the one that lets it evict pods that declare
+// no controller, as the suite's pods are.
 func (f *Framework) MarkForDrain(t testing.TB, node string, drain bool) {
 	t.Helper()
 	var value any
 	if drain {
 		value = "true"
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.NodeDrainAnnotation: value}}})
+	// The suite's pods declare no controller: the drain may evict them.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		v1alpha1.NodeDrainAnnotation: value, v1alpha1.NodeDrainForceAnnotation: value}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func TestPluginDrainsANode(t *testing.T) {
 	}})
 	f.SkippedPods(t, ns, node)
 
-	r := f.RunCommand(t, 3*time.Minute, pluginBinary, "drain", node, "--timeout=150s")
+	r := f.RunCommand(t, 3*time.Minute, pluginBinary, "drain", node, "--force", "--timeout=150s")
 	if r.Err != nil {
 		t.Fatalf("the drain failed: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}

@@ -33,6 +33,14 @@ const (
 	// drain, so that only that drain uncordons it: a node an admin cordoned
 	// stays cordoned when the drain ends.
 	NodeCordonedByAnnotation = "evictionrequest.coordination.k8s.io/cordoned-by"
+	// NodeDrainForceAnnotation on a Node, set to "true", lets its drain
+	// evict pods that declare no controller, as kubectl drain --force
+	// does; without it such pods refuse the drain.
+	NodeDrainForceAnnotation = "evictionrequest.coordination.k8s.io/drain-force"
+	// NodeDrainDeleteEmptyDirDataAnnotation on a Node, set to "true", lets
+	// its drain evict pods with emptyDir volumes, as kubectl drain
+	// --delete-emptydir-data does; without it such pods refuse the drain.
+	NodeDrainDeleteEmptyDirDataAnnotation = "evictionrequest.coordination.k8s.io/drain-delete-emptydir-data"
 
 	// NodeDrainInProgress is True on a Node while a drain waits for pods to
 	// leave it; its message counts them. (The condition KEP-5683 proposes.)
