@@ -240,6 +240,24 @@ func TestSyncReportsGonePodsAndDrainsWhenTheirRequestsComplete(t *testing.T) {
 	}
 }
 
+// --skip-wait-for-delete-timeout: a pod terminating for longer no longer
+// holds the drain.
+func TestSyncStopsWaitingForAPodDeletedLongAgo(t *testing.T) {
+	web0 := wrappers.MakePod("web-0").Node("node-a").Obj()
+	f := newSessionFixture(web0)
+	f.helper.SkipWaitForDeleteTimeout = time.Minute
+	f.sync(t)
+	f.requests.showWritten()
+	f.pods.set("node-a", wrappers.MakePod("web-0").Node("node-a").Terminating(f.clock.Now()).Obj())
+	if report := f.sync(t); report.Drained() {
+		t.Fatal("drained while the pod has been terminating for less than the timeout")
+	}
+	f.clock.Step(time.Minute + time.Second)
+	if report := f.sync(t); !report.Drained() {
+		t.Errorf("not drained once the pod has been terminating for longer than the timeout: %s", report.Summary)
+	}
+}
+
 func TestSyncCallsOnBlockedOncePerChange(t *testing.T) {
 	db := wrappers.MakePod("db-0").Node("node-a").Label("app", "db").Obj()
 	f := newSessionFixture(db)
