@@ -69,7 +69,7 @@ run: build tools ## Run the local control plane in the foreground: our API with 
 	$(BIN_DIR)/local-up --dir=_output/local --bin-dir=$(BIN_DIR) --api=$(API) --overlay=$(OVERLAY)
 
 .PHONY: test
-test: verify test-unit test-e2e ## Everything CI runs: verify, unit and storage tests, e2e.
+test: verify test-unit test-image test-e2e ## Everything CI runs: verify, unit and storage tests, the image, e2e.
 
 .PHONY: test-unit
 test-unit: ## Unit tests, storage tests on an embedded etcd, the server in-process (test/integration), the rendering of the deploy overlays and the harness's load balancer.
@@ -168,18 +168,42 @@ update-codegen: ## Regenerate deepcopy, defaults, conversions, OpenAPI and clien
 certs: ## Write a CA and the serving certificate the default and ha overlays of artifacts/ deploy.
 	$(GO) run ./hack/gen-serving-cert --out artifacts/components/serving-cert-files/certs
 
-# IMAGE names the image `make image` builds.
-IMAGE ?= evictionrequest-apiserver:dev
+# IMAGE is the reference `make image` tags its tarball with; IMAGE_PLATFORMS
+# the platforms of the image index; REGISTRY where `make push` sends it.
+IMAGE           ?= evictionrequest-apiserver:$(VERSION)
+IMAGE_PLATFORMS ?= linux/amd64
+REGISTRY        ?=
+IMAGE_BINARIES  := evictionrequest-apiserver evictionrequest-controller surge-interceptor
+# The commit the image is built from, and its time: one commit, one digest.
+GIT_COMMIT      := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+GIT_TIME        := $(shell git log -1 --format=%cI 2>/dev/null || echo 1970-01-01T00:00:00Z)
+IMAGE_FLAGS      = --bin-dir=_output/image-bin --platforms=$(IMAGE_PLATFORMS) --version=$(VERSION) \
+	--revision=$(GIT_COMMIT) --created=$(GIT_TIME) --tag=$(IMAGE) --layout=_output/image --tarball=_output/image.tar
+
+.PHONY: image-bin
+image-bin:
+	@for platform in $(subst $(comma), ,$(IMAGE_PLATFORMS)); do \
+		os=$${platform%/*}; arch=$${platform#*/}; \
+		for bin in $(IMAGE_BINARIES); do \
+			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=false -ldflags "-s -w $(LDFLAGS)" \
+				-o _output/image-bin/$${os}_$${arch}/$$bin ./cmd/$$bin; \
+		done; \
+	done
+
+comma := ,
 
 .PHONY: image
-image: ## Build the static, non-root image of the server and the surge interceptor (needs a container engine).
-	@engine="$$(command -v docker || command -v podman || true)"; \
-	if [[ -z "$$engine" ]] || ! "$$engine" info >/dev/null 2>&1; then \
-		echo "make image: no running container engine (docker or podman) on this machine; the image is not built." >&2; \
-		echo "Build it where one runs: docker build -f artifacts/image/Dockerfile -t $(IMAGE) ." >&2; \
-		exit 1; \
-	fi; \
-	"$$engine" build -f artifacts/image/Dockerfile -t $(IMAGE) .
+image: image-bin ## Build the image (the server, evictionrequest-controller and the surge interceptor; static, non-root, OCI labels) without a container engine: an OCI layout in _output/image and a tarball _output/image.tar.
+	$(GO) run ./hack/image $(IMAGE_FLAGS)
+
+.PHONY: push
+push: image-bin ## Push the image to REGISTRY (for example REGISTRY=registry.example.com/team), with the credentials of ~/.docker/config.json.
+	@if [[ -z "$(REGISTRY)" ]]; then echo "make push: set REGISTRY, for example REGISTRY=registry.example.com/team" >&2; exit 1; fi
+	$(GO) run ./hack/image $(IMAGE_FLAGS) --push=$(REGISTRY)/$(IMAGE)
+
+.PHONY: test-image
+test-image: image ## Open the built image: its config, its layer, and the binary in it running --version.
+	$(GO) test -count=1 ./test/image/... -args -layout=$(CURDIR)/_output/image -version=$(VERSION) -revision=$(GIT_COMMIT)
 
 .PHONY: clean
 clean: ## Remove _output.
