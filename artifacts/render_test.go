@@ -278,3 +278,30 @@ func TestThePolicyAllowsTheServersKubernetesInterceptors(t *testing.T) {
 		t.Error("no validation of k8s.io names in the policy")
 	}
 }
+
+// Every overlay deploys the image the release component pins, so that
+// `kubectl apply -k` on a release tag pulls an image that exists.
+func TestEveryOverlayPinsTheReleaseImage(t *testing.T) {
+	want, err := ReleaseImage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, overlay := range Overlays {
+		for name, d := range deployments(t, render(t, overlay)) {
+			for _, c := range d.Spec.Template.Spec.Containers {
+				if strings.HasPrefix(c.Image, ImageName) || (strings.Contains(c.Image, "/"+ImageName+":") && c.Image != want) {
+					t.Errorf("overlay %s, Deployment %s, container %s: image %s, want %s", overlay, name, c.Name, c.Image, want)
+				}
+			}
+		}
+	}
+}
+
+func TestPinReleaseKeepsTheComments(t *testing.T) {
+	in := []byte("# pinned\nimages:\n- name: evictionrequest-apiserver\n  newName: a.example/x\n  newTag: v0.1.0\n")
+	got := string(PinRelease(in, "registry.example.com/team/evictionrequest-apiserver", "v1.2.3"))
+	want := "# pinned\nimages:\n- name: evictionrequest-apiserver\n  newName: registry.example.com/team/evictionrequest-apiserver\n  newTag: v1.2.3\n"
+	if got != want {
+		t.Errorf("PinRelease() =\n%s\nwant\n%s", got, want)
+	}
+}
