@@ -305,3 +305,35 @@ func TestPinReleaseKeepsTheComments(t *testing.T) {
 		t.Errorf("PinRelease() =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// Users edit requests but only interceptors write their status; the
+// roles an interceptor, a requester and a drainer need ship ready to bind.
+func TestUserRoles(t *testing.T) {
+	objects := render(t, "default")
+	rulesOf := func(name string) []rbacv1.PolicyRule {
+		obj := find(objects, "ClusterRole", name)
+		if obj == nil {
+			t.Fatalf("no ClusterRole %s", name)
+		}
+		var role rbacv1.ClusterRole
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role); err != nil {
+			t.Fatal(err)
+		}
+		return role.Rules
+	}
+	if allows(rulesOf("evictionrequest-edit"), "evictionrequests/status", "update") {
+		t.Error("the aggregate-to-edit role lets every editor write the status interceptors own")
+	}
+	for role, want := range map[string][]string{
+		"evictionrequest-interceptor": {"evictionrequests/status update", "pods delete"},
+		"evictionrequest-requester":   {"evictionrequests create", "pods delete"},
+		"evictionrequest-drainer":     {"nodes patch"},
+	} {
+		for _, w := range want {
+			resource, verb, _ := strings.Cut(w, " ")
+			if !allows(rulesOf(role), resource, verb) {
+				t.Errorf("%s does not allow %s", role, w)
+			}
+		}
+	}
+}
