@@ -164,6 +164,9 @@ func checkHardened(t *testing.T, name string, spec corev1.PodSpec) {
 	if spec.PriorityClassName == "" {
 		t.Errorf("%s: no priority class", name)
 	}
+	if spec.NodeSelector[corev1.LabelOSStable] != "linux" {
+		t.Errorf("%s: node selector %v, want %s=linux (the image is linux only)", name, spec.NodeSelector, corev1.LabelOSStable)
+	}
 	for _, c := range spec.Containers {
 		csc := c.SecurityContext
 		if csc == nil || csc.AllowPrivilegeEscalation == nil || *csc.AllowPrivilegeEscalation || csc.ReadOnlyRootFilesystem == nil || !*csc.ReadOnlyRootFilesystem ||
@@ -175,6 +178,12 @@ func checkHardened(t *testing.T, name string, spec corev1.PodSpec) {
 		}
 		if c.LivenessProbe == nil || c.ReadinessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet == nil {
 			t.Errorf("%s/%s: liveness %+v, readiness %+v", name, c.Name, c.LivenessProbe, c.ReadinessProbe)
+		}
+		if c.StartupProbe == nil || c.StartupProbe.HTTPGet == nil {
+			t.Errorf("%s/%s: no startup probe: a slow start would be killed by the liveness probe", name, c.Name)
+		}
+		if c.Resources.Requests.StorageEphemeral().IsZero() || c.Resources.Limits.StorageEphemeral().IsZero() {
+			t.Errorf("%s/%s: resources %+v, want requests and limits of ephemeral storage", name, c.Name, c.Resources)
 		}
 	}
 }
@@ -333,6 +342,22 @@ func TestUserRoles(t *testing.T) {
 			resource, verb, _ := strings.Cut(w, " ")
 			if !allows(rulesOf(role), resource, verb) {
 				t.Errorf("%s does not allow %s", role, w)
+			}
+		}
+	}
+}
+
+// Every Deployment of several replicas has a PodDisruptionBudget that lets
+// one go at a time.
+func TestReplicatedDeploymentsHaveABudget(t *testing.T) {
+	for _, overlay := range Overlays {
+		objects := render(t, overlay)
+		for name, d := range deployments(t, objects) {
+			if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
+				continue
+			}
+			if find(objects, "PodDisruptionBudget", name) == nil {
+				t.Errorf("overlay %s: Deployment %s has %d replicas and no PodDisruptionBudget", overlay, name, *d.Spec.Replicas)
 			}
 		}
 	}
