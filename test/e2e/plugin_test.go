@@ -310,7 +310,7 @@ func TestPluginDrainSafetyFlags(t *testing.T) {
 		p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	}})
 	r := f.RunCommand(t, time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--dry-run=server")
-	if r.Err != nil || !strings.Contains(r.Stderr, "cannot request the eviction of Pods with local storage (use --delete-emptydir-data to override): "+ns+"/cache-0") {
+	if r.Err == nil || !strings.Contains(r.Stderr, "cannot request the eviction of Pods with local storage (use --delete-emptydir-data to override): "+ns+"/cache-0") {
 		t.Errorf("a drain of a pod with emptyDir data without --delete-emptydir-data: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
 	r = f.RunCommand(t, time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--delete-emptydir-data", "--dry-run=server")
