@@ -120,7 +120,7 @@ bench-system: build tools ## Our API through the aggregator against an equivalen
 		--out=_output/bench/system.json --chart=_output/bench/system.png $(BENCH_SYSTEM_FLAGS)
 
 .PHONY: verify
-verify: verify-gofmt verify-vet verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck ## gofmt, go vet, generated code, golangci-lint, logcheck, go mod tidy and shellcheck.
+verify: verify-gofmt verify-vet verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-kube-score ## gofmt, go vet, generated code, golangci-lint, logcheck, go mod tidy, shellcheck and kube-score of the overlays.
 
 .PHONY: verify-gofmt
 verify-gofmt:
@@ -150,6 +150,15 @@ verify-mod: ## go.mod and go.sum of the project and of its tool modules are tidy
 verify-shellcheck: ## shellcheck of the shell scripts (installs Debian's shellcheck when missing).
 	@command -v shellcheck >/dev/null || hack/install-debian-packages.sh shellcheck
 	shellcheck .ci/run hack/*.sh
+
+.PHONY: verify-kube-score
+verify-kube-score: $(BIN_DIR)/kube-score ## kube-score over every rendered overlay; findings fail unless artifacts/kube-score-ignore.txt explains them.
+	KUBE_SCORE=$(BIN_DIR)/kube-score hack/verify-kube-score.sh
+
+$(BIN_DIR)/kube-score: hack/tools/kube-score/go.mod hack/tools/kube-score/go.sum
+	@echo ">> Building kube-score from the Go module proxy"
+	cd hack/tools/kube-score && $(GO) build -o $@ github.com/zegl/kube-score/cmd/kube-score
+	@touch $@
 
 $(BIN_DIR)/golangci-lint: hack/tools/golangci-lint/go.mod hack/tools/golangci-lint/go.sum
 	@echo ">> Building golangci-lint from the Go module proxy (about a minute on 2 cores)"
