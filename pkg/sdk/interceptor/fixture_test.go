@@ -92,17 +92,7 @@ func newFixture(t *testing.T, er *v1alpha1.EvictionRequest, handle Handler) *fix
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := i.Run(ctx); err != nil {
-			t.Errorf("Run() = %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	runUntilCleanup(t, ctx, cancel, i)
 	return f
 }
 
@@ -203,4 +193,20 @@ func complete(reason string) func(*v1alpha1.EvictionRequestStatus) {
 	return func(s *v1alpha1.EvictionRequestStatus) {
 		apimeta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: string(v1alpha1.EvictionRequestComplete), Status: metav1.ConditionTrue, Reason: reason})
 	}
+}
+
+// runUntilCleanup runs i until the test ends, then cancels its context and
+// waits for Run to return.
+func runUntilCleanup(t *testing.T, ctx context.Context, cancel context.CancelFunc, i *Interceptor) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := i.Run(ctx); err != nil {
+			t.Errorf("Run() = %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 }

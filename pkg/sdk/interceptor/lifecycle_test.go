@@ -55,17 +55,7 @@ func runResponder(t *testing.T, kube *k8sfake.Clientset, handle Handler) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := i.Run(ctx); err != nil {
-			t.Errorf("Run() = %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	runUntilCleanup(t, ctx, cancel, i)
 }
 
 // A Handler runs unchanged as a responder: it sees the pod and the message
