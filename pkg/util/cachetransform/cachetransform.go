@@ -37,3 +37,15 @@ func StripMetadata(obj any) (any, error) {
 	}
 	return obj, nil
 }
+
+// StripManagedFields is a cache.TransformFunc that drops
+// metadata.managedFields, for controllers that write only by server-side
+// apply (which never sends a cached copy back) and never read who manages
+// what: evictionrequest-controller's informers. Other values pass
+// unchanged.
+func StripManagedFields(obj any) (any, error) {
+	if accessor, err := meta.Accessor(obj); err == nil {
+		accessor.SetManagedFields(nil)
+	}
+	return obj, nil
+}

@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -47,5 +48,18 @@ func TestStripMetadata(t *testing.T) {
 	tombstone := cache.DeletedFinalStateUnknown{Key: "ns/web-0", Obj: pod}
 	if got, err := StripMetadata(tombstone); err != nil || got != any(tombstone) {
 		t.Errorf("a tombstone came back as %v, %v; want it unchanged", got, err)
+	}
+}
+
+func TestStripManagedFieldsKeepsLabels(t *testing.T) {
+	ev := &lifecyclev1alpha1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "pod-1-web", Labels: map[string]string{"acme.io/drain": "requester"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "evictionrequest-controller"}}}}
+	out, err := StripManagedFields(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*lifecyclev1alpha1.Eviction)
+	if len(got.ManagedFields) != 0 || got.Labels["acme.io/drain"] != "requester" {
+		t.Errorf("StripManagedFields() = %+v, want no managedFields and the labels kept", got.ObjectMeta)
 	}
 }
