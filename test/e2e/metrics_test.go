@@ -56,7 +56,7 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 		}
 		return v
 	}
-	if v := sample(`evictionrequest_controller_evictions{result="success"}`); v < 1 {
+	if v := sample(`evictionrequest_controller_evictions_total{result="success"}`); v < 1 {
 		t.Errorf("evictions{result=success} = %v, want at least the eviction of this test", v)
 	}
 	// Only the parked request is in progress; the evicted one is complete.

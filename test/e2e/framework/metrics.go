@@ -43,7 +43,7 @@ func ScrapeMetrics(t testing.TB, config *rest.Config) MetricSamples {
 }
 
 // Value returns the value of one sample, such as
-// `evictionrequest_controller_evictions{result="success"}`, and whether it is there.
+// `evictionrequest_controller_evictions_total{result="success"}`, and whether it is there.
 func (m MetricSamples) Value(sample string) (float64, bool) {
 	match := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sample) + ` ([0-9.e+]+)$`).FindSubmatch(m)
 	if match == nil {

@@ -50,7 +50,7 @@ const (
 var Evictions = metrics.NewCounterVec(&metrics.CounterOpts{
 	Namespace:      namespace,
 	Subsystem:      subsystem,
-	Name:           "evictions",
+	Name:           "evictions_total",
 	Help:           "Number of API-initiated evictions of pods by the eviction request controller, by result (success, blocked, failed).",
 	StabilityLevel: metrics.ALPHA,
 }, []string{"result"})
