@@ -103,7 +103,7 @@ func (s Selection) RefusedError(override func(RefuseReason) string) error {
 	var lines []string
 	for _, reason := range RefuseReasons {
 		if pods := s.Refused[reason]; len(pods) > 0 {
-			lines = append(lines, fmt.Sprintf("cannot request the eviction of Pods %s (%s to override): %s", reason, override(reason), podList(pods)))
+			lines = append(lines, fmt.Sprintf("cannot request the eviction of Pods %s (%s to override): %s", reason, override(reason), PodList(pods)))
 		}
 	}
 	if len(lines) == 0 {
@@ -112,8 +112,9 @@ func (s Selection) RefusedError(override func(RefuseReason) string) error {
 	return fmt.Errorf("%s", strings.Join(lines, "\n"))
 }
 
-// podList names pods as namespace/name, comma-separated.
-func podList(pods []*corev1.Pod) string {
+// PodList names pods as namespace/name, comma-separated, as kubectl drain
+// lists them.
+func PodList(pods []*corev1.Pod) string {
 	names := make([]string, 0, len(pods))
 	for _, pod := range pods {
 		names = append(names, pod.Namespace+"/"+pod.Name)

@@ -48,11 +48,6 @@ const (
 	// DefaultLifecycleName is the responder name on lifecycle.k8s.io,
 	// where names are domain-prefixed keys and k8s.io is reserved.
 	DefaultLifecycleName = "evictionrequest.github.io/surge"
-	// LifecyclePriority is the priority pods give the surge in
-	// spec.evictionResponders: upstream's recommendation for the
-	// controller that manages the pod, so that it runs before the
-	// application's own responders and the default evictor.
-	LifecyclePriority = 10000
 
 	// StateAnnotation on a Deployment records the surge in progress.
 	StateAnnotation = "evictionrequest.coordination.k8s.io/surge"

@@ -170,7 +170,7 @@ func (d *DrainOptions) cordon(ctx context.Context) error {
 func (d *DrainOptions) printSkipped(node string, selection drain.Selection) {
 	for _, reason := range drain.RefuseReasons {
 		if pods := selection.Overridden[reason]; len(pods) > 0 {
-			fmt.Fprintf(d.ErrOut, "Warning: node %s: evicting Pods that %s: %s\n", node, overriddenWords[reason], podNames(pods))
+			fmt.Fprintf(d.ErrOut, "Warning: node %s: evicting Pods that %s: %s\n", node, overriddenWords[reason], drain.PodList(pods))
 		}
 	}
 	for _, reason := range drain.SkipReasons {
@@ -178,7 +178,7 @@ func (d *DrainOptions) printSkipped(node string, selection drain.Selection) {
 		if len(pods) == 0 {
 			continue
 		}
-		fmt.Fprintf(d.ErrOut, "Warning: node %s: skipping %s pods: %s\n", node, reason, podNames(pods))
+		fmt.Fprintf(d.ErrOut, "Warning: node %s: skipping %s pods: %s\n", node, reason, drain.PodList(pods))
 	}
 }
 
@@ -194,15 +194,6 @@ func overrideFlag(reason drain.RefuseReason) string {
 var overriddenWords = map[drain.RefuseReason]string{
 	drain.RefuseUnmanaged: "declare no controller",
 	drain.RefuseEmptyDir:  "use emptyDir local storage, whose data is lost",
-}
-
-// podNames names pods as namespace/name, comma-separated.
-func podNames(pods []*corev1.Pod) string {
-	names := make([]string, 0, len(pods))
-	for _, pod := range pods {
-		names = append(names, pod.Namespace+"/"+pod.Name)
-	}
-	return strings.Join(names, ", ")
 }
 
 // canListPDBs is true when the user may list and watch PodDisruptionBudgets,

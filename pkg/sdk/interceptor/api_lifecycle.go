@@ -105,29 +105,30 @@ func (l lifecycleAPI) period(_ *lifecyclev1alpha1.Eviction, configured time.Dura
 func (l lifecycleAPI) write(ctx context.Context, ev *lifecyclev1alpha1.Eviction, w statusWrite) (*lifecyclev1alpha1.Eviction, error) {
 	entry := lifecycleapply.ResponderStatus().WithName(l.name)
 	previous := lifecycleutil.ResponderStatus(ev, l.name)
-	heartbeat := metav1.NewTime(w.now)
+	if previous == nil {
+		previous = &lifecyclev1alpha1.ResponderStatus{}
+	}
+	if previous.StartTime != nil {
+		entry.WithStartTime(*previous.StartTime)
+	}
+	// The last heartbeat of a turn is now: its completion.
+	heartbeat := lifecycleutil.NextHeartbeat(previous.HeartbeatTime, w.now)
+	if w.done {
+		heartbeat = metav1.NewTime(w.now)
+	}
+	entry.WithHeartbeatTime(heartbeat)
 	message := w.progress.Message
-	if previous != nil {
-		if previous.StartTime != nil {
-			entry.WithStartTime(*previous.StartTime)
-		}
-		if previous.HeartbeatTime != nil && w.now.Sub(previous.HeartbeatTime.Time) < lifecycleutil.MinHeartbeatInterval && !w.done {
-			heartbeat = *previous.HeartbeatTime
-		}
-		if message == "" {
-			message = ptr.Deref(previous.Message, "")
-		}
+	if message == "" {
+		message = ptr.Deref(previous.Message, "")
 	}
 	if w.done && w.message != "" {
 		message = w.message
 	}
-	entry.WithHeartbeatTime(heartbeat)
 	if message != "" {
-		entry.WithMessage(truncate(message))
+		entry.WithMessage(lifecycleutil.ResponderMessage(message))
 	}
 	if expected := w.progress.ExpectedFinishTime; expected != nil && !w.done {
-		// kube-apiserver refuses an expected completion in the past.
-		entry.WithExpectedCompletionTime(metav1.NewTime(later(*expected, w.now)))
+		entry.WithExpectedCompletionTime(lifecycleutil.ExpectedCompletion(*expected, w.now))
 	}
 	if w.done {
 		entry.WithCompletionTime(metav1.NewTime(w.now))
@@ -148,20 +149,3 @@ func (l lifecycleAPI) request(ev *lifecyclev1alpha1.Eviction, r Reporter) *Reque
 }
 
 func (l lifecycleAPI) scheme() *runtime.Scheme { return scheme.Scheme }
-
-// maxMessage is the longest responder message kube-apiserver accepts.
-const maxMessage = 4000
-
-func truncate(message string) string {
-	if len(message) > maxMessage {
-		return message[:maxMessage]
-	}
-	return message
-}
-
-func later(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return b
-	}
-	return a
-}

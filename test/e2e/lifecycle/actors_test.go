@@ -156,7 +156,7 @@ func TestSurgeReplacesASingleReplicaWithoutDowntime(t *testing.T) {
 	ns := f.NewNamespace(t)
 	f.PoolNode(t, ns)
 	f.CreateDeployment(t, ns, "db", 1, "", func(dep *appsv1.Deployment) {
-		dep.Spec.Template.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(surge.DefaultLifecycleName, surge.LifecyclePriority)}
+		dep.Spec.Template.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(surge.DefaultLifecycleName, lifecycleutil.ManagingControllerPriority)}
 	})
 	original := f.PodsOf(t, ns, "db")[0]
 	f.Cordon(t, original.Spec.NodeName)

@@ -157,19 +157,10 @@ func lastHeartbeat(status *lifecyclev1alpha1.ResponderStatus) time.Time {
 // Every field the evictor wrote before is in the apply: one left out would
 // be removed.
 func (c *Controller) write(ctx context.Context, ev *lifecyclev1alpha1.Eviction, status *lifecyclev1alpha1.ResponderStatus, r report, now time.Time) error {
-	entry := lifecycleapply.ResponderStatus().WithName(Name).WithStartTime(*status.StartTime).WithMessage(truncate(r.message))
-	heartbeat := status.HeartbeatTime
-	if heartbeat == nil || now.Sub(heartbeat.Time) >= lifecycleutil.MinHeartbeatInterval {
-		heartbeat = ptr.To(metav1.NewTime(now))
-	}
-	entry.WithHeartbeatTime(*heartbeat)
+	entry := lifecycleapply.ResponderStatus().WithName(Name).WithStartTime(*status.StartTime).
+		WithMessage(lifecycleutil.ResponderMessage(r.message)).WithHeartbeatTime(lifecycleutil.NextHeartbeat(status.HeartbeatTime, now))
 	if r.expected != nil {
-		// kube-apiserver refuses an expected completion in the past.
-		expected := *r.expected
-		if expected.Before(now) {
-			expected = now
-		}
-		entry.WithExpectedCompletionTime(metav1.NewTime(expected))
+		entry.WithExpectedCompletionTime(lifecycleutil.ExpectedCompletion(*r.expected, now))
 	}
 	if r.complete {
 		entry.WithCompletionTime(metav1.NewTime(now))
@@ -180,14 +171,4 @@ func (c *Controller) write(ctx context.Context, ev *lifecyclev1alpha1.Eviction, 
 		lifecycleapply.Eviction(ev.Name, ev.Namespace).WithStatus(lifecycleapply.EvictionStatus().WithResponders(entry)),
 		metav1.ApplyOptions{FieldManager: ControllerName, Force: true})
 	return err
-}
-
-// maxMessage is the longest message the evictor writes.
-const maxMessage = 4000
-
-func truncate(message string) string {
-	if len(message) > maxMessage {
-		return message[:maxMessage]
-	}
-	return message
 }
