@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -221,10 +222,11 @@ func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
 		t.Error("the drain cordoned a node that shuts down")
 	}
 
-	// The shutdown is canceled: the node is Ready again.
-	if err := setNodeReadyCondition(ctx, node, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"); err != nil {
-		t.Fatal(err)
-	}
+	// The shutdown is canceled: the node is Ready again. kwok writes the
+	// node's status too: a conflict is tried again.
+	framework.Eventually(t, time.Minute, "the node Ready again", func(ctx context.Context) error {
+		return setNodeReadyCondition(ctx, node, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status")
+	})
 	for _, pod := range pods {
 		f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
 	}
