@@ -92,6 +92,7 @@ type Controller struct {
 	recorder    record.EventRecorder
 	clock       clock.WithTicker
 	backoff     *evictionBackoff
+	lastTurns   *lastTurnTimeouts
 }
 
 // evictor evicts through the Eviction API with the controller's client,
@@ -125,6 +126,7 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, erClien
 		recorder:    broadcaster.NewRecorder(erscheme.Scheme, corev1.EventSource{Component: ControllerName}),
 		clock:       clock,
 		backoff:     newEvictionBackoff(),
+		lastTurns:   newLastTurnTimeouts(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: clock}),
 	}
@@ -219,7 +221,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		// the garbage collector with its pod: there is nothing left to do.
 		klog.FromContext(ctx).V(4).Info("EvictionRequest deleted while syncing", "evictionRequest", key)
 		c.queue.Forget(key)
-		c.backoff.forget(key)
+		c.forget(key)
 		return true
 	case apierrors.IsConflict(err):
 		// Someone wrote the request since the cache saw it: the next sync

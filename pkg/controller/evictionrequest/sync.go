@@ -35,6 +35,7 @@ import (
 	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
+	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
@@ -49,14 +50,14 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	}
 	er, err := c.erLister.EvictionRequests(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.backoff.forget(key)
+		c.forget(key)
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
 	if erutil.IsComplete(er) || er.Spec.Target.PodRef == nil {
-		c.backoff.forget(key)
+		c.forget(key)
 		return 0, nil
 	}
 	logger = klog.LoggerWithValues(logger, "evictionRequest", klog.KObj(er), "pod", klog.KRef(namespace, er.Spec.Target.PodRef.Name))
@@ -110,7 +111,8 @@ func (c *Controller) complete(ctx context.Context, er *v1alpha1.EvictionRequest,
 	if err != nil {
 		return err
 	}
-	c.backoff.forget(er.Namespace + "/" + er.Name)
+	c.forget(er.Namespace + "/" + er.Name)
+	metrics.RequestDuration.WithLabelValues(reason).Observe(now.Sub(er.CreationTimestamp.Time).Seconds())
 	eventReason := EventCompleted
 	if reason == v1alpha1.CompleteReasonCanceled {
 		eventReason = EventCanceled
@@ -142,6 +144,12 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 		}
 		if next, ok := eviction.Next(order, active); ok {
 			return c.handOff(ctx, er, active, next, end, deadline, now)
+		}
+		if end == eviction.TimedOut && c.lastTurns.first(key, deadline) {
+			metrics.InterceptorTimeouts.Inc()
+			c.eventf(er, corev1.EventTypeWarning, EventInterceptorTimedOut,
+				"Interceptor %s missed its heartbeat deadline of %s (at %s); no interceptor is left, so the pod is evicted through the Eviction API.",
+				active, erutil.HeartbeatDeadlineDuration(er), deadline.UTC().Format(time.RFC3339))
 		}
 	}
 	return c.evict(ctx, key, er, pod)
@@ -183,6 +191,9 @@ func (c *Controller) handOff(ctx context.Context, er *v1alpha1.EvictionRequest, 
 		return 0, err
 	}
 	c.eventf(er, eventType, reason, "%s", message)
+	if end == eviction.TimedOut {
+		metrics.InterceptorTimeouts.Inc()
+	}
 	return heartbeatDeadline, nil
 }
 

@@ -75,9 +75,26 @@ func (c *Controller) syncEviction(ctx context.Context, key string) (time.Duratio
 	for _, e := range d.events {
 		c.recorder.Event(ev, e.eventType, e.reason, e.message)
 		logger.V(2).Info("Eviction progressed", "reason", e.reason, "message", e.message)
+		if e.reason == EventResponderTimedOut {
+			metrics.ResponderTimeouts.Inc()
+		}
 	}
 	countTurns(ev.Status.TargetResponders, d.status.TargetResponders)
+	observeEnd(c.clock.Now(), ev, d.status)
 	return d.resync, nil
+}
+
+// observeEnd observes the duration of ev when status, just written, ends it.
+func observeEnd(now time.Time, ev *lifecyclev1alpha1.Eviction, status lifecyclev1alpha1.EvictionStatus) {
+	after := &lifecyclev1alpha1.Eviction{Status: status}
+	if lifecycleutil.IsFinished(ev) || !lifecycleutil.IsFinished(after) {
+		return
+	}
+	result := metrics.ResultEvictionFailed
+	if lifecycleutil.IsEvicted(after) {
+		result = metrics.ResultEvicted
+	}
+	metrics.EvictionDuration.WithLabelValues(result).Observe(now.Sub(ev.CreationTimestamp.Time).Seconds())
 }
 
 // ownedStatus is the part of status the controller writes, for comparing

@@ -24,6 +24,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	"github.com/evictionrequest/apiserver/pkg/util/scrapegauges"
 
 	// The workqueue of the controller reports depth, adds, latency and
@@ -54,6 +55,31 @@ var Evictions = metrics.NewCounterVec(&metrics.CounterOpts{
 	Help:           "Number of API-initiated evictions of pods by the eviction request controller, by result (success, blocked, failed).",
 	StabilityLevel: metrics.ALPHA,
 }, []string{"result"})
+
+// RequestDuration observes, for each EvictionRequest the controller
+// completes, the time from its creation to its completion: how long a
+// requester waited for the pod to go, interceptors included.
+var RequestDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+	Namespace:      namespace,
+	Subsystem:      subsystem,
+	Name:           "request_duration_seconds",
+	Help:           "Time from the creation of an EvictionRequest to its completion, by the reason it completed (PodDeleted, PodTerminated, Canceled).",
+	Buckets:        eviction.DurationBuckets,
+	StabilityLevel: metrics.ALPHA,
+}, []string{"reason"})
+
+// InterceptorTimeouts counts the interceptors that missed their heartbeat
+// deadline and were passed over, the next interceptor or the Eviction API
+// taking their turn. The InterceptorTimedOut event on the request names the
+// interceptor; a label per name would grow with every interceptor a pod
+// declares.
+var InterceptorTimeouts = metrics.NewCounter(&metrics.CounterOpts{
+	Namespace:      namespace,
+	Subsystem:      subsystem,
+	Name:           "interceptor_timeouts_total",
+	Help:           "Number of times the active interceptor of an EvictionRequest missed its heartbeat deadline and was passed over.",
+	StabilityLevel: metrics.ALPHA,
+})
 
 var (
 	activeInterceptorDesc = metrics.NewDesc(metrics.BuildFQName(namespace, subsystem, "active_interceptor"),
@@ -101,7 +127,7 @@ var (
 // Register registers the metrics with the server's registry, once.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(Evictions)
+		legacyregistry.MustRegister(Evictions, RequestDuration, InterceptorTimeouts)
 		legacyregistry.CustomMustRegister(gauges)
 	})
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	"github.com/evictionrequest/apiserver/pkg/util/scrapegauges"
 
 	// The workqueues report depth, adds, latency and retries through this
@@ -43,6 +44,14 @@ const (
 	ResultBlocked = "blocked"
 	// ResultFailed is an eviction that failed otherwise.
 	ResultFailed = "failed"
+)
+
+// Results of an Eviction, the label of EvictionDuration.
+const (
+	// ResultEvicted is an Eviction whose target was evicted.
+	ResultEvicted = "TargetEvicted"
+	// ResultEvictionFailed is an Eviction that failed.
+	ResultEvictionFailed = "Failed"
 )
 
 var (
@@ -67,6 +76,22 @@ var (
 		Help:           "Number of API-initiated evictions of pods by the default evictor, by result (success, blocked, failed).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
+
+	// EvictionDuration observes, for each Eviction that ends, the time
+	// from its creation to its end, by how it ended.
+	EvictionDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Namespace: namespace, Subsystem: "lifecycle_controller", Name: "eviction_duration_seconds",
+		Help:           "Time from the creation of an Eviction to its end, by how it ended (TargetEvicted, Failed).",
+		Buckets:        eviction.DurationBuckets,
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+	// ResponderTimeouts counts the responders that missed their heartbeat
+	// deadline; the ResponderTimedOut event on the Eviction names them.
+	ResponderTimeouts = metrics.NewCounter(&metrics.CounterOpts{
+		Namespace: namespace, Subsystem: "lifecycle_controller", Name: "responder_timeouts_total",
+		Help:           "Number of times the active responder of an Eviction missed its heartbeat deadline and was Interrupted.",
+		StabilityLevel: metrics.ALPHA,
+	})
 
 	activeResponderDesc = metrics.NewDesc(metrics.BuildFQName(namespace, "lifecycle_controller", "active_responder"),
 		"Number of unfinished Evictions whose active responder is the labeled one.",
@@ -104,7 +129,7 @@ var (
 // Register registers the metrics with the legacy registry, once.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(EvictionsCreated, ResponderTurns, EvictorEvictions)
+		legacyregistry.MustRegister(EvictionsCreated, ResponderTurns, EvictorEvictions, EvictionDuration, ResponderTimeouts)
 		legacyregistry.CustomMustRegister(gauges)
 	})
 }

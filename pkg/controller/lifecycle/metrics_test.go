@@ -1,0 +1,55 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package lifecycle
+
+import (
+	"testing"
+
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	"k8s.io/component-base/metrics/testutil"
+
+	"github.com/evictionrequest/apiserver/internal/wrappers"
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+)
+
+func TestAnEvictionThatEndsIsTimedAndItsResponderTimeoutCounted(t *testing.T) {
+	ev := wrappers.MakeEviction("pod-1-web", podWithResponders).Created(start).Requester(requester, lifecyclev1alpha1.RequesterIntentEviction).
+		TargetResponder("acme.io/surge", 10000, lifecyclev1alpha1.ResponderStateCompleted).
+		TargetResponder("acme.io/backup", 1000, lifecyclev1alpha1.ResponderStateCompleted).
+		TargetResponder(evictor, lifecycleutil.EvictorPriority, active).Started(evictor, start).Obj()
+	f := newFixture(t, podWithResponders, ev, wrappers.MakeLifecycleRequest("r1", podWithResponders, requester).Obj())
+	failed := metrics.EvictionDuration.WithLabelValues(metrics.ResultEvictionFailed)
+	countBefore, _ := testutil.GetHistogramMetricCount(failed)
+	sumBefore, _ := testutil.GetHistogramMetricValue(failed)
+	timeoutsBefore, _ := testutil.GetCounterMetricValue(metrics.ResponderTimeouts)
+
+	// The evictor, the last responder, misses its deadline: the Eviction fails.
+	f.clock.Step(lifecycleutil.HeartbeatDeadline)
+	f.syncEviction("pod-1-web")
+	f.syncEviction("pod-1-web")
+
+	count, _ := testutil.GetHistogramMetricCount(failed)
+	sum, _ := testutil.GetHistogramMetricValue(failed)
+	if count-countBefore != 1 || sum-sumBefore != lifecycleutil.HeartbeatDeadline.Seconds() {
+		t.Errorf("eviction_duration_seconds{result=Failed} grew by %d observations summing %vs, want 1 of %vs",
+			count-countBefore, sum-sumBefore, lifecycleutil.HeartbeatDeadline.Seconds())
+	}
+	if timeouts, _ := testutil.GetCounterMetricValue(metrics.ResponderTimeouts); timeouts-timeoutsBefore != 1 {
+		t.Errorf("responder_timeouts_total grew by %v, want 1", timeouts-timeoutsBefore)
+	}
+}
