@@ -72,7 +72,7 @@ run: build tools ## Run the local control plane in the foreground: our API with 
 test: verify test-unit test-image test-e2e ## Everything CI runs: verify, unit and storage tests, the image, e2e.
 
 .PHONY: test-unit
-test-unit: ## Unit tests, storage tests on an embedded etcd, the server in-process (test/integration), the rendering of the deploy overlays and the harness's load balancer.
+test-unit: $(BIN_DIR)/promtool ## Unit tests, storage tests on an embedded etcd, the server in-process (test/integration), the rendering of the deploy overlays, the alerting rules (promtool) and the harness's load balancer.
 	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./artifacts/... ./test/integration/... ./internal/...
 
 .PHONY: test-e2e
@@ -158,6 +158,11 @@ verify-kube-score: $(BIN_DIR)/kube-score ## kube-score over every rendered overl
 $(BIN_DIR)/kube-score: hack/tools/kube-score/go.mod hack/tools/kube-score/go.sum
 	@echo ">> Building kube-score from the Go module proxy"
 	cd hack/tools/kube-score && $(GO) build -o $@ github.com/zegl/kube-score/cmd/kube-score
+	@touch $@
+
+$(BIN_DIR)/promtool: hack/tools/promtool/go.mod hack/tools/promtool/go.sum
+	@echo ">> Building promtool from the Go module proxy (about three minutes on 2 cores)"
+	cd hack/tools/promtool && $(GO) build -o $@ github.com/prometheus/prometheus/cmd/promtool
 	@touch $@
 
 $(BIN_DIR)/golangci-lint: hack/tools/golangci-lint/go.mod hack/tools/golangci-lint/go.sum

@@ -34,14 +34,18 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-// manifests holds the kustomizations; certificates and keys are never
-// embedded (only *.yaml is).
+// manifests holds the kustomizations and the Grafana dashboard;
+// certificates and keys are never embedded (only *.yaml and *.json are).
 //
-//go:embed system/*.yaml base/*.yaml components/*/*.yaml overlays/*/*.yaml
+//go:embed system/*.yaml base/*.yaml components/*/*.yaml components/*/*.json overlays/*/*.yaml
 var manifests embed.FS
 
 // Overlays are the overlays users deploy, in artifacts/overlays.
 var Overlays = []string{"default", "ha", "cert-manager", "dev", "lifecycle"}
+
+// MonitoringComponent is the component that adds monitoring with the
+// Prometheus Operator to an overlay.
+const MonitoringComponent = "monitoring"
 
 // ServingCertFiles are the files the serving-cert-files component reads
 // from its certs/ directory: the serving certificate and key, and the CA
@@ -52,6 +56,13 @@ var ServingCertFiles = []string{"tls.crt", "tls.key", "ca.crt"}
 // returns its objects. certs are the files of the serving-cert-files
 // component by name (ServingCertFiles), for the overlays that use it.
 func Render(overlay string, certs map[string][]byte) ([]*unstructured.Unstructured, error) {
+	return RenderWith(overlay, nil, certs)
+}
+
+// RenderWith renders overlay with the optional components of
+// artifacts/components added last, as a user's kustomization that names
+// the overlay and the components (such as monitoring) does.
+func RenderWith(overlay string, components []string, certs map[string][]byte) ([]*unstructured.Unstructured, error) {
 	fSys := filesys.MakeFsInMemory()
 	err := fs.WalkDir(manifests, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -71,7 +82,18 @@ func Render(overlay string, certs map[string][]byte) ([]*unstructured.Unstructur
 			return nil, err
 		}
 	}
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fSys, path.Join("/artifacts/overlays", overlay))
+	dir := path.Join("/artifacts/overlays", overlay)
+	if len(components) > 0 {
+		kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../overlays/" + overlay + "\ncomponents:\n"
+		for _, c := range components {
+			kustomization += "- ../components/" + c + "\n"
+		}
+		dir = "/artifacts/rendered"
+		if err := fSys.WriteFile(path.Join(dir, "kustomization.yaml"), []byte(kustomization)); err != nil {
+			return nil, err
+		}
+	}
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fSys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("rendering overlay %s: %w", overlay, err)
 	}

@@ -3,9 +3,10 @@
 # Copyright The EvictionRequest API Server Authors.
 # SPDX-License-Identifier: Apache-2.0
 
-# Runs kube-score over every rendered overlay of artifacts/. A finding fails
-# unless artifacts/kube-score-ignore.txt names its test with the reason it
-# does not apply.
+# Runs kube-score over every rendered overlay of artifacts/, with the
+# monitoring component added. A finding fails unless
+# artifacts/kube-score-ignore.txt names its test with the reason it does not
+# apply.
 
 set -o errexit
 set -o nounset
@@ -27,7 +28,7 @@ OUT="$(mktemp -d)"
 trap 'rm -rf "${OUT}"' EXIT
 failed=0
 for overlay in "${OVERLAYS[@]}"; do
-  go run ./hack/render "${overlay}" > "${OUT}/${overlay}.yaml"
+  go run ./hack/render "${overlay}" monitoring > "${OUT}/${overlay}.yaml"
   if ! "${KUBE_SCORE}" score --output-format ci --exit-one-on-warning "${ignores[@]}" "${OUT}/${overlay}.yaml" > "${OUT}/${overlay}.txt"; then
     echo "kube-score finds, in overlay ${overlay}:"
     grep -v '^\[OK\]' "${OUT}/${overlay}.txt" || true

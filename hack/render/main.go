@@ -14,10 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command render prints an overlay of artifacts/ as YAML, as `kubectl
-// kustomize` does, with placeholder certificate files for the overlays that
-// read them: for linters of the manifests (hack/verify-kube-score.sh), not
-// for installing.
+// Command render prints an overlay of artifacts/ as YAML, with the
+// components named after it added last, as `kubectl kustomize` does, with
+// placeholder certificate files for the overlays that read them: for
+// linters of the manifests (hack/verify-kube-score.sh), not for installing.
 package main
 
 import (
@@ -30,15 +30,15 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: render OVERLAY")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: render OVERLAY [COMPONENT...]")
 		os.Exit(2)
 	}
 	placeholders := map[string][]byte{}
 	for _, name := range artifacts.ServingCertFiles {
 		placeholders[name] = []byte("placeholder " + name)
 	}
-	objects, err := artifacts.Render(os.Args[1], placeholders)
+	objects, err := artifacts.RenderWith(os.Args[1], os.Args[2:], placeholders)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -75,4 +75,23 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 	for _, name := range []string{"workqueue_depth", "workqueue_queue_duration_seconds_count", "workqueue_work_duration_seconds_count", "workqueue_retries_total"} {
 		sample(name + `{name="evictionrequests"}`)
 	}
+	if v := sample(`evictionrequest_controller_request_duration_seconds_count{reason="PodDeleted"}`); v < 1 {
+		t.Errorf("request_duration_seconds_count{reason=PodDeleted} = %v, want at least the request of this test", v)
+	}
+	// The parked request is in progress: the oldest one is no younger.
+	if v := sample(`evictionrequest_controller_oldest_request_creation_timestamp_seconds`); v > float64(parkedER.CreationTimestamp.Unix()) {
+		t.Errorf("oldest_request_creation_timestamp_seconds = %v, after the creation of the parked request (%d)", v, parkedER.CreationTimestamp.Unix())
+	}
+	if v := sample(`leader_election_master_status{name="evictionrequest-controller"}`); v != 1 {
+		t.Errorf("leader_election_master_status = %v, want 1 on the only replica", v)
+	}
+	sample(`evictionrequest_controller_interceptor_timeouts_total`)
+	framework.CheckMonitoredMetrics(t, metrics, "evictionrequest_controller_", "leader_election_", "workqueue_")
+
+	// What the API-unavailable alert reads, on kube-apiserver.
+	apiserver := framework.ScrapeMetrics(t, f.AdminConfig)
+	if v, ok := apiserver.Value(`aggregator_unavailable_apiservice{name="v1alpha1.coordination.k8s.io"}`); !ok || v != 0 {
+		t.Errorf("kube-apiserver's aggregator_unavailable_apiservice of our APIService = %v (reported: %v), want 0", v, ok)
+	}
+	framework.CheckMonitoredMetrics(t, apiserver, "aggregator_")
 }

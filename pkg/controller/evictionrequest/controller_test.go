@@ -695,6 +695,8 @@ func TestMetricsSnapshot(t *testing.T) {
 	f.addEvictionRequest(er)
 	done := newEvictionRequest()
 	done.Name = "done"
+	// The complete request is older, and not the oldest in progress.
+	done.CreationTimestamp = metav1.NewTime(start.Add(-time.Hour))
 	done.Status.Conditions = []metav1.Condition{{Type: "Complete", Status: metav1.ConditionTrue}}
 	if err := f.erIndexer.Add(done); err != nil {
 		t.Fatal(err)
@@ -704,6 +706,7 @@ func TestMetricsSnapshot(t *testing.T) {
 		ActiveInterceptors: map[string]int{"b.example.com": 1},
 		ActiveRequesters:   map[string]int{"nodemaintenance.k8s.io": 1},
 		PodInterceptors:    map[string]int{"a.example.com": 1, "b.example.com": 1, metrics.InvalidLabelValue: 2},
+		OldestInProgress:   start,
 	}
 	if diff := cmp.Diff(want, f.controller.MetricsSnapshot()); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)

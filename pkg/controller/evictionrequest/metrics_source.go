@@ -45,6 +45,9 @@ func (c *Controller) MetricsSnapshot() metrics.Snapshot {
 		if erutil.IsComplete(er) {
 			continue
 		}
+		if created := er.CreationTimestamp.Time; snapshot.OldestInProgress.IsZero() || created.Before(snapshot.OldestInProgress) {
+			snapshot.OldestInProgress = created
+		}
 		if er.Status.ActiveInterceptorName != nil {
 			snapshot.ActiveInterceptors[*er.Status.ActiveInterceptorName]++
 		}

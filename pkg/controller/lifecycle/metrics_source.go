@@ -41,6 +41,9 @@ func (c *Controller) MetricsSnapshot() metrics.Snapshot {
 			s.Evictions["Failed"]++
 		default:
 			s.Evictions["InProgress"]++
+			if created := ev.CreationTimestamp.Time; s.OldestInProgress.IsZero() || created.Before(s.OldestInProgress) {
+				s.OldestInProgress = created
+			}
 			if name := lifecycleutil.ActiveResponder(ev); name != "" {
 				s.ActiveResponders[name]++
 			}

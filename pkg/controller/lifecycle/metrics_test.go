@@ -18,8 +18,11 @@ package lifecycle
 
 import (
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
@@ -51,5 +54,24 @@ func TestAnEvictionThatEndsIsTimedAndItsResponderTimeoutCounted(t *testing.T) {
 	}
 	if timeouts, _ := testutil.GetCounterMetricValue(metrics.ResponderTimeouts); timeouts-timeoutsBefore != 1 {
 		t.Errorf("responder_timeouts_total grew by %v, want 1", timeouts-timeoutsBefore)
+	}
+}
+
+func TestMetricsSnapshotCountsEvictionsAndFindsTheOldestInProgress(t *testing.T) {
+	other := wrappers.MakePod("api").Obj()
+	evicted := wrappers.MakeEviction("pod-1-api", other).Created(start.Add(-time.Hour)).
+		Condition(lifecyclev1alpha1.EvictionConditionTargetEvicted, metav1.ConditionTrue, lifecyclev1alpha1.EvictionConditionReasonPodDeleted, start).Obj()
+	running := wrappers.MakeEviction("pod-1-web", podWithResponders).Created(start).
+		TargetResponder("acme.io/surge", 10000, active).Obj()
+	f := newFixture(t, podWithResponders, evicted, running, wrappers.MakeLifecycleRequest("r1", podWithResponders, requester).Obj())
+
+	want := metrics.Snapshot{
+		ActiveResponders: map[string]int{"acme.io/surge": 1},
+		ActiveRequesters: map[string]int{requester: 1},
+		Evictions:        map[string]int{"TargetEvicted": 1, "InProgress": 1},
+		OldestInProgress: start,
+	}
+	if diff := cmp.Diff(want, f.controller.MetricsSnapshot()); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 }

@@ -25,6 +25,7 @@ package scrapegauges
 import (
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/component-base/metrics"
 )
@@ -37,12 +38,16 @@ const MaxLabelValues = 50
 // OtherLabelValue is the label of the counts past MaxLabelValues.
 const OtherLabelValue = "<other>"
 
+// NoLabel is the key of the one value of a gauge described without a
+// label, such as a timestamp.
+const NoLabel = ""
+
 // Source returns the counts of each gauge, in the order of the collector's
 // descriptions.
 type Source func() []map[string]int
 
-// Collector reports the gauges of its descriptions, each with one label,
-// from its current Source.
+// Collector reports the gauges of its descriptions, each with one label
+// (or none, its value under NoLabel), from its current Source.
 type Collector struct {
 	metrics.BaseStableCollector
 	descs  []*metrics.Desc
@@ -82,6 +87,10 @@ func (c *Collector) CollectWithStability(ch chan<- metrics.Metric) {
 			break
 		}
 		for label, count := range Bounded(counts, MaxLabelValues) {
+			if label == NoLabel {
+				ch <- metrics.NewLazyConstMetric(c.descs[i], metrics.GaugeValue, float64(count))
+				continue
+			}
 			ch <- metrics.NewLazyConstMetric(c.descs[i], metrics.GaugeValue, float64(count), label)
 		}
 	}
@@ -112,4 +121,13 @@ func Bounded(counts map[string]int, max int) map[string]int {
 		}
 	}
 	return kept
+}
+
+// Timestamp is the counts of a gauge without a label whose value is t in
+// seconds since the epoch, reported only when t is set.
+func Timestamp(t time.Time) map[string]int {
+	if t.IsZero() {
+		return nil
+	}
+	return map[string]int{NoLabel: int(t.Unix())}
 }

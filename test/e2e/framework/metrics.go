@@ -17,12 +17,20 @@ limitations under the License.
 package framework
 
 import (
+	"context"
+	"io"
+	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/evictionrequest/apiserver/artifacts"
 )
 
 // MetricSamples is the text of a server's /metrics.
@@ -42,6 +50,28 @@ func ScrapeMetrics(t testing.TB, config *rest.Config) MetricSamples {
 	return body
 }
 
+// ScrapeMetricsURL reads the plain-HTTP /metrics at url, such as a
+// controller's.
+func ScrapeMetricsURL(t testing.TB, url string) MetricSamples {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v", url, resp.Status, err)
+	}
+	return body
+}
+
 // Value returns the value of one sample, such as
 // `evictionrequest_controller_evictions_total{result="success"}`, and whether it is there.
 func (m MetricSamples) Value(sample string) (float64, bool) {
@@ -51,4 +81,34 @@ func (m MetricSamples) Value(sample string) (float64, bool) {
 	}
 	v, err := strconv.ParseFloat(string(match[1]), 64)
 	return v, err == nil
+}
+
+// Has is true when the metric family name, such as a histogram's
+// `evictionrequest_controller_request_duration_seconds`, has samples.
+func (m MetricSamples) Has(name string) bool {
+	return regexp.MustCompile(`(?m)^# TYPE ` + regexp.QuoteMeta(name) + ` `).Match(m)
+}
+
+// CheckMonitoredMetrics fails t for each metric the monitoring component's
+// rules and dashboard read, among those whose name has one of prefixes,
+// that m lacks: a renamed metric would leave an alert silent.
+func CheckMonitoredMetrics(t testing.TB, m MetricSamples, prefixes ...string) {
+	t.Helper()
+	names, err := artifacts.MonitoredMetrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, name := range names {
+		if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			continue
+		}
+		checked++
+		if !m.Has(name) {
+			t.Errorf("the monitoring component reads %s, which /metrics lacks", name)
+		}
+	}
+	if checked == 0 {
+		t.Errorf("the monitoring component reads no metric named %v", prefixes)
+	}
 }

@@ -20,6 +20,7 @@ package metrics
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -91,6 +92,9 @@ var (
 	podInterceptorsDesc = metrics.NewDesc(metrics.BuildFQName(namespace, subsystem, "pod_interceptors"),
 		"Number of pods that declare the labeled interceptor.",
 		[]string{"interceptor"}, nil, metrics.ALPHA, "")
+	oldestRequestDesc = metrics.NewDesc(metrics.BuildFQName(namespace, subsystem, "oldest_request_creation_timestamp_seconds"),
+		"Creation time, in seconds since the epoch, of the oldest EvictionRequest in progress; absent when none is.",
+		nil, nil, metrics.ALPHA, "")
 )
 
 // MaxLabelValues and OtherLabelValue bound the label values each gauge
@@ -112,6 +116,9 @@ type Snapshot struct {
 	ActiveRequesters map[string]int
 	// PodInterceptors counts pods by declared interceptor.
 	PodInterceptors map[string]int
+	// OldestInProgress is when the oldest request in progress was created,
+	// zero when none is.
+	OldestInProgress time.Time
 }
 
 // Source computes a Snapshot; the controller is the source while it leads.
@@ -121,7 +128,7 @@ type Source interface {
 
 var (
 	registerOnce sync.Once
-	gauges       = scrapegauges.NewCollector(activeInterceptorDesc, activeRequesterDesc, podInterceptorsDesc)
+	gauges       = scrapegauges.NewCollector(activeInterceptorDesc, activeRequesterDesc, podInterceptorsDesc, oldestRequestDesc)
 )
 
 // Register registers the metrics with the server's registry, once.
@@ -141,6 +148,7 @@ func SetSource(s Source) {
 	}
 	gauges.SetSource(func() []map[string]int {
 		snapshot := s.MetricsSnapshot()
-		return []map[string]int{snapshot.ActiveInterceptors, snapshot.ActiveRequesters, snapshot.PodInterceptors}
+		return []map[string]int{snapshot.ActiveInterceptors, snapshot.ActiveRequesters, snapshot.PodInterceptors,
+			scrapegauges.Timestamp(snapshot.OldestInProgress)}
 	})
 }

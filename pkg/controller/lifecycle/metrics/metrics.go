@@ -21,6 +21,7 @@ package metrics
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -102,6 +103,9 @@ var (
 	evictionsDesc = metrics.NewDesc(metrics.BuildFQName(namespace, "lifecycle_controller", "evictions"),
 		"Number of Evictions by state: InProgress, TargetEvicted or Failed.",
 		[]string{"state"}, nil, metrics.ALPHA, "")
+	oldestEvictionDesc = metrics.NewDesc(metrics.BuildFQName(namespace, "lifecycle_controller", "oldest_eviction_creation_timestamp_seconds"),
+		"Creation time, in seconds since the epoch, of the oldest Eviction in progress; absent when none is.",
+		nil, nil, metrics.ALPHA, "")
 )
 
 // Snapshot is the state the gauges report, computed when /metrics is
@@ -114,6 +118,9 @@ type Snapshot struct {
 	ActiveRequesters map[string]int
 	// Evictions counts Evictions by state.
 	Evictions map[string]int
+	// OldestInProgress is when the oldest Eviction in progress was
+	// created, zero when none is.
+	OldestInProgress time.Time
 }
 
 // Source computes a Snapshot; the controller is the source while it leads.
@@ -123,7 +130,7 @@ type Source interface {
 
 var (
 	registerOnce sync.Once
-	gauges       = scrapegauges.NewCollector(activeResponderDesc, activeRequesterDesc, evictionsDesc)
+	gauges       = scrapegauges.NewCollector(activeResponderDesc, activeRequesterDesc, evictionsDesc, oldestEvictionDesc)
 )
 
 // Register registers the metrics with the legacy registry, once.
@@ -142,6 +149,7 @@ func SetSource(s Source) {
 	}
 	gauges.SetSource(func() []map[string]int {
 		snapshot := s.MetricsSnapshot()
-		return []map[string]int{snapshot.ActiveResponders, snapshot.ActiveRequesters, snapshot.Evictions}
+		return []map[string]int{snapshot.ActiveResponders, snapshot.ActiveRequesters, snapshot.Evictions,
+			scrapegauges.Timestamp(snapshot.OldestInProgress)}
 	})
 }

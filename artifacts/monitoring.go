@@ -1,0 +1,49 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package artifacts
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// monitoredMetric matches the names of the project's metrics, and of the
+// Kubernetes metrics the monitoring component reads, in a PromQL
+// expression.
+var monitoredMetric = regexp.MustCompile(`\b(evictionrequest_[a-z_]+|leader_election_master_status|aggregator_unavailable_apiservice|workqueue_depth)\b`)
+
+// MonitoredMetrics returns the names of the metric families the alerting
+// rules and the dashboard of the monitoring component read, sorted: a
+// histogram's _bucket, _sum and _count series are named by their family.
+func MonitoredMetrics() ([]string, error) {
+	var names []string
+	for _, file := range []string{"prometheusrule.yaml", "dashboard.json"} {
+		data, err := manifests.ReadFile("components/" + MonitoringComponent + "/" + file)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range monitoredMetric.FindAllString(string(data), -1) {
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				name = strings.TrimSuffix(name, suffix)
+			}
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
