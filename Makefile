@@ -179,8 +179,8 @@ update-codegen: ## Regenerate deepcopy, defaults, conversions, OpenAPI and clien
 	hack/update-codegen.sh
 
 .PHONY: certs
-certs: ## Write a CA and the serving certificate the default and ha overlays of artifacts/ deploy.
-	$(GO) run ./hack/gen-serving-cert --out artifacts/components/serving-cert-files/certs
+certs: ## Write the certificates the overlays of artifacts/ read from files: the serving certificate with its CA (default, ha), and the ha overlay's etcd CA, member and client certificates.
+	$(GO) run ./hack/gen-certs
 
 # IMAGE is the reference `make image` tags its tarball with; IMAGE_PLATFORMS
 # the platforms of the image index; REGISTRY where `make push` sends it.

@@ -47,14 +47,10 @@ var Overlays = []string{"default", "ha", "cert-manager", "dev", "lifecycle"}
 // Prometheus Operator to an overlay.
 const MonitoringComponent = "monitoring"
 
-// ServingCertFiles are the files the serving-cert-files component reads
-// from its certs/ directory: the serving certificate and key, and the CA
-// the APIService trusts.
-var ServingCertFiles = []string{"tls.crt", "tls.key", "ca.crt"}
-
 // Render builds overlay with kustomize, as `kubectl kustomize` does, and
-// returns its objects. certs are the files of the serving-cert-files
-// component by name (ServingCertFiles), for the overlays that use it.
+// returns its objects. certs are the certificate files the overlays read
+// (CertFiles), keyed by path relative to artifacts/; an overlay fails to
+// render without those it reads.
 func Render(overlay string, certs map[string][]byte) ([]*unstructured.Unstructured, error) {
 	return RenderWith(overlay, nil, certs)
 }
@@ -78,7 +74,7 @@ func RenderWith(overlay string, components []string, certs map[string][]byte) ([
 		return nil, err
 	}
 	for name, data := range certs {
-		if err := fSys.WriteFile(path.Join("/artifacts/components/serving-cert-files/certs", name), data); err != nil {
+		if err := fSys.WriteFile(path.Join("/artifacts", name), data); err != nil {
 			return nil, err
 		}
 	}

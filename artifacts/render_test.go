@@ -33,7 +33,14 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
 )
 
-var testCerts = map[string][]byte{"tls.crt": []byte("CERT"), "tls.key": []byte("KEY"), "ca.crt": []byte("CA")}
+// testCerts stands in for every certificate file, each its own path.
+var testCerts = func() map[string][]byte {
+	files := map[string][]byte{}
+	for _, name := range CertFiles {
+		files[name] = []byte("placeholder " + name)
+	}
+	return files
+}()
 
 func render(t *testing.T, overlay string) []*unstructured.Unstructured {
 	t.Helper()
@@ -200,8 +207,9 @@ func TestDefaultTrustsTheCAOfItsServingCertificate(t *testing.T) {
 		t.Fatal("no serving certificate Secret")
 	}
 	caBundle, _, _ := unstructured.NestedString(find(objects, "APIService", "v1alpha1.coordination.k8s.io").Object, "spec", "caBundle")
-	if want := base64.StdEncoding.EncodeToString(testCerts["ca.crt"]); caBundle != want {
-		t.Errorf("caBundle %q, want the CA of the certificate files %q", caBundle, want)
+	// kustomize wraps long base64 lines, which decoders skip.
+	if got, _ := base64.StdEncoding.DecodeString(caBundle); string(got) != string(testCerts[ServingCertDir+"/ca.crt"]) {
+		t.Errorf("caBundle holds %q, want the CA of the certificate files %q", got, testCerts[ServingCertDir+"/ca.crt"])
 	}
 	d := deployments(t, objects)["evictionrequest-apiserver"]
 	var mounted string
@@ -248,6 +256,42 @@ func TestHARunsReplicasOnAnEtcdCluster(t *testing.T) {
 	}
 	if find(objects, "PodDisruptionBudget", "evictionrequest-apiserver") == nil {
 		t.Error("no PodDisruptionBudget for the server")
+	}
+	checkEtcdTLS(t, objects, args, etcd)
+}
+
+// checkEtcdTLS: the server reaches etcd over TLS with the client
+// certificate, and the members verify clients and peers, each mounting its
+// own Secret of etcd's CA.
+func checkEtcdTLS(t *testing.T, objects []*unstructured.Unstructured, serverArgs string, etcd appsv1.StatefulSet) {
+	t.Helper()
+	if strings.Contains(serverArgs, "http://") || !strings.Contains(serverArgs, "--etcd-certfile=") || !strings.Contains(serverArgs, "--etcd-cafile=") {
+		t.Errorf("server args %q, want https etcd servers with a client certificate and etcd's CA", serverArgs)
+	}
+	etcdArgs := strings.Join(etcd.Spec.Template.Spec.Containers[0].Args, " ")
+	for _, flag := range []string{"--client-cert-auth", "--peer-client-cert-auth", "--trusted-ca-file=", "--peer-trusted-ca-file=", "--quota-backend-bytes="} {
+		if !strings.Contains(etcdArgs, flag) {
+			t.Errorf("etcd args lack %s", flag)
+		}
+	}
+	if strings.Contains(etcdArgs, "=http://0.0.0.0:2379") || strings.Contains(etcdArgs, "=http://0.0.0.0:2380") || strings.Contains(etcdArgs, "=http://evictionrequest-etcd") {
+		t.Errorf("etcd args %q serve clients or peers in plaintext", etcdArgs)
+	}
+	for secret, want := range map[string]string{"evictionrequest-etcd-member-tls": "member.crt", "evictionrequest-etcd-client-tls": "client.crt"} {
+		var found *unstructured.Unstructured
+		for _, obj := range objects {
+			if obj.GetKind() == "Secret" && strings.HasPrefix(obj.GetName(), secret) {
+				found = obj
+			}
+		}
+		if found == nil {
+			t.Errorf("no Secret %s", secret)
+			continue
+		}
+		crt, _, _ := unstructured.NestedString(found.Object, "data", "tls.crt")
+		if got, _ := base64.StdEncoding.DecodeString(crt); string(got) != string(testCerts[EtcdCertDir+"/"+want]) {
+			t.Errorf("Secret %s holds tls.crt %q, want certs/%s", secret, got, want)
+		}
 	}
 }
 

@@ -35,7 +35,7 @@ func main() {
 		os.Exit(2)
 	}
 	placeholders := map[string][]byte{}
-	for _, name := range artifacts.ServingCertFiles {
+	for _, name := range artifacts.CertFiles {
 		placeholders[name] = []byte("placeholder " + name)
 	}
 	objects, err := artifacts.RenderWith(os.Args[1], os.Args[2:], placeholders)

@@ -18,6 +18,7 @@ package localcluster
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"strings"
@@ -28,11 +29,25 @@ type EtcdMember struct {
 	*Process
 	// ClientURL is where clients reach the member.
 	ClientURL string
+	// TLS is the configuration of its clients when the member serves them
+	// over TLS and verifies their certificates (the server's etcd in the ha
+	// overlay); nil when it serves plain HTTP.
+	TLS *tls.Config
+	// healthURL is its /health, in plain HTTP on a port of its own.
+	healthURL string
 	args      []string
 }
 
+// HTTPClient is a client of the member's client URL, with the member's TLS.
+func (m *EtcdMember) HTTPClient() *http.Client {
+	if m.TLS == nil {
+		return http.DefaultClient
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: m.TLS}}
+}
+
 func (c *Cluster) startEtcd(ctx context.Context) error {
-	members, err := c.startEtcdCluster(ctx, "etcd")
+	members, err := c.startEtcdCluster(ctx, nil, "etcd")
 	if err != nil {
 		return err
 	}
@@ -63,20 +78,28 @@ func (c *Cluster) ServerEtcdURLs() []string {
 }
 
 // startEtcdCluster starts an etcd cluster of one member per name, on free
-// loopback ports and with its data under the cluster directory, and returns
-// once every member is healthy: a member reports healthy only once the
-// cluster has a leader, so all of them start before the first is waited for.
-func (c *Cluster) startEtcdCluster(ctx context.Context, names ...string) ([]*EtcdMember, error) {
+// loopback ports and with its data under the cluster directory, with
+// certificates for clients and peers when tls is set, and returns once
+// every member is healthy: a member reports healthy only once the cluster
+// has a leader, so all of them start before the first is waited for.
+func (c *Cluster) startEtcdCluster(ctx context.Context, secure *etcdTLS, names ...string) ([]*EtcdMember, error) {
+	scheme := "http"
+	if secure != nil {
+		scheme = "https"
+	}
 	members := make([]*EtcdMember, len(names))
 	peerURLs := make([]string, len(names))
 	initialCluster := make([]string, len(names))
 	for i, name := range names {
-		ports, err := c.reservePorts(2)
+		ports, err := c.reservePorts(3)
 		if err != nil {
 			return nil, err
 		}
-		members[i] = &EtcdMember{ClientURL: loopbackURL("http", ports[0])}
-		peerURLs[i] = loopbackURL("http", ports[1])
+		members[i] = &EtcdMember{ClientURL: loopbackURL(scheme, ports[0]), healthURL: loopbackURL("http", ports[2]) + "/health"}
+		if secure != nil {
+			members[i].TLS = secure.client
+		}
+		peerURLs[i] = loopbackURL(scheme, ports[1])
 		initialCluster[i] = name + "=" + peerURLs[i]
 	}
 	for i, name := range names {
@@ -88,13 +111,16 @@ func (c *Cluster) startEtcdCluster(ctx context.Context, names ...string) ([]*Etc
 			"--listen-peer-urls=" + peerURLs[i], "--initial-advertise-peer-urls=" + peerURLs[i],
 			"--initial-cluster=" + strings.Join(initialCluster, ","),
 			"--initial-cluster-token=" + names[0],
-			"--listen-metrics-urls=",
+			"--listen-metrics-urls=" + strings.TrimSuffix(m.healthURL, "/health"),
 			// /debug/pprof on the client URL, for the system benchmark's
 			// heap of the etcds.
 			"--enable-pprof",
 			"--log-level=warn",
 			// The cluster is thrown away after the run; fsync would only slow tests.
 			"--unsafe-no-fsync",
+		}
+		if secure != nil {
+			m.args = append(m.args, secure.memberArgs()...)
 		}
 		var err error
 		if m.Process, err = c.run(name, nil, "etcd", m.args...); err != nil {
@@ -127,7 +153,7 @@ func (c *Cluster) RestartEtcdMember(ctx context.Context, member *EtcdMember) err
 
 func (c *Cluster) waitEtcdHealthy(ctx context.Context, m *EtcdMember) error {
 	return waitFor(ctx, m.Process, m.Name, func(ctx context.Context) error {
-		return httpGetOK(ctx, http.DefaultClient, m.ClientURL+"/health", `"health":"true"`)
+		return httpGetOK(ctx, http.DefaultClient, m.healthURL, `"health":"true"`)
 	})
 }
 

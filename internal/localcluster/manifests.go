@@ -19,6 +19,8 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"maps"
+	"path"
 	"sort"
 	"strings"
 
@@ -48,7 +50,7 @@ const LifecycleOverlay = "lifecycle"
 // renderManifests renders the deployed overlay with the cluster's serving
 // certificate in place of the one users generate.
 func (c *Cluster) renderManifests() error {
-	objects, err := artifacts.Render(c.cfg.Overlay, c.ServingCertFiles())
+	objects, err := artifacts.Render(c.cfg.Overlay, c.CertFiles())
 	if err != nil {
 		return err
 	}
@@ -56,14 +58,18 @@ func (c *Cluster) renderManifests() error {
 	return nil
 }
 
-// ServingCertFiles are the files of the serving-cert-files component of
-// artifacts/: the cluster's serving certificate of our server and its CA.
-func (c *Cluster) ServingCertFiles() map[string][]byte {
-	return map[string][]byte{
-		"tls.crt": c.pki.evictionServing.CertPEM,
-		"tls.key": c.pki.evictionServing.KeyPEM,
-		"ca.crt":  c.pki.servingCA.certPEM(),
+// CertFiles are the certificate files the overlays of artifacts/ read, as
+// the cluster runs them: its serving certificate of our server and its CA,
+// and the certificates of the etcd the server stores in when the overlay
+// runs one.
+func (c *Cluster) CertFiles() map[string][]byte {
+	files := map[string][]byte{
+		path.Join(artifacts.ServingCertDir, "tls.crt"): c.pki.evictionServing.CertPEM,
+		path.Join(artifacts.ServingCertDir, "tls.key"): c.pki.evictionServing.KeyPEM,
+		path.Join(artifacts.ServingCertDir, "ca.crt"):  c.pki.servingCA.certPEM(),
 	}
+	maps.Copy(files, c.pki.etcd.files)
+	return files
 }
 
 // standsIn is true for the objects of the overlay a local process, or the

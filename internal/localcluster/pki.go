@@ -111,6 +111,8 @@ type pki struct {
 
 	// serviceAccountKeyFile signs and verifies service account tokens.
 	serviceAccountKeyFile string
+	// etcd secures the etcd cluster of the server, when the overlay runs one.
+	etcd *etcdTLS
 }
 
 func newPKI(dir string) (*pki, error) {
@@ -162,6 +164,9 @@ func newPKI(dir string) (*pki, error) {
 		}
 	}
 
+	if p.etcd, err = newEtcdTLS(dir); err != nil {
+		return nil, err
+	}
 	saKey, err := keyutil.MakeEllipticPrivateKeyPEM()
 	if err != nil {
 		return nil, err

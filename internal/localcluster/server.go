@@ -18,6 +18,7 @@ package localcluster
 
 import (
 	"context"
+	"maps"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -86,7 +87,7 @@ func (c *Cluster) startEvictionServer(ctx context.Context) error {
 		return err
 	}
 	if members > 0 {
-		if c.serverEtcd, err = c.startEtcdCluster(ctx, etcdMemberNames(serverEtcdName, members)...); err != nil {
+		if c.serverEtcd, err = c.startEtcdCluster(ctx, c.pki.etcd, etcdMemberNames(serverEtcdName, members)...); err != nil {
 			return err
 		}
 	}
@@ -153,6 +154,7 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 	}
 	if urls := c.ServerEtcdURLs(); len(urls) > 0 {
 		replace["etcd-servers"] = strings.Join(urls, ",")
+		maps.Copy(replace, c.pki.etcd.serverArgs())
 	}
 	args := localArgs(w.args, replace)
 	// In a pod these come from the service account and the Service.

@@ -18,9 +18,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -43,24 +43,23 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
-	"github.com/evictionrequest/apiserver/pkg/util/pki"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
-// servingCertFiles issues a CA and a serving certificate for the Service of
-// the server, as `make certs` does.
-func servingCertFiles(t *testing.T) map[string][]byte {
+// certFiles issues the certificate files the overlays read, as `make
+// certs` does.
+func certFiles(t *testing.T) map[string][]byte {
 	t.Helper()
-	ca, err := pki.NewAuthority("e2e-serving-ca")
+	files, err := artifacts.IssueServingCertFiles(time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pair, err := ca.Sign(pki.Request{CommonName: "evictionrequest-apiserver.evictionrequest-system.svc",
-		DNSNames: []string{"evictionrequest-apiserver.evictionrequest-system.svc"}, Usage: x509.ExtKeyUsageServerAuth, Validity: time.Hour})
+	etcd, err := artifacts.IssueEtcdCertFiles(time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string][]byte{"tls.crt": pair.CertPEM, "tls.key": pair.KeyPEM, "ca.crt": ca.CertPEM()}
+	maps.Copy(files, etcd)
+	return files
 }
 
 // installCertManagerCRDs installs the CustomResourceDefinitions of the
@@ -110,7 +109,7 @@ func installCertManagerCRDs(t *testing.T) {
 // CRDs) accepts every object of it in a server-side dry-run apply.
 func TestEveryOverlayPassesAServerSideDryRun(t *testing.T) {
 	installCertManagerCRDs(t)
-	certs := servingCertFiles(t)
+	certs := certFiles(t)
 	for _, overlay := range artifacts.Overlays {
 		t.Run(overlay, func(t *testing.T) {
 			objects, err := artifacts.Render(overlay, certs)

@@ -68,7 +68,10 @@ type Request struct {
 	DNSNames     []string
 	IPs          []net.IP
 	Usage        x509.ExtKeyUsage
-	Validity     time.Duration
+	// MoreUsages are further extended key usages, such as client auth for
+	// an etcd member's certificate, which its peers also verify as clients.
+	MoreUsages []x509.ExtKeyUsage
+	Validity   time.Duration
 }
 
 // KeyPair is a signed certificate and its private key, as PEM.
@@ -95,7 +98,7 @@ func (ca *Authority) Sign(req Request) (*KeyPair, error) {
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     now.Add(req.Validity),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{req.Usage},
+		ExtKeyUsage:  append([]x509.ExtKeyUsage{req.Usage}, req.MoreUsages...),
 	}
 	der, err := x509.CreateCertificate(rand.Reader, template, ca.cert, key.Public(), ca.key)
 	if err != nil {

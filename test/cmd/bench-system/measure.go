@@ -116,7 +116,7 @@ func apiServerHolder(name string, config *rest.Config) holder {
 
 // etcdHolder reads the pprof of the etcd member at clientURL, which runs
 // with --enable-pprof.
-func etcdHolder(name, clientURL string, timeout time.Duration) holder {
+func etcdHolder(name, clientURL string, client *http.Client, timeout time.Duration) holder {
 	return holder{name: name, pprof: func(ctx context.Context, kind string, params map[string]string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -128,7 +128,7 @@ func etcdHolder(name, clientURL string, timeout time.Duration) holder {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := http.DefaultClient.Do(request)
+		resp, err := client.Do(request)
 		if err != nil {
 			return nil, err
 		}
@@ -146,11 +146,11 @@ func etcdHolder(name, clientURL string, timeout time.Duration) holder {
 // for ours our server (with its embedded etcd, as the default deployment
 // runs it) and the etcd members it stores in when it runs with others.
 func (b *bench) holders(t target) []holder {
-	holders := []holder{apiServerHolder("kube-apiserver", b.admin), etcdHolder("etcd", b.cluster.KubeEtcd().ClientURL, b.o.timeout)}
+	holders := []holder{apiServerHolder("kube-apiserver", b.admin), etcdHolder("etcd", b.cluster.KubeEtcd().ClientURL, b.cluster.KubeEtcd().HTTPClient(), b.o.timeout)}
 	if t.ours {
 		holders = append(holders, b.server())
 		for _, m := range b.cluster.ServerEtcd() {
-			holders = append(holders, etcdHolder(m.Name, m.ClientURL, b.o.timeout))
+			holders = append(holders, etcdHolder(m.Name, m.ClientURL, m.HTTPClient(), b.o.timeout))
 		}
 	}
 	return holders

@@ -115,7 +115,7 @@ func newEtcdClient(t *testing.T, members []*localcluster.EtcdMember) *clientv3.C
 	for _, m := range members {
 		endpoints = append(endpoints, m.ClientURL)
 	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
+	client, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: members[0].TLS})
 	if err != nil {
 		t.Fatal(err)
 	}
