@@ -47,18 +47,19 @@ var CertFiles = []string{
 	EtcdCertDir + "/client.crt", EtcdCertDir + "/client.key",
 }
 
-// Namespace is the namespace the overlays install into.
+// Namespace is the namespace the overlays install into unless a
+// kustomization of the user's sets another (artifacts/examples/namespace).
 const Namespace = "evictionrequest-system"
 
 // IssueServingCertFiles issues a fresh CA and the serving certificate of
-// the server's Service, for ServingCertDir, keyed by path relative to
-// artifacts/.
-func IssueServingCertFiles(validity time.Duration) (map[string][]byte, error) {
+// the server's Service in namespace, for ServingCertDir, keyed by path
+// relative to artifacts/.
+func IssueServingCertFiles(namespace string, validity time.Duration) (map[string][]byte, error) {
 	ca, err := pki.NewAuthority("evictionrequest-apiserver-ca")
 	if err != nil {
 		return nil, err
 	}
-	host := "evictionrequest-apiserver." + Namespace + ".svc"
+	host := "evictionrequest-apiserver." + namespace + ".svc"
 	pair, err := ca.Sign(pki.Request{CommonName: host, DNSNames: []string{host, host + ".cluster.local"},
 		Usage: x509.ExtKeyUsageServerAuth, Validity: validity})
 	if err != nil {
@@ -75,18 +76,19 @@ func IssueServingCertFiles(validity time.Duration) (map[string][]byte, error) {
 // from the serving CA so that no other certificate reaches etcd, and with
 // it the members' certificate and the server's client certificate, for
 // EtcdCertDir, keyed by path relative to artifacts/. The members'
-// certificate names every member of the StatefulSet (a wildcard of its
-// headless Service, which etcd matches against a peer's reverse DNS) and
-// the loopback address, for etcdctl in a member's pod.
-func IssueEtcdCertFiles(validity time.Duration) (map[string][]byte, error) {
+// certificate names every member of the StatefulSet in namespace: by the
+// name within the namespace the overlay dials, and by the full names etcd
+// matches a peer's reverse DNS against (wildcards of the headless Service);
+// and localhost, for etcdctl through a port-forward.
+func IssueEtcdCertFiles(namespace string, validity time.Duration) (map[string][]byte, error) {
 	ca, err := pki.NewAuthority("evictionrequest-etcd-ca")
 	if err != nil {
 		return nil, err
 	}
-	service := "evictionrequest-etcd." + Namespace + ".svc"
+	service := "evictionrequest-etcd." + namespace + ".svc"
 	member, err := ca.Sign(pki.Request{
 		CommonName: "evictionrequest-etcd",
-		DNSNames:   []string{"*." + service, "*." + service + ".cluster.local", service, "localhost"},
+		DNSNames:   []string{"*.evictionrequest-etcd", "*." + service, "*." + service + ".cluster.local", service, "localhost"},
 		IPs:        []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		Usage:      x509.ExtKeyUsageServerAuth, MoreUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		Validity: validity,

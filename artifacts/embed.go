@@ -27,6 +27,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -37,7 +38,7 @@ import (
 // manifests holds the kustomizations and the Grafana dashboard;
 // certificates and keys are never embedded (only *.yaml and *.json are).
 //
-//go:embed system/*.yaml base/*.yaml components/*/*.yaml components/*/*.json overlays/*/*.yaml
+//go:embed system/*.yaml base/*.yaml components/*/*.yaml components/*/*.json overlays/*/*.yaml examples/*/kustomization.yaml
 var manifests embed.FS
 
 // Overlays are the overlays users deploy, in artifacts/overlays.
@@ -52,13 +53,26 @@ const MonitoringComponent = "monitoring"
 // (CertFiles), keyed by path relative to artifacts/; an overlay fails to
 // render without those it reads.
 func Render(overlay string, certs map[string][]byte) ([]*unstructured.Unstructured, error) {
-	return RenderWith(overlay, nil, certs)
+	return RenderWith(overlay, Install{}, certs)
 }
 
-// RenderWith renders overlay with the optional components of
-// artifacts/components added last, as a user's kustomization that names
-// the overlay and the components (such as monitoring) does.
-func RenderWith(overlay string, components []string, certs map[string][]byte) ([]*unstructured.Unstructured, error) {
+// Install is what a user's kustomization adds to an overlay.
+type Install struct {
+	// Components of artifacts/components added after the overlay's, such
+	// as monitoring.
+	Components []string
+	// Namespace, when set, installs into it, as the kustomization of
+	// artifacts/examples/namespace does.
+	Namespace string
+}
+
+// namespaceExample is the kustomization that installs an overlay in
+// another namespace.
+const namespaceExample = "examples/namespace/kustomization.yaml"
+
+// RenderWith renders overlay as a user's kustomization that names the
+// overlay and adds what install says renders it.
+func RenderWith(overlay string, install Install, certs map[string][]byte) ([]*unstructured.Unstructured, error) {
 	fSys := filesys.MakeFsInMemory()
 	err := fs.WalkDir(manifests, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -79,13 +93,13 @@ func RenderWith(overlay string, components []string, certs map[string][]byte) ([
 		}
 	}
 	dir := path.Join("/artifacts/overlays", overlay)
-	if len(components) > 0 {
-		kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../overlays/" + overlay + "\ncomponents:\n"
-		for _, c := range components {
-			kustomization += "- ../components/" + c + "\n"
+	if install.Namespace != "" || len(install.Components) > 0 {
+		kustomization, err := userKustomization(overlay, install)
+		if err != nil {
+			return nil, err
 		}
-		dir = "/artifacts/rendered"
-		if err := fSys.WriteFile(path.Join(dir, "kustomization.yaml"), []byte(kustomization)); err != nil {
+		dir = "/artifacts/examples/rendered"
+		if err := fSys.WriteFile(path.Join(dir, "kustomization.yaml"), kustomization); err != nil {
 			return nil, err
 		}
 	}
@@ -102,6 +116,29 @@ func RenderWith(overlay string, components []string, certs map[string][]byte) ([
 		return nil, fmt.Errorf("overlay %s: %w", overlay, err)
 	}
 	return objects, nil
+}
+
+// userKustomization is the kustomization, in a directory beside
+// examples/namespace, that renders overlay with what install adds: the
+// namespace example's, with its namespace and overlay, when install names a
+// namespace.
+func userKustomization(overlay string, install Install) ([]byte, error) {
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../overlays/" + overlay + "\n"
+	if install.Namespace != "" {
+		example, err := manifests.ReadFile(namespaceExample)
+		if err != nil {
+			return nil, err
+		}
+		kustomization = strings.Replace(string(example), "- ../../overlays/default\n", "- ../../overlays/"+overlay+"\n", 1)
+		kustomization = strings.Replace(kustomization, "namespace: team-evictions\n", "namespace: "+install.Namespace+"\n", 1)
+	}
+	if len(install.Components) > 0 {
+		kustomization += "components:\n"
+		for _, c := range install.Components {
+			kustomization += "- ../../components/" + c + "\n"
+		}
+	}
+	return []byte(kustomization), nil
 }
 
 // Decode reads the objects of a stream of YAML or JSON documents.

@@ -36,7 +36,7 @@ var promtool = flag.String("promtool", "../_output/bin/promtool", "promtool, whi
 
 func renderWithMonitoring(t *testing.T, overlay string) []*unstructured.Unstructured {
 	t.Helper()
-	objects, err := RenderWith(overlay, []string{MonitoringComponent}, testCerts)
+	objects, err := RenderWith(overlay, Install{Components: []string{MonitoringComponent}}, testCerts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,20 +35,21 @@ import (
 
 func main() {
 	root := flag.String("artifacts", "artifacts", "The artifacts/ directory to write the files under.")
+	namespace := flag.String("namespace", artifacts.Namespace, "Namespace the overlays are installed in: the certificates name the Services in it.")
 	validity := flag.Duration("validity", 365*24*time.Hour, "How long the certificates are valid.")
 	flag.Parse()
-	if err := run(*root, *validity); err != nil {
+	if err := run(*root, *namespace, *validity); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 }
 
-func run(root string, validity time.Duration) error {
-	files, err := artifacts.IssueServingCertFiles(validity)
+func run(root, namespace string, validity time.Duration) error {
+	files, err := artifacts.IssueServingCertFiles(namespace, validity)
 	if err != nil {
 		return err
 	}
-	etcd, err := artifacts.IssueEtcdCertFiles(validity)
+	etcd, err := artifacts.IssueEtcdCertFiles(namespace, validity)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func main() {
 	for _, name := range artifacts.CertFiles {
 		placeholders[name] = []byte("placeholder " + name)
 	}
-	objects, err := artifacts.RenderWith(os.Args[1], os.Args[2:], placeholders)
+	objects, err := artifacts.RenderWith(os.Args[1], artifacts.Install{Components: os.Args[2:]}, placeholders)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -42,7 +42,7 @@ type etcdTLS struct {
 }
 
 func newEtcdTLS(dir string) (*etcdTLS, error) {
-	files, err := artifacts.IssueEtcdCertFiles(certValidity)
+	files, err := artifacts.IssueEtcdCertFiles(serverNamespace, certValidity)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -112,7 +113,10 @@ func (c *Cluster) Apply(ctx context.Context, objects []*unstructured.Unstructure
 		var client interface {
 			Apply(context.Context, string, *unstructured.Unstructured, metav1.ApplyOptions, ...string) (*unstructured.Unstructured, error)
 		} = resource
-		if ns := obj.GetNamespace(); ns != "" {
+		// As kubectl does, the namespace of a cluster-scoped object is not
+		// part of its URL: kustomize sets one on the kinds it does not know
+		// the scope of, and kube-apiserver clears it.
+		if ns := obj.GetNamespace(); ns != "" && mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 			client = resource.Namespace(ns)
 		}
 		if _, err := client.Apply(ctx, obj.GetName(), obj, opts); err != nil {

@@ -46,15 +46,15 @@ import (
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
-// certFiles issues the certificate files the overlays read, as `make
-// certs` does.
-func certFiles(t *testing.T) map[string][]byte {
+// certFiles issues the certificate files the overlays read for namespace,
+// as `make certs` does.
+func certFiles(t *testing.T, namespace string) map[string][]byte {
 	t.Helper()
-	files, err := artifacts.IssueServingCertFiles(time.Hour)
+	files, err := artifacts.IssueServingCertFiles(namespace, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	etcd, err := artifacts.IssueEtcdCertFiles(time.Hour)
+	etcd, err := artifacts.IssueEtcdCertFiles(namespace, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,23 +106,48 @@ func installCertManagerCRDs(t *testing.T) {
 
 // Every overlay of artifacts/ renders, and kube-apiserver (with our API,
 // the admission policies and, for the cert-manager overlay, cert-manager's
-// CRDs) accepts every object of it in a server-side dry-run apply.
+// CRDs) accepts every object of it in a server-side dry-run apply: as it
+// is, and installed in another namespace through artifacts/examples/namespace.
 func TestEveryOverlayPassesAServerSideDryRun(t *testing.T) {
 	installCertManagerCRDs(t)
-	certs := certFiles(t)
-	for _, overlay := range artifacts.Overlays {
-		t.Run(overlay, func(t *testing.T) {
-			objects, err := artifacts.Render(overlay, certs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// As the manager of what the harness applied, so that the dry run
-			// is that of this overlay applied in place of the deployed one.
-			if err := f.Apply(t.Context(), objects, metav1.ApplyOptions{FieldManager: localcluster.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
-				t.Fatalf("overlay %s: %v", overlay, err)
-			}
-		})
+	const otherNamespace = "team-evictions"
+	createNamespace(t, otherNamespace)
+	for _, ns := range []string{artifacts.Namespace, otherNamespace} {
+		certs := certFiles(t, ns)
+		for _, overlay := range artifacts.Overlays {
+			t.Run(overlay+" in "+ns, func(t *testing.T) {
+				install := artifacts.Install{}
+				if ns != artifacts.Namespace {
+					install.Namespace = ns
+				}
+				objects, err := artifacts.RenderWith(overlay, install, certs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// As the manager of what the harness applied, so that the dry run
+				// is that of this overlay applied in place of the deployed one.
+				if err := f.Apply(t.Context(), objects, metav1.ApplyOptions{FieldManager: localcluster.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
+					t.Fatalf("overlay %s: %v", overlay, err)
+				}
+			})
+		}
 	}
+}
+
+// createNamespace creates namespace ns, deleted when the test ends: a dry
+// run of objects in a namespace needs the namespace.
+func createNamespace(t *testing.T, ns string) {
+	t.Helper()
+	if _, err := f.Kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := f.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting namespace %s: %v", ns, err)
+		}
+	})
 }
 
 // The ValidatingAdmissionPolicy refuses a pod whose interceptor annotation

@@ -63,7 +63,7 @@ type Options struct {
 }
 
 // NewOptions returns the defaults: the controller and the default evictor,
-// leader-elected on the Lease evictionrequest-system/evictionrequest-controller,
+// leader-elected on the Lease evictionrequest-controller of its namespace,
 // the node drain off.
 func NewOptions() *Options {
 	return &Options{
@@ -75,7 +75,7 @@ func NewOptions() *Options {
 		// A drain of a few hundred pods writes a few objects per pod within
 		// seconds; client-go's default of 5 requests/s would make it crawl.
 		Client:             options.NewClientOptions(100, 200),
-		LeaderElection:     options.NewLeaderElection("evictionrequest-system", lifecycle.ControllerName),
+		LeaderElection:     options.NewLeaderElection(lifecycle.ControllerName),
 		MetricsBindAddress: ":8080",
 		Logs:               logsapi.NewLoggingConfiguration(),
 	}

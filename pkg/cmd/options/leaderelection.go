@@ -33,9 +33,10 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
 
-// NewLeaderElection returns leader election on the Lease namespace/name,
-// on by default, with the timings of kube-controller-manager.
-func NewLeaderElection(namespace, name string) componentbaseconfig.LeaderElectionConfiguration {
+// NewLeaderElection returns leader election on the Lease name in the
+// namespace the process runs in (InstallNamespace), on by default, with the
+// timings of kube-controller-manager.
+func NewLeaderElection(name string) componentbaseconfig.LeaderElectionConfiguration {
 	return componentbaseconfig.LeaderElectionConfiguration{
 		LeaderElect:       true,
 		LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
@@ -43,7 +44,7 @@ func NewLeaderElection(namespace, name string) componentbaseconfig.LeaderElectio
 		RetryPeriod:       metav1.Duration{Duration: 2 * time.Second},
 		ResourceLock:      "leases",
 		ResourceName:      name,
-		ResourceNamespace: namespace,
+		ResourceNamespace: InstallNamespace(),
 	}
 }
 

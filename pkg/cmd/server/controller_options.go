@@ -54,7 +54,7 @@ type ControllerOptions struct {
 
 // NewControllerOptions returns the defaults: the eviction request controller
 // enabled and leader-elected on the Lease
-// evictionrequest-system/evictionrequest-controller, the node drain off.
+// evictionrequest-controller of its namespace, the node drain off.
 func NewControllerOptions() *ControllerOptions {
 	return &ControllerOptions{
 		Enabled: true,
@@ -68,7 +68,7 @@ func NewControllerOptions() *ControllerOptions {
 		Client:             options.NewClientOptions(100, 200),
 		NodeDrainRequester: nodedrain.DefaultRequesterName,
 		NodeDrainWorkers:   2,
-		LeaderElection:     options.NewLeaderElection("evictionrequest-system", evictionrequest.ControllerName),
+		LeaderElection:     options.NewLeaderElection(evictionrequest.ControllerName),
 	}
 }
 

@@ -54,6 +54,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/apiserver/authentication"
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	generatedopenapi "github.com/evictionrequest/apiserver/pkg/generated/openapi"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
@@ -65,12 +66,12 @@ const (
 	defaultSecurePort = 8443
 )
 
-// defaultServiceDNSNames are the names the aggregator verifies our serving
+// serviceDNSNames are the names the aggregator verifies our serving
 // certificate against when the APIService points at the Service of
-// artifacts/; self-signed certificates include them.
-var defaultServiceDNSNames = []string{
-	"evictionrequest-apiserver.evictionrequest-system.svc",
-	"evictionrequest-apiserver.evictionrequest-system.svc.cluster.local",
+// artifacts/ in namespace; self-signed certificates include them.
+func serviceDNSNames(namespace string) []string {
+	service := "evictionrequest-apiserver." + namespace + ".svc"
+	return []string{service, service + ".cluster.local"}
 }
 
 func init() {
@@ -132,7 +133,7 @@ func NewOptions() *Options {
 		Controller:                          NewControllerOptions(),
 		Logs:                                logsapi.NewLoggingConfiguration(),
 		ComponentGlobalsRegistry:            compatibility.DefaultComponentGlobalsRegistry,
-		SelfSignedCertHosts:                 defaultServiceDNSNames,
+		SelfSignedCertHosts:                 serviceDNSNames(options.InstallNamespace()),
 		ShutdownWatchTerminationGracePeriod: 5 * time.Second,
 		Metrics:                             metrics.NewOptions(),
 		AnonymousAuthPaths:                  defaultAnonymousAuthPaths,

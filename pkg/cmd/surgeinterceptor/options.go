@@ -111,7 +111,7 @@ func NewOptions() *Options {
 		Client:             options.NewClientOptions(20, 40),
 		PollInterval:       2 * time.Second,
 		JanitorPeriod:      10 * time.Second,
-		LeaderElection:     options.NewLeaderElection("evictionrequest-system", "evictionrequest-surge-interceptor"),
+		LeaderElection:     options.NewLeaderElection("evictionrequest-surge-interceptor"),
 		MetricsBindAddress: ":8080",
 		Logs:               logsapi.NewLoggingConfiguration(),
 	}

@@ -1,0 +1,84 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package artifacts
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// clusterScoped are the kinds of the overlays without a namespace.
+var clusterScoped = map[string]bool{
+	"Namespace": true, "PriorityClass": true, "ClusterRole": true, "ClusterRoleBinding": true, "APIService": true,
+	"FlowSchema": true, "ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
+}
+
+// Every overlay, with monitoring, installs in another namespace through
+// the kustomization of examples/namespace: each namespaced object is in
+// it, and nothing names evictionrequest-system any more but the
+// PriorityClass of that name.
+func TestEveryOverlayInstallsInAnotherNamespace(t *testing.T) {
+	const ns = "team-evictions"
+	for _, overlay := range Overlays {
+		t.Run(overlay, func(t *testing.T) {
+			objects, err := RenderWith(overlay, Install{Namespace: ns, Components: []string{MonitoringComponent}}, testCerts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if find(objects, "Namespace", ns) == nil {
+				t.Errorf("no Namespace %s", ns)
+			}
+			for _, obj := range objects {
+				if !clusterScoped[obj.GetKind()] && obj.GetNamespace() != ns {
+					t.Errorf("%s %s is in namespace %q", obj.GetKind(), obj.GetName(), obj.GetNamespace())
+				}
+				if obj.GetKind() == "PriorityClass" {
+					continue
+				}
+				if where := namesDefaultNamespace(t, obj); where != "" {
+					t.Errorf("%s %s still names evictionrequest-system: %s", obj.GetKind(), obj.GetName(), where)
+				}
+			}
+			// The monitoring RoleBinding names Prometheus where it runs.
+			if rb := find(objects, "RoleBinding", "evictionrequest-prometheus"); rb != nil {
+				subjects, _, _ := unstructured.NestedSlice(rb.Object, "subjects")
+				if got := subjects[0].(map[string]interface{})["namespace"]; got != "monitoring" {
+					t.Errorf("Prometheus' RoleBinding names namespace %v, want monitoring", got)
+				}
+			}
+		})
+	}
+}
+
+// namesDefaultNamespace returns the line of obj that names
+// evictionrequest-system other than as the PriorityClass of its pods.
+func namesDefaultNamespace(t *testing.T, obj *unstructured.Unstructured) string {
+	t.Helper()
+	data, err := yaml.Marshal(obj.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, Namespace) && strings.TrimSpace(line) != "priorityClassName: "+Namespace {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
