@@ -18,12 +18,12 @@ package localcluster
 
 import (
 	"context"
-	"maps"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
