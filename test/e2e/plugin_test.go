@@ -309,7 +309,12 @@ func TestPluginDrainSafetyFlags(t *testing.T) {
 	cache := f.CreatePod(t, ns, "cache-0", framework.PodOptions{Node: busy, Mutate: func(p *corev1.Pod) {
 		p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	}})
-	r := f.RunCommand(t, time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--dry-run=server")
+	r := f.RunCommand(t, time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--delete-emptydir-data", "--dry-run=client")
+	if r.Err != nil || !strings.Contains(r.Stdout, "node/"+busy+" cordoned (dry run)") || !strings.Contains(r.Stdout, "pod/cache-0 requested to leave") ||
+		!strings.HasSuffix(strings.TrimSpace(r.Stdout), "(dry run)") {
+		t.Errorf("the client dry run: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	r = f.RunCommand(t, time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--dry-run=server")
 	if r.Err == nil || !strings.Contains(r.Stderr, "cannot request the eviction of Pods with local storage (use --delete-emptydir-data to override): "+ns+"/cache-0") {
 		t.Errorf("a drain of a pod with emptyDir data without --delete-emptydir-data: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
@@ -317,15 +322,47 @@ func TestPluginDrainSafetyFlags(t *testing.T) {
 	if r.Err != nil || !strings.Contains(r.Stdout, "node/"+busy+" cordoned (server dry run)") || !strings.Contains(r.Stdout, "pod/cache-0 requested to leave") {
 		t.Errorf("the server dry run: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
+	// Neither dry run changed anything.
 	if n, err := f.Kube.CoreV1().Nodes().Get(ctx, busy, metav1.GetOptions{}); err != nil || n.Spec.Unschedulable {
-		t.Errorf("node %s after a dry run: %v, unschedulable %v", busy, err, n != nil && n.Spec.Unschedulable)
+		t.Errorf("node %s after the dry runs: %v, unschedulable %v", busy, err, n != nil && n.Spec.Unschedulable)
 	}
 	if _, err := f.EvictionRequests(ns).Get(ctx, string(cache.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("an EvictionRequest exists after a dry run: %v", err)
+		t.Errorf("an EvictionRequest exists after the dry runs: %v", err)
 	}
 	r = f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--delete-emptydir-data", "--ignore-daemonsets", "--timeout=90s")
 	if r.Err != nil || !strings.Contains(r.Stderr, "Warning: node "+busy+": evicting Pods that use emptyDir local storage, whose data is lost: "+ns+"/cache-0") {
 		t.Errorf("the drain with the overrides: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
 	f.WaitForPodGone(t, ns, cache.Name)
+}
+
+// TestPluginDrainSkipsPodsStuckTerminating drains a node whose pod never
+// stops terminating (kwok never finishes it, as a kubelet whose node hangs):
+// the drain waits for it and times out, unless --skip-wait-for-delete-timeout
+// says how long a pod's deletion is waited for, as kubectl drain does.
+func TestPluginDrainSkipsPodsStuckTerminating(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	stuck := f.CreatePod(t, ns, "stuck-0", framework.PodOptions{Node: node, Labels: map[string]string{"neverStops": "true"}})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, stuck.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting pod %s: %v", stuck.Name, err)
+		}
+	})
+
+	r := f.RunCommand(t, time.Minute, pluginBinary, "drain", node, "--force", "--timeout=15s")
+	if r.Err == nil || !strings.Contains(r.Stdout+r.Stderr, "stuck-0") {
+		t.Errorf("a drain waiting for a pod that stays terminating: %v, want a time-out naming it\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	pod, err := f.Kube.CoreV1().Pods(ns).Get(t.Context(), stuck.Name, metav1.GetOptions{})
+	if err != nil || pod.DeletionTimestamp == nil {
+		t.Fatalf("pod %s after the drain: %v, want it terminating", stuck.Name, err)
+	}
+	r = f.RunCommand(t, time.Minute, pluginBinary, "drain", node, "--force", "--timeout=45s", "--skip-wait-for-delete-timeout=1s")
+	if r.Err != nil || !strings.Contains(r.Stdout, "node/"+node+" drained") {
+		t.Errorf("a drain that skips pods terminating for more than 1s: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
 }
