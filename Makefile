@@ -69,7 +69,7 @@ run: build tools ## Run the local control plane in the foreground: our API with 
 	$(BIN_DIR)/local-up --dir=_output/local --bin-dir=$(BIN_DIR) --api=$(API) --overlay=$(OVERLAY)
 
 .PHONY: test
-test: verify test-unit test-image test-e2e ## Everything CI runs: verify, unit and storage tests, the image, e2e.
+test: verify test-unit test-image test-release test-e2e ## Everything CI runs: verify, unit and storage tests, the image, the release, e2e.
 
 .PHONY: test-unit
 test-unit: $(BIN_DIR)/promtool ## Unit tests, storage tests on an embedded etcd, the server in-process (test/integration), the rendering of the deploy overlays, the alerting rules (promtool) and the harness's load balancer.
@@ -219,22 +219,38 @@ push: image-bin ## Push the image to REGISTRY (for example REGISTRY=registry.exa
 	$(GO) run ./hack/image $(IMAGE_FLAGS) --push=$(REGISTRY)/$(IMAGE)
 
 # RELEASE_REPOSITORY is where a release's image is pushed and what the
-# release component pins; RELEASE_PLATFORMS the plugin's platforms.
-RELEASE_REPOSITORY ?= ghcr.io/evictionrequest/evictionrequest-apiserver
-RELEASE_PLATFORMS  := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+# release component pins; RELEASE_PLATFORMS the plugin's platforms,
+# RELEASE_IMAGE_PLATFORMS the image's; RELEASE_DIR where the release's
+# files go, RELEASE_BIN_DIR its plugin binaries.
+RELEASE_REPOSITORY      ?= ghcr.io/evictionrequest/evictionrequest-apiserver
+RELEASE_PLATFORMS       ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+RELEASE_IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+RELEASE_DIR             ?= _output/release
+RELEASE_BIN_DIR         ?= _output/release-bin
 
 .PHONY: release
 release: ## Cut release VERSION=vX.Y.Z: pin its image in artifacts/components/release, build the image (linux amd64+arm64) and the plugin (linux, darwin; amd64, arm64), and write them with a krew manifest, install YAMLs, release notes from CHANGELOG.md and checksums to _output/release.
 	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$$ ]] || { echo "make release: give VERSION=vX.Y.Z" >&2; exit 1; }
 	$(GO) run ./hack/release pin --repository=$(RELEASE_REPOSITORY) --version=$(VERSION)
-	$(MAKE) image IMAGE=$(RELEASE_REPOSITORY):$(VERSION) IMAGE_PLATFORMS=linux/amd64,linux/arm64 VERSION=$(VERSION)
+	$(MAKE) image IMAGE=$(RELEASE_REPOSITORY):$(VERSION) IMAGE_PLATFORMS=$(RELEASE_IMAGE_PLATFORMS) VERSION=$(VERSION)
+	rm -rf $(RELEASE_BIN_DIR)
 	@for platform in $(RELEASE_PLATFORMS); do \
 		os=$${platform%/*}; arch=$${platform#*/}; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=false -ldflags "-s -w $(LDFLAGS)" \
-			-o _output/release-bin/$${os}_$${arch}/kubectl-evictionrequest ./cmd/kubectl-evictionrequest; \
+			-o $(RELEASE_BIN_DIR)/$${os}_$${arch}/kubectl-evictionrequest ./cmd/kubectl-evictionrequest; \
 	done
-	$(GO) run ./hack/release package --version=$(VERSION) --out=_output/release --plugin-bin-dir=_output/release-bin --image-tarball=_output/image.tar
-	@echo "Release $(VERSION) is in _output/release. Next: commit artifacts/components/release, tag $(VERSION), make push REGISTRY=$(patsubst %/,%,$(dir $(RELEASE_REPOSITORY))) IMAGE=$(notdir $(RELEASE_REPOSITORY)):$(VERSION) IMAGE_PLATFORMS=linux/amd64,linux/arm64 VERSION=$(VERSION), and upload _output/release to the release."
+	$(GO) run ./hack/release package --version=$(VERSION) --out=$(RELEASE_DIR) --plugin-bin-dir=$(RELEASE_BIN_DIR) --image-tarball=_output/image.tar
+	@echo "Release $(VERSION) is in $(RELEASE_DIR). Next: commit artifacts/components/release, tag $(VERSION), make push REGISTRY=$(patsubst %/,%,$(dir $(RELEASE_REPOSITORY))) IMAGE=$(notdir $(RELEASE_REPOSITORY)):$(VERSION) IMAGE_PLATFORMS=$(RELEASE_IMAGE_PLATFORMS) VERSION=$(VERSION), and upload $(RELEASE_DIR) to the release."
+
+# PINNED_VERSION is the release the release component pins.
+PINNED_VERSION = $(shell sed -n 's/^  newTag: //p' artifacts/components/release/kustomization.yaml)
+
+.PHONY: test-release
+test-release: ## Cut the release the tree pins again, for this platform only, into _output/release-test (the tree must not change), and open what it wrote: checksums, krew manifest and archives, the plugin's --version, install YAMLs, image, notes.
+	$(MAKE) release VERSION=$(PINNED_VERSION) RELEASE_PLATFORMS=$(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH) \
+		RELEASE_IMAGE_PLATFORMS=linux/$(shell $(GO) env GOARCH) RELEASE_DIR=_output/release-test RELEASE_BIN_DIR=_output/release-test-bin
+	@git diff --quiet -- artifacts/components/release || { echo "make release changed artifacts/components/release: the tree pins another version than it releases" >&2; exit 1; }
+	$(GO) test -count=1 ./test/release/... -args -dir=$(CURDIR)/_output/release-test -version=$(PINNED_VERSION)
 
 .PHONY: test-image
 test-image: image ## Open the built image: its config, its layer, and the binary in it running --version.
