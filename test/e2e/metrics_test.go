@@ -49,13 +49,7 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 	f.WaitUntilActive(t, ns, parkedER.Name, interceptor)
 
 	metrics := framework.ScrapeMetrics(t, f.ServerClientConfig(f.EvictionServer()))
-	sample := func(name string) float64 {
-		v, ok := metrics.Value(name)
-		if !ok {
-			t.Errorf("/metrics lacks %s", name)
-		}
-		return v
-	}
+	sample := func(name string) float64 { return metrics.Sample(t, name) }
 	if v := sample(`evictionrequest_controller_evictions_total{result="success"}`); v < 1 {
 		t.Errorf("evictions{result=success} = %v, want at least the eviction of this test", v)
 	}

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
+
 	// Every command that elects a leader reports
 	// leader_election_master_status{name=<Lease>} on its /metrics, as
 	// kube-controller-manager does: the "no leader" alert reads it.

@@ -83,6 +83,17 @@ func (m MetricSamples) Value(sample string) (float64, bool) {
 	return v, err == nil
 }
 
+// Sample returns the value of one sample, failing t (and returning 0)
+// when m lacks it.
+func (m MetricSamples) Sample(t testing.TB, sample string) float64 {
+	t.Helper()
+	v, ok := m.Value(sample)
+	if !ok {
+		t.Errorf("/metrics lacks %s", sample)
+	}
+	return v
+}
+
 // Has is true when the metric family name, such as a histogram's
 // `evictionrequest_controller_request_duration_seconds`, has samples.
 func (m MetricSamples) Has(name string) bool {

@@ -41,13 +41,7 @@ func TestMetricsAfterAnEviction(t *testing.T) {
 	parkedEviction := f.WaitForEviction(t, parked, "the silent responder's turn", framework.ResponderIs(silent, lifecyclev1alpha1.ResponderStateActive))
 
 	metrics := framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
-	sample := func(name string) float64 {
-		v, ok := metrics.Value(name)
-		if !ok {
-			t.Errorf("/metrics lacks %s", name)
-		}
-		return v
-	}
+	sample := func(name string) float64 { return metrics.Sample(t, name) }
 	if v := sample(`evictionrequest_lifecycle_controller_eviction_duration_seconds_count{result="TargetEvicted"}`); v < 1 {
 		t.Errorf("eviction_duration_seconds_count{result=TargetEvicted} = %v, want at least the eviction of this test", v)
 	}
