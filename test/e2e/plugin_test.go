@@ -314,6 +314,12 @@ func TestPluginDrainSafetyFlags(t *testing.T) {
 		!strings.HasSuffix(strings.TrimSpace(r.Stdout), "(dry run)") {
 		t.Errorf("the client dry run: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
+	// --pod-selector limits the drain to the pods it selects: the emptyDir
+	// pod it leaves out is neither checked nor requested.
+	r = f.RunCommand(t, time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--pod-selector=app=none", "--dry-run=client")
+	if r.Err != nil || !strings.Contains(r.Stdout, "node/"+busy+" cordoned (dry run)") || strings.Contains(r.Stdout+r.Stderr, "cache-0") {
+		t.Errorf("a client dry run selecting no pod: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
 	r = f.RunCommand(t, time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--dry-run=server")
 	if r.Err == nil || !strings.Contains(r.Stderr, "cannot request the eviction of Pods with local storage (use --delete-emptydir-data to override): "+ns+"/cache-0") {
 		t.Errorf("a drain of a pod with emptyDir data without --delete-emptydir-data: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
