@@ -178,12 +178,14 @@ $(BIN_DIR)/logcheck: hack/tools/logcheck/go.mod hack/tools/logcheck/go.sum
 update-codegen: ## Regenerate deepcopy, defaults, conversions, OpenAPI and clients.
 	hack/update-codegen.sh
 
-# NAMESPACE is the namespace the certificates of make certs name.
+# NAMESPACE is the namespace the certificates of make certs name; CERTS
+# the sets it writes, each with a fresh CA: serving, etcd, or both.
 NAMESPACE ?= evictionrequest-system
+CERTS     ?= serving,etcd
 
 .PHONY: certs
-certs: ## Write the certificates the overlays of artifacts/ read from files, for NAMESPACE: the serving certificate with its CA (default, ha), and the ha overlay's etcd CA, member and client certificates.
-	$(GO) run ./hack/gen-certs --namespace=$(NAMESPACE)
+certs: ## Write the certificates the overlays of artifacts/ read from files, for NAMESPACE: the serving certificate with its CA (default, ha), and the ha overlay's etcd CA, member and client certificates (CERTS=serving or CERTS=etcd for one set).
+	$(GO) run ./hack/gen-certs --namespace=$(NAMESPACE) --sets=$(CERTS)
 
 # IMAGE is the reference `make image` tags its tarball with; IMAGE_PLATFORMS
 # the platforms of the image index; REGISTRY where `make push` sends it.

@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/evictionrequest/apiserver/artifacts"
@@ -36,24 +37,32 @@ import (
 func main() {
 	root := flag.String("artifacts", "artifacts", "The artifacts/ directory to write the files under.")
 	namespace := flag.String("namespace", artifacts.Namespace, "Namespace the overlays are installed in: the certificates name the Services in it.")
+	sets := flag.String("sets", "serving,etcd", "Which certificates to write, each set with a fresh CA: serving (the server's, default and ha), etcd (the ha overlay's etcd), or both.")
 	validity := flag.Duration("validity", 365*24*time.Hour, "How long the certificates are valid.")
 	flag.Parse()
-	if err := run(*root, *namespace, *validity); err != nil {
+	if err := run(*root, *namespace, strings.Split(*sets, ","), *validity); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 }
 
-func run(root, namespace string, validity time.Duration) error {
-	files, err := artifacts.IssueServingCertFiles(namespace, validity)
-	if err != nil {
-		return err
+func run(root, namespace string, sets []string, validity time.Duration) error {
+	issuers := map[string]func(string, time.Duration) (map[string][]byte, error){
+		"serving": artifacts.IssueServingCertFiles,
+		"etcd":    artifacts.IssueEtcdCertFiles,
 	}
-	etcd, err := artifacts.IssueEtcdCertFiles(namespace, validity)
-	if err != nil {
-		return err
+	files := map[string][]byte{}
+	for _, set := range sets {
+		issue, ok := issuers[set]
+		if !ok {
+			return fmt.Errorf("--sets: unknown set %q, want serving or etcd", set)
+		}
+		issued, err := issue(namespace, validity)
+		if err != nil {
+			return err
+		}
+		maps.Copy(files, issued)
 	}
-	maps.Copy(files, etcd)
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		file := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {

@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"k8s.io/utils/ptr"
 )
 
 // EtcdMember is one member of an etcd cluster of the local control plane.
@@ -79,10 +81,10 @@ func (c *Cluster) ServerEtcdURLs() []string {
 
 // startEtcdCluster starts an etcd cluster of one member per name, on free
 // loopback ports and with its data under the cluster directory, with
-// certificates for clients and peers when tls is set, and returns once
+// certificates for clients and peers when secure is set, and returns once
 // every member is healthy: a member reports healthy only once the cluster
 // has a leader, so all of them start before the first is waited for.
-func (c *Cluster) startEtcdCluster(ctx context.Context, secure *etcdTLS, names ...string) ([]*EtcdMember, error) {
+func (c *Cluster) startEtcdCluster(ctx context.Context, secure *memberTLS, names ...string) ([]*EtcdMember, error) {
 	scheme := "http"
 	if secure != nil {
 		scheme = "https"
@@ -120,7 +122,7 @@ func (c *Cluster) startEtcdCluster(ctx context.Context, secure *etcdTLS, names .
 			"--unsafe-no-fsync",
 		}
 		if secure != nil {
-			m.args = append(m.args, secure.memberArgs()...)
+			m.args = append(m.args, secure.args...)
 		}
 		var err error
 		if m.Process, err = c.run(name, nil, "etcd", m.args...); err != nil {
@@ -155,6 +157,22 @@ func (c *Cluster) waitEtcdHealthy(ctx context.Context, m *EtcdMember) error {
 	return waitFor(ctx, m.Process, m.Name, func(ctx context.Context) error {
 		return httpGetOK(ctx, http.DefaultClient, m.healthURL, `"health":"true"`)
 	})
+}
+
+// startServerEtcd runs the etcd StatefulSet of the deployed overlay, if it
+// has one, as a local cluster of as many members, with the TLS its
+// container's flags ask for.
+func (c *Cluster) startServerEtcd(ctx context.Context) error {
+	set, err := c.statefulSet(serverEtcdName)
+	if err != nil || set == nil {
+		return err
+	}
+	secure, err := c.pki.etcd.membersOf(set)
+	if err != nil {
+		return err
+	}
+	c.serverEtcd, err = c.startEtcdCluster(ctx, secure, etcdMemberNames(serverEtcdName, int(ptr.Deref(set.Spec.Replicas, 1)))...)
+	return err
 }
 
 // etcdMemberNames are the member names of a StatefulSet of n replicas.

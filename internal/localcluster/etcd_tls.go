@@ -23,6 +23,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/evictionrequest/apiserver/artifacts"
 )
@@ -69,14 +73,48 @@ func newEtcdTLS(dir string) (*etcdTLS, error) {
 	}, nil
 }
 
-// memberArgs are the flags of a member that serves clients and peers over
-// TLS and verifies their certificates, as the ha overlay's StatefulSet
-// runs them.
-func (t *etcdTLS) memberArgs() []string {
-	return []string{
-		"--cert-file=" + t.memberCert, "--key-file=" + t.memberKey, "--trusted-ca-file=" + t.caFile, "--client-cert-auth",
-		"--peer-cert-file=" + t.memberCert, "--peer-key-file=" + t.memberKey, "--peer-trusted-ca-file=" + t.caFile, "--peer-client-cert-auth",
+// memberTLS is how the members of an etcd cluster serve over TLS: their
+// TLS flags, and the configuration of their clients.
+type memberTLS struct {
+	args   []string
+	client *tls.Config
+}
+
+// memberTLSFlags are the TLS flags of etcd the overlay's StatefulSet may
+// set, with the file of the member's Secret each reads.
+var memberTLSFlags = map[string]bool{
+	"cert-file": true, "key-file": true, "trusted-ca-file": true, "client-cert-auth": true,
+	"peer-cert-file": true, "peer-key-file": true, "peer-trusted-ca-file": true, "peer-client-cert-auth": true,
+}
+
+// membersOf returns the TLS of the members as the etcd container of set
+// runs them, its Secret's files (tls.crt, tls.key, ca.crt) mapped to the
+// local ones, or nil when set serves clients in plain HTTP: a flag taken
+// out of the overlay's StatefulSet is taken out of the local members, and
+// the e2e suite sees it.
+func (t *etcdTLS) membersOf(set *appsv1.StatefulSet) (*memberTLS, error) {
+	files := map[string]string{"tls.crt": t.memberCert, "tls.key": t.memberKey, "ca.crt": t.caFile}
+	args := set.Spec.Template.Spec.Containers[0].Args
+	secure := slices.ContainsFunc(args, func(arg string) bool { return strings.HasPrefix(arg, "--listen-client-urls=https://") })
+	if !secure {
+		return nil, nil
 	}
+	m := &memberTLS{client: t.client}
+	for _, arg := range args {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		if !memberTLSFlags[name] {
+			continue
+		}
+		if hasValue {
+			local, ok := files[path.Base(value)]
+			if !ok {
+				return nil, fmt.Errorf("StatefulSet %s: --%s reads %s, which is not a file of the member's Secret", set.Name, name, value)
+			}
+			arg = "--" + name + "=" + local
+		}
+		m.args = append(m.args, arg)
+	}
+	return m, nil
 }
 
 // serverArgs replace the server's etcd TLS flags of the overlay with the

@@ -168,20 +168,20 @@ func (c *Cluster) workloadOf(name, serviceAccount string) (workload, error) {
 		replicas: int(ptr.Deref(dep.Spec.Replicas, 1))}, nil
 }
 
-// statefulSetReplicas is the number of replicas of the StatefulSet name of
-// the overlay, 0 when the overlay has none.
-func (c *Cluster) statefulSetReplicas(name string) (int, error) {
+// statefulSet is the StatefulSet name of the deployed overlay, nil when it
+// has none.
+func (c *Cluster) statefulSet(name string) (*appsv1.StatefulSet, error) {
 	for _, obj := range c.manifests {
 		if obj.GetKind() != "StatefulSet" || obj.GetName() != name {
 			continue
 		}
 		var set appsv1.StatefulSet
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &set); err != nil {
-			return 0, err
+			return nil, err
 		}
-		return int(ptr.Deref(set.Spec.Replicas, 1)), nil
+		return &set, nil
 	}
-	return 0, nil
+	return nil, nil
 }
 
 // localArgs turns the arguments of a container into those of a local

@@ -82,14 +82,8 @@ func (c *Cluster) startEvictionServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	members, err := c.statefulSetReplicas(serverEtcdName)
-	if err != nil {
+	if err := c.startServerEtcd(ctx); err != nil {
 		return err
-	}
-	if members > 0 {
-		if c.serverEtcd, err = c.startEtcdCluster(ctx, c.pki.etcd, etcdMemberNames(serverEtcdName, members)...); err != nil {
-			return err
-		}
 	}
 	for i := 0; i < w.replicas; i++ {
 		name := serverName
@@ -154,7 +148,9 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 	}
 	if urls := c.ServerEtcdURLs(); len(urls) > 0 {
 		replace["etcd-servers"] = strings.Join(urls, ",")
-		maps.Copy(replace, c.pki.etcd.serverArgs())
+		if c.serverEtcd[0].TLS != nil {
+			maps.Copy(replace, c.pki.etcd.serverArgs())
+		}
 	}
 	args := localArgs(w.args, replace)
 	// In a pod these come from the service account and the Service.

@@ -360,7 +360,7 @@ func TestPluginDrainSkipsPodsStuckTerminating(t *testing.T) {
 	})
 
 	r := f.RunCommand(t, time.Minute, pluginBinary, "drain", node, "--force", "--timeout=15s")
-	if r.Err == nil || !strings.Contains(r.Stdout+r.Stderr, "stuck-0") {
+	if r.Err == nil || !strings.Contains(r.Stderr, "timed out after 15s waiting for 1 pod") || !strings.Contains(r.Stderr, ns+"/stuck-0") {
 		t.Errorf("a drain waiting for a pod that stays terminating: %v, want a time-out naming it\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
 	pod, err := f.Kube.CoreV1().Pods(ns).Get(t.Context(), stuck.Name, metav1.GetOptions{})

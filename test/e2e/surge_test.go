@@ -208,8 +208,11 @@ func TestSurgeInterceptorRestartedMidSurgeFinishes(t *testing.T) {
 	waitForSurge(t, ns, "db", 2)
 
 	first.Kill()
-	startOwnSurgeInterceptor(t, ns, name)
+	second := startOwnSurgeInterceptor(t, ns, name)
 	waitForReplacementBySurge(t, ns, original)
+	// What the monitoring component's dashboard reads of the surge
+	// interceptor is on its /metrics.
+	framework.CheckMonitoredMetrics(t, framework.ScrapeMetricsURL(t, second.MetricsURL), "evictionrequest_surge_interceptor_")
 }
 
 // Two surge interceptors of different names on one pod: the first is killed

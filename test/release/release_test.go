@@ -205,7 +205,15 @@ func TestInstallYAMLsRunTheReleaseImage(t *testing.T) {
 			t.Errorf("install-%s.yaml has no Deployment", overlay)
 		}
 	}
-	img, err := tarball.ImageFromPath(filepath.Join(*dir, "evictionrequest-apiserver_"+*version+"_image.tar"), nil)
+	path := filepath.Join(*dir, "evictionrequest-apiserver_"+*version+"_image.tar")
+	manifest, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(path) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(manifest) != 1 || len(manifest[0].RepoTags) != 1 || manifest[0].RepoTags[0] != image {
+		t.Errorf("the image tarball is tagged %+v, want %s", manifest, image)
+	}
+	img, err := tarball.ImageFromPath(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

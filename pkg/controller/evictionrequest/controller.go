@@ -93,6 +93,9 @@ type Controller struct {
 	clock       clock.WithTicker
 	backoff     *evictionBackoff
 	lastTurns   *lastTurnTimeouts
+	// since is when this controller, made for one leadership term, was
+	// made: a deadline missed before it was a previous leader's to report.
+	since time.Time
 }
 
 // evictor evicts through the Eviction API with the controller's client,
@@ -127,6 +130,7 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, erClien
 		clock:       clock,
 		backoff:     newEvictionBackoff(),
 		lastTurns:   newLastTurnTimeouts(),
+		since:       clock.Now(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: clock}),
 	}

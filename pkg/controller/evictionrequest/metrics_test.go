@@ -99,3 +99,22 @@ func TestCompletionObservesTheRequestDuration(t *testing.T) {
 		t.Errorf("a complete request was observed again: %d observations", count-countBefore)
 	}
 }
+
+// A new leader does not count again the time-out of a last interceptor
+// whose deadline passed before it started: the previous leader did.
+func TestATimeoutBeforeTheLeadershipTermIsNotCountedAgain(t *testing.T) {
+	f := newFixture(t)
+	f.addPod(newPod())
+	er := newEvictionRequest("a.example.com")
+	er.Status.ActiveInterceptorName = ptr.To("a.example.com")
+	er.Status.HeartbeatTime = ptr.To(metav1.NewTime(start.Add(-time.Hour)))
+	f.addEvictionRequest(er)
+	f.failEvictions(tooManyRequests(0))
+	before := interceptorTimeouts(t)
+
+	f.sync()
+	if got := interceptorTimeouts(t) - before; got != 0 {
+		t.Errorf("time-outs = %v for a deadline missed an hour before the term, want 0", got)
+	}
+	f.expectEvents("Warning " + EventEvictionFailed)
+}

@@ -145,7 +145,9 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 		if next, ok := eviction.Next(order, active); ok {
 			return c.handOff(ctx, er, active, next, end, deadline, now)
 		}
-		if end == eviction.TimedOut && c.lastTurns.first(key, deadline) {
+		// Counted and reported once per missed deadline; one missed before
+		// this leadership term was the previous leader's.
+		if end == eviction.TimedOut && !deadline.Before(c.since) && c.lastTurns.first(key, deadline) {
 			metrics.InterceptorTimeouts.Inc()
 			c.eventf(er, corev1.EventTypeWarning, EventInterceptorTimedOut,
 				"Interceptor %s missed its heartbeat deadline of %s (at %s); no interceptor is left, so the pod is evicted through the Eviction API.",
