@@ -100,6 +100,11 @@ type Controller struct {
 	evictionIndexer cache.Indexer
 	requestIndexer  cache.Indexer
 	synced          []cache.InformerSynced
+	// written holds the Evictions whose status the controller applied
+	// until the cache has them: a sync of the same key that comes before
+	// the informer's update must not decide from the older copy, and apply
+	// (and report) the same step again.
+	written cache.MutationCache
 
 	// evictions syncs the status of Evictions, requests the status of
 	// EvictionRequests and the Evictions they need, metadata the labels
@@ -117,6 +122,11 @@ type Controller struct {
 	vanishedMu sync.Mutex
 	vanished   map[string]time.Time
 }
+
+// writtenCacheSize bounds the Evictions the controller remembers having
+// written (the least recently written go first; each is needed only for
+// the moment the informer takes to catch up, and held until pushed out).
+const writtenCacheSize = 128
 
 // NewController returns a controller over the given informers, which must
 // not have started: it indexes the Evictions and EvictionRequests by
@@ -150,7 +160,9 @@ func NewController(ctx context.Context, client kubernetes.Interface, evictionInf
 		requestLister:     requestInformer.Lister(),
 		podLister:         podInformer.Lister(),
 		evictionIndexer:   evictionInformer.Informer().GetIndexer(),
-		requestIndexer:    requestInformer.Informer().GetIndexer(),
+		written: cache.NewIntegerResourceVersionMutationCacheWithOptions(klog.FromContext(ctx), evictionInformer.Informer().GetIndexer(),
+			cache.MutationCacheOptions{TTL: 30 * time.Second, MaxCacheSize: writtenCacheSize}),
+		requestIndexer: requestInformer.Informer().GetIndexer(),
 		synced: []cache.InformerSynced{evictionInformer.Informer().HasSynced,
 			requestInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
 		evictions:   newQueue("evictions"),

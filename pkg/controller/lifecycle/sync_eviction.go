@@ -18,6 +18,7 @@ package lifecycle
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -27,7 +28,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	lifecycleapply "k8s.io/client-go/applyconfigurations/lifecycle/v1alpha1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
@@ -37,17 +37,11 @@ import (
 // syncEviction brings the status of the Eviction key one step forward and
 // returns when it must be looked at again even if nothing changes.
 func (c *Controller) syncEviction(ctx context.Context, key string) (time.Duration, error) {
-	namespace, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
+	ev, err := c.latestEviction(key)
+	if err != nil || ev == nil {
 		return 0, err
 	}
-	ev, err := c.evictionLister.Evictions(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
+	namespace := ev.Namespace
 	// A finished Eviction stays as it is: its conditions cannot be
 	// reverted, and a new intent gets a new Eviction.
 	if lifecycleutil.IsFinished(ev) {
@@ -68,9 +62,11 @@ func (c *Controller) syncEviction(ctx context.Context, key string) (time.Duratio
 	if apiequality.Semantic.DeepEqual(ownedStatus(ev.Status), d.status) {
 		return d.resync, nil
 	}
-	if err := c.applyStatus(ctx, ev, d.status); err != nil {
+	applied, err := c.applyStatus(ctx, ev, d.status)
+	if err != nil {
 		return 0, err
 	}
+	c.written.Mutation(applied)
 	logger := klog.FromContext(ctx)
 	for _, e := range d.events {
 		c.recorder.Event(ev, e.eventType, e.reason, e.message)
@@ -117,7 +113,7 @@ func ownedStatus(status lifecyclev1alpha1.EvictionStatus) lifecyclev1alpha1.Evic
 // applyStatus writes status with server-side apply, as the controller's
 // field manager: the fields of a responder's entry that the controller does
 // not set stay the responder's.
-func (c *Controller) applyStatus(ctx context.Context, ev *lifecyclev1alpha1.Eviction, status lifecyclev1alpha1.EvictionStatus) error {
+func (c *Controller) applyStatus(ctx context.Context, ev *lifecyclev1alpha1.Eviction, status lifecyclev1alpha1.EvictionStatus) (*lifecyclev1alpha1.Eviction, error) {
 	apply := lifecycleapply.EvictionStatus().WithObservedGeneration(*status.ObservedGeneration).WithConditions(conditionsApply(status.Conditions)...)
 	for _, r := range status.Requesters {
 		apply.WithRequesters(lifecycleapply.Requester().WithName(r.Name).WithIntent(r.Intent))
@@ -134,10 +130,24 @@ func (c *Controller) applyStatus(ctx context.Context, ev *lifecyclev1alpha1.Evic
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
-	_, err := c.client.LifecycleV1alpha1().Evictions(ev.Namespace).ApplyStatus(callCtx,
+	return c.client.LifecycleV1alpha1().Evictions(ev.Namespace).ApplyStatus(callCtx,
 		lifecycleapply.Eviction(ev.Name, ev.Namespace).WithStatus(apply),
 		metav1.ApplyOptions{FieldManager: ControllerName, Force: true})
-	return err
+}
+
+// latestEviction is the Eviction key as the cache has it, or as the
+// controller last wrote it when the cache has not caught up; nil when it
+// is gone.
+func (c *Controller) latestEviction(key string) (*lifecyclev1alpha1.Eviction, error) {
+	obj, exists, err := c.written.GetByKey(key)
+	if err != nil || !exists {
+		return nil, err
+	}
+	ev, ok := obj.(*lifecyclev1alpha1.Eviction)
+	if !ok {
+		return nil, fmt.Errorf("cache holds %T for Eviction %s", obj, key)
+	}
+	return ev, nil
 }
 
 // countTurns counts the turns that ended between two versions of the

@@ -328,3 +328,26 @@ func TestAFinishedEvictionIsLeftAsItIs(t *testing.T) {
 		t.Errorf("status changed (-want +got):\n%s", diff)
 	}
 }
+
+// A sync that comes before the cache has the controller's last write, as
+// when a pod event requeues the key at once, decides from that write, not
+// from the older copy: the step is taken, and reported, once.
+func TestASyncBeforeTheCacheCatchesUpDoesNotRepeatTheStep(t *testing.T) {
+	ev := wrappers.MakeEviction("pod-1-web", podWithResponders).Obj()
+	ev.ResourceVersion = "5"
+	f := newFixture(t, podWithResponders, ev, wrappers.MakeLifecycleRequest("r1", podWithResponders, requester).Obj())
+	if _, err := f.controller.syncEviction(f.ctx, "shop/pod-1-web"); err != nil {
+		t.Fatal(err)
+	}
+	// The write as kube-apiserver answers it, with a newer resourceVersion
+	// (the fake clientset sets none), while the cache still has version 5.
+	written := f.eviction("pod-1-web")
+	written.ResourceVersion = "6"
+	f.controller.written.Mutation(written)
+	if _, err := f.controller.syncEviction(f.ctx, "shop/pod-1-web"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Normal ResponderActivated"}, f.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
