@@ -17,10 +17,7 @@ limitations under the License.
 package e2e
 
 import (
-	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
@@ -51,17 +48,10 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 	}
 	f.WaitUntilActive(t, ns, parkedER.Name, interceptor)
 
-	// The gauges are read from the controller's cache, which may see the
-	// parked request a moment after this test's watch does.
-	var metrics framework.MetricSamples
 	active := `evictionrequest_controller_active_interceptor{interceptor="` + interceptor + `"}`
-	framework.Eventually(t, 30*time.Second, "the controller's gauges to count the parked request", func(context.Context) error {
-		metrics = framework.ScrapeMetrics(t, f.ServerClientConfig(f.EvictionServer()))
-		if v, ok := metrics.Value(active); !ok || v != 1 {
-			return fmt.Errorf("%s = %v (reported: %v), want 1", active, v, ok)
-		}
-		return nil
-	})
+	metrics := framework.WaitForSample(t, func() framework.MetricSamples {
+		return framework.ScrapeMetrics(t, f.ServerClientConfig(f.EvictionServer()))
+	}, active, 1)
 	sample := func(name string) float64 { return metrics.Sample(t, name) }
 	if v := sample(`evictionrequest_controller_evictions_total{result="success"}`); v < 1 {
 		t.Errorf("evictions{result=success} = %v, want at least the eviction of this test", v)

@@ -18,6 +18,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -92,6 +93,22 @@ func (m MetricSamples) Sample(t testing.TB, sample string) float64 {
 		t.Errorf("/metrics lacks %s", sample)
 	}
 	return v
+}
+
+// WaitForSample scrapes until sample has the value want and returns that
+// scrape: a gauge read from a component's cache may see an object a
+// moment after the test's watch did.
+func WaitForSample(t testing.TB, scrape func() MetricSamples, sample string, want float64) MetricSamples {
+	t.Helper()
+	var samples MetricSamples
+	Eventually(t, 30*time.Second, sample+" to be "+strconv.FormatFloat(want, 'g', -1, 64), func(context.Context) error {
+		samples = scrape()
+		if v, ok := samples.Value(sample); !ok || v != want {
+			return fmt.Errorf("%s = %v (reported: %v)", sample, v, ok)
+		}
+		return nil
+	})
+	return samples
 }
 
 // Has is true when the metric family name, such as a histogram's

@@ -17,10 +17,7 @@ limitations under the License.
 package lifecycle
 
 import (
-	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
@@ -43,17 +40,10 @@ func TestMetricsAfterAnEviction(t *testing.T) {
 	framework.RequestEviction(t, keptRequester(t), parked)
 	parkedEviction := f.WaitForEviction(t, parked, "the silent responder's turn", framework.ResponderIs(silent, lifecyclev1alpha1.ResponderStateActive))
 
-	// The gauges are read from the controller's cache, which may see the
-	// parked Eviction a moment after this test's watch does.
-	var metrics framework.MetricSamples
 	active := `evictionrequest_lifecycle_controller_active_responder{responder="` + silent + `"}`
-	framework.Eventually(t, 30*time.Second, "the controller's gauges to count the parked Eviction", func(context.Context) error {
-		metrics = framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
-		if v, ok := metrics.Value(active); !ok || v != 1 {
-			return fmt.Errorf("%s = %v (reported: %v), want 1", active, v, ok)
-		}
-		return nil
-	})
+	metrics := framework.WaitForSample(t, func() framework.MetricSamples {
+		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+	}, active, 1)
 	sample := func(name string) float64 { return metrics.Sample(t, name) }
 	if v := sample(`evictionrequest_lifecycle_controller_eviction_duration_seconds_count{result="TargetEvicted"}`); v < 1 {
 		t.Errorf("eviction_duration_seconds_count{result=TargetEvicted} = %v, want at least the eviction of this test", v)
