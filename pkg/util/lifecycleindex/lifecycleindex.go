@@ -22,8 +22,11 @@ package lifecycleindex
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
@@ -85,8 +88,10 @@ func Requests(indexer cache.Indexer, namespace string, uid types.UID) []*lifecyc
 	return ByKey[*lifecyclev1alpha1.EvictionRequest](indexer, lifecycleutil.TargetKey(namespace, uid))
 }
 
-// ByKey lists the objects of type T under a target key.
-func ByKey[T any](indexer cache.Indexer, key string) []T {
+// ByKey lists the objects of type T under a target key, by name: the
+// index's own order is a map's, and the controllers write what they derive
+// from the list in its order.
+func ByKey[T metav1.Object](indexer cache.Indexer, key string) []T {
 	if key == "" {
 		return nil
 	}
@@ -101,5 +106,6 @@ func ByKey[T any](indexer cache.Indexer, key string) []T {
 			out = append(out, t)
 		}
 	}
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(a.GetName(), b.GetName()) })
 	return out
 }
