@@ -33,6 +33,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 )
 
 // manifests holds the kustomizations and the Grafana dashboard;
@@ -139,6 +140,21 @@ func userKustomization(overlay string, install Install) ([]byte, error) {
 		}
 	}
 	return []byte(kustomization), nil
+}
+
+// Encode writes objects as a stream of YAML documents, as `kubectl
+// kustomize` prints them: what Decode reads back.
+func Encode(objects []*unstructured.Unstructured) ([]byte, error) {
+	var doc bytes.Buffer
+	for _, obj := range objects {
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return nil, err
+		}
+		doc.WriteString("---\n")
+		doc.Write(data)
+	}
+	return doc.Bytes(), nil
 }
 
 // Decode reads the objects of a stream of YAML or JSON documents.

@@ -22,6 +22,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 )
 
 // clusterScoped are the kinds of the overlays without a namespace.
@@ -81,4 +83,15 @@ func namesDefaultNamespace(t *testing.T, obj *unstructured.Unstructured) string 
 		}
 	}
 	return ""
+}
+
+// The overlays install into Namespace, the namespace the components
+// default their Leases to outside a pod.
+func TestTheDefaultNamespaceIsOneName(t *testing.T) {
+	if find(render(t, "default"), "Namespace", Namespace) == nil {
+		t.Errorf("the default overlay does not create namespace %s", Namespace)
+	}
+	if options.DefaultNamespace != Namespace {
+		t.Errorf("the components default to namespace %s, the overlays install into %s", options.DefaultNamespace, Namespace)
+	}
 }

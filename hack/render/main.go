@@ -24,8 +24,6 @@ import (
 	"fmt"
 	"os"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/evictionrequest/apiserver/artifacts"
 )
 
@@ -43,12 +41,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for _, obj := range objects {
-		data, err := yaml.Marshal(obj.Object)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Printf("---\n%s", data)
+	doc, err := artifacts.Encode(objects)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if _, err := os.Stdout.Write(doc); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 }

@@ -36,12 +36,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/evictionrequest/apiserver/artifacts"
 	"github.com/evictionrequest/apiserver/pkg/util/loopback"
 )
 
 const (
 	serverName           = "evictionrequest-apiserver"
-	serverNamespace      = "evictionrequest-system"
+	serverNamespace      = artifacts.Namespace
 	frontProxyClientName = "front-proxy-client"
 
 	// startTimeout bounds how long one component may take to become ready.

@@ -62,7 +62,10 @@ const KwokNodeLabel = "kwok.x-k8s.io/node"
 // finds pods through an index the node lifecycle controller installs).
 var controllers = []string{"disruption", "garbagecollector", "serviceaccount", "namespace", "nodelifecycle", "taint-eviction-controller", "podgc",
 	// Deployments and their ReplicaSets, which the surge interceptor scales.
-	"deployment", "replicaset"}
+	"deployment", "replicaset",
+	// The default roles (admin, edit, view) gain the rules of the roles
+	// aggregated into them, such as the overlays' evictionrequest-edit.
+	"clusterrole-aggregation"}
 
 // waitFor polls check until it succeeds, the process p exits, or
 // startTimeout passes.

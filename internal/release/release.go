@@ -34,8 +34,6 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/evictionrequest/apiserver/artifacts"
 )
 
@@ -211,16 +209,11 @@ func renderOverlays(o Options) error {
 		if err != nil {
 			return err
 		}
-		var doc bytes.Buffer
-		for _, obj := range objects {
-			data, err := yaml.Marshal(obj.Object)
-			if err != nil {
-				return err
-			}
-			doc.WriteString("---\n")
-			doc.Write(data)
+		doc, err := artifacts.Encode(objects)
+		if err != nil {
+			return err
 		}
-		if err := os.WriteFile(filepath.Join(o.Out, "install-"+overlay+".yaml"), doc.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(o.Out, "install-"+overlay+".yaml"), doc, 0o644); err != nil {
 			return err
 		}
 	}

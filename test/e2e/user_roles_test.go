@@ -1,0 +1,113 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+// bindClusterRole binds user to clusterRole in ns, the binding deleted with
+// the namespace.
+func bindClusterRole(t *testing.T, ns, user, clusterRole string) {
+	t.Helper()
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user + "-" + clusterRole, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	if _, err := f.Kube.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUserRolesGrantWhatEachActorNeeds asks kube-apiserver's RBAC, with
+// the roles kube-controller-manager aggregates, what the overlays' roles
+// let users do with EvictionRequests: editors request and withdraw but do
+// not write status, which is the interceptors' (evictionrequest-interceptor);
+// requesters request (evictionrequest-requester); drainers cordon nodes
+// (evictionrequest-drainer).
+func TestUserRolesGrantWhatEachActorNeeds(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	bindClusterRole(t, ns, "editor", "edit")
+	bindClusterRole(t, ns, "interceptor", "evictionrequest-interceptor")
+	bindClusterRole(t, ns, "requester", "evictionrequest-requester")
+	// Nodes are cluster-scoped: a drainer is bound cluster-wide.
+	drainer := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-drainer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "evictionrequest-drainer"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: ns + "-drainer"}},
+	}
+	if _, err := f.Kube.RbacV1().ClusterRoleBindings().Create(t.Context(), drainer, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := f.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, drainer.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting ClusterRoleBinding %s: %v", drainer.Name, err)
+		}
+	})
+	cases := []struct {
+		user, verb, resource, subresource string
+		allowed                           bool
+	}{
+		{"editor", "create", "evictionrequests", "", true},
+		{"editor", "delete", "evictionrequests", "", true},
+		{"editor", "update", "evictionrequests", "status", false},
+		{"interceptor", "update", "evictionrequests", "status", true},
+		{"interceptor", "create", "evictionrequests", "", false},
+		{"requester", "create", "evictionrequests", "", true},
+		{"requester", "update", "evictionrequests", "status", false},
+		{ns + "-drainer", "patch", "nodes", "", true},
+		{"requester", "patch", "nodes", "", false},
+	}
+	for _, tc := range cases {
+		group := v1alpha1.GroupName
+		if tc.resource == "nodes" {
+			group = ""
+		}
+		what := fmt.Sprintf("%s may %s %s/%s: %v", tc.user, tc.verb, tc.resource, tc.subresource, tc.allowed)
+		// edit gains our rules once kube-controller-manager aggregates them.
+		framework.Eventually(t, 30*time.Second, what, func(ctx context.Context) error {
+			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: tc.user,
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: ns, Verb: tc.verb, Group: group, Resource: tc.resource, Subresource: tc.subresource,
+				},
+			}}
+			got, err := f.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			if got.Status.Allowed != tc.allowed {
+				return fmt.Errorf("allowed %v (%s)", got.Status.Allowed, got.Status.Reason)
+			}
+			return nil
+		})
+	}
+}
