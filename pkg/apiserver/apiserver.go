@@ -29,6 +29,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	evictionrequeststorage "github.com/evictionrequest/apiserver/pkg/registry/coordination/evictionrequest/storage"
 )
 
@@ -38,9 +39,9 @@ type ExtraConfig struct {
 	// Clock is the server's notion of time, for the status rules and the
 	// in-process controllers alike; tests replace it.
 	Clock clock.WithTicker
-	// Controller, when set, runs the eviction request controller in the
-	// server process.
-	Controller *ControllerConfig
+	// Controllers, when set, run in the server process while it holds
+	// their Lease: the eviction request controller and the node drain.
+	Controllers *controllermanager.Manager
 }
 
 // Config is the configuration of the EvictionRequest API server.
@@ -107,9 +108,9 @@ func (c completedConfig) New() (*EvictionRequestServer, error) {
 		return nil, fmt.Errorf("installing %s: %w", v1alpha1.SchemeGroupVersion, err)
 	}
 	server := &EvictionRequestServer{GenericAPIServer: genericServer}
-	if c.ExtraConfig.Controller != nil {
-		if err := server.installController(c); err != nil {
-			return nil, fmt.Errorf("installing the eviction request controller: %w", err)
+	if c.ExtraConfig.Controllers != nil {
+		if err := server.installControllers(c); err != nil {
+			return nil, fmt.Errorf("installing the controllers: %w", err)
 		}
 	}
 	return server, nil

@@ -79,7 +79,7 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 	if v := sample(`evictionrequest_controller_oldest_request_creation_timestamp_seconds`); v > float64(parkedER.CreationTimestamp.Unix()) {
 		t.Errorf("oldest_request_creation_timestamp_seconds = %v, after the creation of the parked request (%d)", v, parkedER.CreationTimestamp.Unix())
 	}
-	if v := sample(`leader_election_master_status{name="evictionrequest-controller"}`); v != 1 {
+	if v := sample(`leader_election_master_status{name="evictionrequest-apiserver"}`); v != 1 {
 		t.Errorf("leader_election_master_status = %v, want 1 on the only replica", v)
 	}
 	sample(`evictionrequest_controller_interceptor_timeouts_total`)

@@ -75,7 +75,7 @@ func NewOptions() *Options {
 		// A drain of a few hundred pods writes a few objects per pod within
 		// seconds; client-go's default of 5 requests/s would make it crawl.
 		Client:             options.NewClientOptions(100, 200),
-		LeaderElection:     options.NewLeaderElection(lifecycle.ControllerName),
+		LeaderElection:     options.NewLeaderElection(componentName),
 		MetricsBindAddress: ":8080",
 		Logs:               logsapi.NewLoggingConfiguration(),
 	}

@@ -18,26 +18,26 @@ package lifecyclecontroller
 
 import (
 	"context"
-	"sync"
-	"time"
 
-	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/leaderelection"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
-	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/controllermanager"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
-	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 	"github.com/evictionrequest/apiserver/pkg/version"
 )
+
+// componentName names evictionrequest-controller in logs and user agents.
+const componentName = "evictionrequest-controller"
 
 // Run runs the controllers until ctx ends: while this process holds the
 // Lease, or at once when leader election is off.
@@ -45,12 +45,11 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := logsapi.ValidateAndApply(o.Logs, nil); err != nil {
 		return err
 	}
-	logger := klog.FromContext(ctx)
 	config, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	config = rest.AddUserAgent(o.Client.ApplyTo(config), lifecycle.ControllerName)
+	config = rest.AddUserAgent(o.Client.ApplyTo(config), componentName)
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return err
@@ -62,52 +61,76 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	metrics.Register()
-	leaderHealth := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-	var checks []healthz.HealthChecker
-	if o.LeaderElection.LeaderElect {
-		checks = append(checks, leaderHealth)
+	klog.FromContext(ctx).Info("Starting evictionrequest-controller", "version", version.Get())
+	m := &controllermanager.Manager{
+		Name:           componentName,
+		LeaderElection: o.LeaderElection,
+		Client:         client,
+		EventClient:    eventClient,
+		// Every write of the controllers is a server-side apply: the
+		// caches need not hold managedFields, about a third of an Eviction.
+		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cachetransform.StripManagedFields)},
+		MetricsBindAddress: o.MetricsBindAddress,
+		Controllers:        o.controllers(),
 	}
-	stopServing, err := options.Serve(ctx, o.MetricsBindAddress, checks...)
-	if err != nil {
-		return err
-	}
-	defer stopServing()
-
-	logger.Info("Starting evictionrequest-controller", "version", version.Get())
-	cc := controllerContext{opts: o, client: client, eventClient: eventClient, clock: clock.RealClock{}}
-	if !o.LeaderElection.LeaderElect {
-		return runTerm(ctx, cc)
-	}
-	return leaderelect.Run(ctx, client.CoordinationV1(), options.LeaderElectConfig(o.LeaderElection, leaderHealth), func(ctx context.Context) {
-		if err := runTerm(ctx, cc); err != nil {
-			klog.FromContext(ctx).Error(err, "Controllers failed")
-		}
-	})
+	return m.Run(ctx)
 }
 
-// runTerm builds the controllers on informers of the term's own, so that
-// nothing of a lost term acts in the next, runs them until ctx ends and
-// waits for them.
-func runTerm(ctx context.Context, cc controllerContext) error {
-	// Every write of the controllers is a server-side apply: the caches
-	// need not hold managedFields, about a third of an Eviction.
-	cc.informers = informers.NewSharedInformerFactoryWithOptions(cc.client, 0, informers.WithTransform(cachetransform.StripManagedFields))
-	defer cc.informers.Shutdown()
-	var controllers []*controller
-	for _, start := range controllerStarts {
-		c, err := start(ctx, cc)
-		if err != nil {
-			return err
-		}
-		if c != nil {
-			controllers = append(controllers, c)
-		}
+// controllers are the controllers of evictionrequest-controller, in the
+// order they are built.
+func (o *Options) controllers() []controllermanager.Descriptor {
+	return []controllermanager.Descriptor{
+		{Name: lifecycle.ControllerName, Enabled: true, Init: o.newEvictionRequestController},
+		{Name: evictor.ControllerName, Enabled: o.Evictor, Init: o.newEvictor},
+		{Name: nodedrain.ControllerName, Enabled: o.NodeDrain, Init: o.newNodeDrain},
 	}
-	cc.informers.Start(ctx.Done())
-	var wg sync.WaitGroup
-	for _, c := range controllers {
-		wg.Go(func() { c.run(klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), c.name))) })
+}
+
+// newEvictionRequestController builds the eviction request controller.
+func (o *Options) newEvictionRequestController(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+	lifecycleInformers := cc.Informers.Lifecycle().V1alpha1()
+	c, err := lifecycle.NewController(ctx, cc.Client, lifecycleInformers.Evictions(), lifecycleInformers.EvictionRequests(),
+		cc.Informers.Core().V1().Pods(), cc.Clock, lifecycle.Options{
+			HeartbeatDeadline: o.HeartbeatDeadline, CallTimeout: o.Client.CallTimeout, EventClient: cc.EventClient,
+		})
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	return nil
+	return controllermanager.WithWorkers(c, o.Workers), nil
+}
+
+// newEvictor builds the default evictor.
+func (o *Options) newEvictor(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+	c, err := evictor.NewController(ctx, cc.Client, cc.Informers.Lifecycle().V1alpha1().Evictions(), cc.Informers.Core().V1().Pods(),
+		cc.Clock, evictor.Options{CallTimeout: o.Client.CallTimeout, EventClient: cc.EventClient})
+	if err != nil {
+		return nil, err
+	}
+	return controllermanager.WithWorkers(c, o.Workers), nil
+}
+
+// newNodeDrain builds the declarative node drain and graceful-shutdown
+// requester: the same controller as evictionrequest-apiserver's,
+// requesting through an EvictionRequest of its own per pod.
+func (o *Options) newNodeDrain(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+	req, err := requester.NewLifecycle(o.NodeDrainRequester, cc.Client,
+		requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: o.Client.CallTimeout})
+	if err != nil {
+		return nil, err
+	}
+	lifecycleInformers := cc.Informers.Lifecycle().V1alpha1()
+	source, err := nodedrain.LifecycleSource(req, lifecycleInformers.EvictionRequests(), lifecycleInformers.Evictions())
+	if err != nil {
+		return nil, err
+	}
+	pods := cc.Informers.Core().V1().Pods()
+	if err := nodedrain.AddPodIndexer(pods); err != nil {
+		return nil, err
+	}
+	c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, source, cc.Informers.Core().V1().Nodes(), pods,
+		cc.Informers.Policy().V1().PodDisruptionBudgets(), cc.Clock, o.Client.CallTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return controllermanager.WithWorkers(c, o.NodeDrainWorkers), nil
 }

@@ -22,16 +22,8 @@ import (
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/leaderelection"
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
-
-	// Every command that elects a leader reports
-	// leader_election_master_status{name=<Lease>} on its /metrics, as
-	// kube-controller-manager does: the "no leader" alert reads it.
-	_ "k8s.io/component-base/metrics/prometheus/clientgo/leaderelection"
-
-	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
 
 // NewLeaderElection returns leader election on the Lease name in the
@@ -70,17 +62,4 @@ func ValidateLeaderElection(le componentbaseconfig.LeaderElectionConfiguration) 
 		errs = append(errs, fmt.Errorf("leader election needs 0 < --leader-elect-retry-period and 0 < --leader-elect-renew-deadline < --leader-elect-lease-duration"))
 	}
 	return errs
-}
-
-// LeaderElectConfig is the Lease and timings of le for leaderelect.Run,
-// reporting on healthz.
-func LeaderElectConfig(le componentbaseconfig.LeaderElectionConfiguration, healthz *leaderelection.HealthzAdaptor) leaderelect.Config {
-	return leaderelect.Config{
-		Namespace:     le.ResourceNamespace,
-		Name:          le.ResourceName,
-		LeaseDuration: le.LeaseDuration.Duration,
-		RenewDeadline: le.RenewDeadline.Duration,
-		RetryPeriod:   le.RetryPeriod.Duration,
-		Healthz:       healthz,
-	}
 }

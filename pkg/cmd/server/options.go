@@ -282,7 +282,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		}
 	}
 	config := &apiserver.Config{GenericConfig: serverConfig}
-	o.Controller.ApplyTo(config)
+	if err := o.Controller.ApplyTo(config); err != nil {
+		return nil, err
+	}
 	return config, nil
 }
 

@@ -19,6 +19,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +29,14 @@ import (
 	"k8s.io/apiserver/pkg/features"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
+	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 )
 
 // parse registers the options' flags on a fresh flag set and parses args.
@@ -46,12 +53,18 @@ func parse(t *testing.T, args ...string) *Options {
 	return o
 }
 
-// controllerConfig applies the controller options to a server configuration
-// without building the rest of it, which would bind the secure port.
-func controllerConfig(o *Options) *apiserver.ControllerConfig {
+// controllerManager applies the controller options to a server
+// configuration without building the rest of it, which would bind the
+// secure port.
+func controllerManager(t *testing.T, o *Options) *controllermanager.Manager {
+	t.Helper()
 	config := &apiserver.Config{GenericConfig: genericapiserver.NewRecommendedConfig(apiserver.Codecs)}
-	o.Controller.ApplyTo(config)
-	return config.ExtraConfig.Controller
+	config.GenericConfig.ClientConfig = &rest.Config{Host: "https://127.0.0.1:1"}
+	config.GenericConfig.SharedInformerFactory = informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
+	if err := o.Controller.ApplyTo(config); err != nil {
+		t.Fatal(err)
+	}
+	return config.ExtraConfig.Controllers
 }
 
 func TestDefaultOptionsValidate(t *testing.T) {
@@ -96,18 +109,28 @@ func TestFlagsReachTheConfiguration(t *testing.T) {
 		t.Errorf("--shutdown-watch-termination-grace-period: got %s", o.ShutdownWatchTerminationGracePeriod)
 	}
 
-	c := controllerConfig(o)
-	if c == nil {
-		t.Fatal("the controller is enabled by default but has no configuration")
+	c := o.Controller
+	if c.Workers != 3 || c.Client.QPS != 7.5 || c.Client.Burst != 9 || c.Client.CallTimeout != 4*time.Second || c.NodeDrainRequester != "drain.example.com" {
+		t.Errorf("controller options: workers %d, client %+v, node drain requester %q", c.Workers, c.Client, c.NodeDrainRequester)
 	}
-	if c.Workers != 3 || c.KubeAPIQPS != 7.5 || c.KubeAPIBurst != 9 || c.CallTimeout != 4*time.Second {
-		t.Errorf("controller config: workers %d, qps %v, burst %d, timeout %s", c.Workers, c.KubeAPIQPS, c.KubeAPIBurst, c.CallTimeout)
+	m := controllerManager(t, o)
+	if m == nil {
+		t.Fatal("the controller is enabled by default but has no manager")
 	}
-	if c.LeaderElection.ResourceNamespace != "elsewhere" {
-		t.Errorf("leader election namespace: got %q", c.LeaderElection.ResourceNamespace)
+	if qps := m.Client.CoreV1().RESTClient().GetRateLimiter().QPS(); qps != 7.5 {
+		t.Errorf("the controllers' client sends %v requests/s, want 7.5", qps)
 	}
-	if c.NodeDrain == nil || c.NodeDrain.Requester != "drain.example.com" {
-		t.Errorf("node drain config: got %+v", c.NodeDrain)
+	if le := m.LeaderElection; le.ResourceName != "evictionrequest-apiserver" || le.ResourceNamespace != "elsewhere" {
+		t.Errorf("leader election on Lease %s/%s, want elsewhere/evictionrequest-apiserver", le.ResourceNamespace, le.ResourceName)
+	}
+	var enabled []string
+	for _, d := range m.Controllers {
+		if d.Enabled {
+			enabled = append(enabled, d.Name)
+		}
+	}
+	if want := []string{evictionrequest.ControllerName, nodedrain.ControllerName}; !slices.Equal(enabled, want) {
+		t.Errorf("enabled controllers %v, want %v", enabled, want)
 	}
 }
 
@@ -119,8 +142,8 @@ func TestDisabledControllerHasNoConfiguration(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatalf("the controller's flags must not be checked when it is off: %v", err)
 	}
-	if c := controllerConfig(o); c != nil {
-		t.Errorf("--enable-evictionrequest-controller=false still configures a controller: %+v", c)
+	if m := controllerManager(t, o); m != nil {
+		t.Errorf("--enable-evictionrequest-controller=false still configures controllers: %+v", m.Controllers)
 	}
 }
 

@@ -19,39 +19,19 @@ limitations under the License.
 package surgeinterceptor
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apiserver/pkg/server/healthz"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/record"
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfig "k8s.io/component-base/config"
 	logsapi "k8s.io/component-base/logs/api/v1"
-	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
-	"github.com/evictionrequest/apiserver/pkg/version"
-
-	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
-	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/surge"
-	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
-	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
 
 // Options are the command-line options of surge-interceptor.
@@ -156,116 +136,4 @@ func (o *Options) Validate() error {
 	}
 	errs = append(errs, options.ValidateLeaderElection(o.LeaderElection)...)
 	return errors.Join(errs...)
-}
-
-// Run runs the surge interceptor until ctx ends.
-func (o *Options) Run(ctx context.Context) error {
-	if err := logsapi.ValidateAndApply(o.Logs, nil); err != nil {
-		return err
-	}
-	logger := klog.FromContext(ctx)
-	config, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	config = rest.AddUserAgent(o.Client.ApplyTo(config), "surge-interceptor")
-	kube, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return err
-	}
-	evr, err := versioned.NewForConfig(config)
-	if err != nil {
-		return err
-	}
-	metrics.Register()
-	leaderHealth := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-	var checks []healthz.HealthChecker
-	if o.LeaderElection.LeaderElect {
-		checks = append(checks, leaderHealth)
-	}
-	stopServing, err := options.Serve(ctx, o.MetricsBindAddress, checks...)
-	if err != nil {
-		return err
-	}
-	defer stopServing()
-
-	api, _ := evictionapi.Parse(o.API)
-	if o.api, err = evictionapi.Discover(kube.Discovery(), api); err != nil {
-		return err
-	}
-	if o.Name == "" {
-		o.Name = surge.DefaultName
-		if o.api == evictionapi.Lifecycle {
-			o.Name = surge.DefaultLifecycleName
-		}
-	}
-	if err := validName(o.api, o.Name); err != nil {
-		return err
-	}
-	logger.Info("Starting the surge interceptor", "name", o.Name, "api", o.api, "version", version.Get())
-	if !o.LeaderElection.LeaderElect {
-		return o.runTerm(ctx, kube, evr)
-	}
-	return leaderelect.Run(ctx, kube.CoordinationV1(), options.LeaderElectConfig(o.LeaderElection, leaderHealth), func(ctx context.Context) {
-		if err := o.runTerm(ctx, kube, evr); err != nil {
-			klog.FromContext(ctx).Error(err, "Surge interceptor term failed")
-		}
-	})
-}
-
-// runTerm runs the interceptor and its janitor on informers of their own.
-func (o *Options) runTerm(ctx context.Context, kube kubernetes.Interface, evr versioned.Interface) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(o.Namespace))
-	defer factory.Shutdown()
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	surger := surge.New(surge.Config{
-		Name: o.Name, API: o.api, Kube: kube, EvictionRequests: evr, Informers: factory,
-		Recorder:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: o.Name}),
-		Clock:        clock.RealClock{},
-		PollInterval: o.PollInterval, CallTimeout: o.Client.CallTimeout,
-	})
-	i, err := interceptor.New(interceptor.Config{
-		Name: o.Name, API: o.api, Namespace: o.Namespace, Handler: surger.Handle,
-		Client: evr, KubeClient: kube,
-		HeartbeatPeriod: o.HeartbeatPeriod, CallTimeout: o.Client.CallTimeout,
-	})
-	if err != nil {
-		return err
-	}
-	factory.Start(ctx.Done())
-	if !surger.WaitForCacheSync(ctx) {
-		return ctx.Err()
-	}
-	janitorDone := make(chan error, 1)
-	go func() { janitorDone <- surger.RunJanitor(ctx, o.JanitorPeriod) }()
-	err = i.Run(ctx)
-	return errors.Join(err, <-janitorDone)
-}
-
-// NewCommand returns the surge-interceptor command, run until ctx ends.
-func NewCommand(ctx context.Context) *cobra.Command {
-	o := NewOptions()
-	cmd := &cobra.Command{
-		Use:   "surge-interceptor",
-		Short: "Replace the pods of Deployments by a surge before they are evicted",
-		Long: `surge-interceptor is the deployment.apps.k8s.io interceptor of EvictionRequests (KEP-4563): when the
-eviction of a pod of a Deployment is requested, it scales the Deployment up first, waits until the
-replacements are available on other nodes, and scales it back so that exactly the evicted pod is
-removed. Pods opt in through the evictionrequest.coordination.k8s.io/interceptors annotation of
-their Deployment's pod template.`,
-		Version:      version.Get(),
-		Args:         cobra.NoArgs,
-		SilenceUsage: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
-	}
-	cmd.SetContext(ctx)
-	options.AddNamedFlags(cmd, o.Flags())
-	return cmd
 }

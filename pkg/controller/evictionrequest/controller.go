@@ -53,7 +53,7 @@ import (
 
 const (
 	// ControllerName names the controller in events, logs and field managers.
-	ControllerName = "evictionrequest-controller"
+	ControllerName = "evictionrequest-coordination-controller"
 	// queueName names the workqueue in the workqueue metrics.
 	queueName = "evictionrequests"
 	// defaultCallTimeout bounds each call to an API unless Options say otherwise.

@@ -34,7 +34,7 @@ import (
 
 // controllerLease is the Lease the replicas of the ha overlay elect their
 // controller leader on.
-const controllerLease = "evictionrequest-controller"
+const controllerLease = "evictionrequest-apiserver"
 
 // TestLeaderReplicaKilledMidFlow kills the replica that leads while an
 // interceptor holds ten requests: the API stays served through the other

@@ -17,16 +17,24 @@ limitations under the License.
 package server
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	componentbaseconfig "k8s.io/component-base/config"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/controllermanager"
+	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
+	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 // ControllerOptions configure the controllers the server runs in-process:
@@ -53,8 +61,8 @@ type ControllerOptions struct {
 }
 
 // NewControllerOptions returns the defaults: the eviction request controller
-// enabled and leader-elected on the Lease
-// evictionrequest-controller of its namespace, the node drain off.
+// enabled and leader-elected on the Lease evictionrequest-apiserver of its
+// namespace, the node drain off.
 func NewControllerOptions() *ControllerOptions {
 	return &ControllerOptions{
 		Enabled: true,
@@ -68,7 +76,7 @@ func NewControllerOptions() *ControllerOptions {
 		Client:             options.NewClientOptions(100, 200),
 		NodeDrainRequester: nodedrain.DefaultRequesterName,
 		NodeDrainWorkers:   2,
-		LeaderElection:     options.NewLeaderElection(evictionrequest.ControllerName),
+		LeaderElection:     options.NewLeaderElection(componentName),
 	}
 }
 
@@ -111,22 +119,86 @@ func (o *ControllerOptions) Validate() []error {
 	return errs
 }
 
-// ApplyTo turns the options into the controller configuration of the
-// server, nil when the controllers are off.
-func (o *ControllerOptions) ApplyTo(config *apiserver.Config) {
+// componentName names the server's controller manager: its logger, its
+// clients' user agent and, by default, its Lease. Each component that runs
+// controllers has a Lease of its own, so that evictionrequest-controller
+// (lifecycle.k8s.io) in the same namespace never takes this one's turn.
+const componentName = "evictionrequest-apiserver"
+
+// ApplyTo sets the controller manager the server runs from a post-start
+// hook, none when the controllers are off. It asks the server-wide informer
+// factory, which the server starts before the hook runs, for the informers
+// the controllers share with admission: one cache of the cluster's pods per
+// process.
+func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 	if !o.Enabled {
-		return
+		return nil
 	}
-	controller := &apiserver.ControllerConfig{
-		Workers:        o.Workers,
-		LeaderElection: o.LeaderElection,
-		KubeConfig:     config.GenericConfig.ClientConfig,
-		KubeAPIQPS:     o.Client.QPS,
-		KubeAPIBurst:   o.Client.Burst,
-		CallTimeout:    o.Client.CallTimeout,
+	factory := config.GenericConfig.SharedInformerFactory
+	if config.GenericConfig.ClientConfig == nil || factory == nil {
+		return fmt.Errorf("the eviction request controller needs a kubeconfig of the cluster (--kubeconfig or in-cluster)")
 	}
+	kubeConfig := rest.AddUserAgent(o.Client.ApplyTo(config.GenericConfig.ClientConfig), componentName)
+	client, err := kubernetes.NewForConfig(kubeConfig)
+	if err != nil {
+		return err
+	}
+	// A client of its own is a rate limiter of its own: events never delay
+	// an eviction.
+	eventClient, err := kubernetes.NewForConfig(kubeConfig)
+	if err != nil {
+		return err
+	}
+	factory.Core().V1().Pods().Informer()
 	if o.NodeDrain {
-		controller.NodeDrain = &apiserver.NodeDrainConfig{Requester: o.NodeDrainRequester, Workers: o.NodeDrainWorkers}
+		if err := nodedrain.AddPodIndexer(factory.Core().V1().Pods()); err != nil {
+			return err
+		}
+		factory.Core().V1().Nodes().Informer()
+		factory.Policy().V1().PodDisruptionBudgets().Informer()
 	}
-	config.ExtraConfig.Controller = controller
+	metrics.Register()
+	config.ExtraConfig.Controllers = &controllermanager.Manager{
+		Name:            componentName,
+		LeaderElection:  o.LeaderElection,
+		Client:          client,
+		EventClient:     eventClient,
+		SharedInformers: factory,
+		// The controllers read no labels, annotations or managedFields of
+		// their requests (cachetransform.StripMetadata).
+		EvictionRequestInformerOptions: []externalversions.SharedInformerOption{externalversions.WithTransform(cachetransform.StripMetadata)},
+		Controllers: []controllermanager.Descriptor{
+			{Name: evictionrequest.ControllerName, Enabled: true, Init: o.newEvictionRequestController},
+			{Name: nodedrain.ControllerName, Enabled: o.NodeDrain, Init: o.newNodeDrain},
+		},
+	}
+	return nil
+}
+
+// newEvictionRequestController builds the eviction request controller.
+func (o *ControllerOptions) newEvictionRequestController(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+	c, err := evictionrequest.NewController(ctx, cc.Client, cc.EvictionRequests.CoordinationV1alpha1(),
+		cc.EvictionRequestInformers.Coordination().V1alpha1().EvictionRequests(), cc.Informers.Core().V1().Pods(), cc.Clock,
+		evictionrequest.Options{EventClient: cc.EventClient, CallTimeout: o.Client.CallTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return controllermanager.WithWorkers(c, o.Workers), nil
+}
+
+// newNodeDrain builds the declarative node drain and graceful-shutdown
+// requester.
+func (o *ControllerOptions) newNodeDrain(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+	req, err := requester.New(o.NodeDrainRequester, cc.EvictionRequests, cc.Client.CoreV1(),
+		requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: o.Client.CallTimeout})
+	if err != nil {
+		return nil, err
+	}
+	source := nodedrain.CoordinationSource(req, cc.EvictionRequestInformers.Coordination().V1alpha1().EvictionRequests())
+	c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, source, cc.Informers.Core().V1().Nodes(), cc.Informers.Core().V1().Pods(),
+		cc.Informers.Policy().V1().PodDisruptionBudgets(), cc.Clock, o.Client.CallTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return controllermanager.WithWorkers(c, o.NodeDrainWorkers), nil
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package options
+package controllermanager
 
 import (
 	"context"
@@ -24,17 +24,15 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/spf13/cobra"
 	"k8s.io/apiserver/pkg/server/healthz"
-	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/metrics/legacyregistry"
-	"k8s.io/component-base/term"
 	"k8s.io/klog/v2"
 )
 
 // Serve serves /metrics, /healthz (with checks) and /readyz on address
 // until the returned function is called; "" or "0" serves nothing. The
-// commands that are not API servers use it for --metrics-bind-address.
+// managers of commands that are not API servers serve
+// --metrics-bind-address with it.
 func Serve(ctx context.Context, address string, checks ...healthz.HealthChecker) (stop func(), err error) {
 	if address == "" || address == "0" {
 		return func() {}, nil
@@ -59,15 +57,4 @@ func Serve(ctx context.Context, address string, checks ...healthz.HealthChecker)
 		defer cancel()
 		_ = server.Shutdown(shutdownCtx)
 	}, nil
-}
-
-// AddNamedFlags adds the named flag sets to cmd and prints them by section
-// in its usage and help, as Kubernetes components do.
-func AddNamedFlags(cmd *cobra.Command, fss cliflag.NamedFlagSets) {
-	fs := cmd.Flags()
-	for _, f := range fss.FlagSets {
-		fs.AddFlagSet(f)
-	}
-	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
-	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
 }
