@@ -25,6 +25,7 @@ limitations under the License.
 package drain
 
 import (
+	"context"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 const (
@@ -53,8 +56,10 @@ type PodSource interface {
 // Helper is what a drain needs and the hooks it calls: its sessions share
 // it. Set its fields before the first Session starts.
 type Helper struct {
-	// Requests asks for and withdraws the evictions, as one requester.
-	Requests Requests
+	// Participant asks for and withdraws the evictions, as one requester,
+	// and reads where each stands from its informers (Participant.Inform):
+	// a drain reads every pod's status on every Sync.
+	Participant participant.Participant
 	// Pods reads the pods of the drained nodes.
 	Pods PodSource
 	// PDBs names the budgets that block an eviction; nil names none.
@@ -119,6 +124,13 @@ func (h *Helper) now() time.Time {
 		return time.Now()
 	}
 	return h.Clock.Now()
+}
+
+// status reads where the eviction of the pod with uid stands from the
+// participant's informers, which answer no error but NotFound (no request).
+func (h *Helper) status(ctx context.Context, namespace string, uid types.UID) participant.Status {
+	s, _ := h.Participant.Status(ctx, namespace, uid)
+	return s
 }
 
 // skipsWaitFor is true when the drain no longer waits for pod: it has been

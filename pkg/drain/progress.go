@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 // State is where the eviction of one pod of a drain stands.
@@ -61,7 +62,7 @@ type PodProgress struct {
 	Node  string
 	State State
 	// Request is the pod's eviction request as last seen.
-	Request RequestStatus
+	Request participant.Status
 	// BlockingPDBs name the PodDisruptionBudgets of the pod that allow no
 	// disruption, when the pod is Blocked.
 	BlockingPDBs []string
@@ -73,7 +74,7 @@ type PodProgress struct {
 // Progress derives the progress of the pod ref with uid from the pod (nil
 // once it is deleted), its request, and the PodDisruptionBudgets of its
 // namespace.
-func Progress(ref types.NamespacedName, uid types.UID, pod *corev1.Pod, request RequestStatus, pdbs []*policyv1.PodDisruptionBudget) PodProgress {
+func Progress(ref types.NamespacedName, uid types.UID, pod *corev1.Pod, request participant.Status, pdbs []*policyv1.PodDisruptionBudget) PodProgress {
 	p := PodProgress{Namespace: ref.Namespace, Name: ref.Name, UID: uid, Request: request}
 	if pod != nil && pod.UID != uid {
 		pod = nil

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 var heartbeat = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -43,7 +44,7 @@ func pdb(name string, allowed int32, matchLabels map[string]string) *policyv1.Po
 type progressCase struct {
 	name string
 	pod  *corev1.Pod
-	req  RequestStatus
+	req  participant.Status
 	pdbs []*policyv1.PodDisruptionBudget
 	want State
 	done bool
@@ -53,8 +54,8 @@ type progressCase struct {
 // progressCases are the cases of TestProgress.
 var progressCases = func() []progressCase {
 	running := wrappers.MakePod("db").Label("app", "db").Obj()
-	requested := RequestStatus{Exists: true, Requested: true}
-	with := func(mutate func(*RequestStatus)) RequestStatus {
+	requested := participant.Status{Exists: true, Requested: true}
+	with := func(mutate func(*participant.Status)) participant.Status {
 		r := requested
 		mutate(&r)
 		return r
@@ -62,26 +63,26 @@ var progressCases = func() []progressCase {
 	return []progressCase{
 		{name: "a pod gone without a request is done", want: StateGone, done: true},
 		{name: "a pod gone before its request completed is not done yet", req: requested, want: StateGone},
-		{name: "a pod gone with its request complete is done", req: with(func(r *RequestStatus) { r.Complete = true }), want: StateGone, done: true},
+		{name: "a pod gone with its request complete is done", req: with(func(r *participant.Status) { r.Complete = true }), want: StateGone, done: true},
 		{name: "a pod of the same name and another UID counts as gone", pod: wrappers.MakePod("db").UID("new").Obj(), want: StateGone, done: true},
-		{name: "a terminal pod is gone", pod: wrappers.MakePod("db").Phase(corev1.PodFailed).Obj(), req: with(func(r *RequestStatus) { r.Complete = true }), want: StateGone, done: true},
-		{name: "a request complete while the cache still has the pod", pod: running, req: with(func(r *RequestStatus) { r.Complete = true }), want: StateGone, done: true},
-		{name: "a canceled request of a running pod", pod: running, req: with(func(r *RequestStatus) { r.Complete, r.Canceled = true, true }), want: StateCanceled},
+		{name: "a terminal pod is gone", pod: wrappers.MakePod("db").Phase(corev1.PodFailed).Obj(), req: with(func(r *participant.Status) { r.Complete = true }), want: StateGone, done: true},
+		{name: "a request complete while the cache still has the pod", pod: running, req: with(func(r *participant.Status) { r.Complete = true }), want: StateGone, done: true},
+		{name: "a canceled request of a running pod", pod: running, req: with(func(r *participant.Status) { r.Complete, r.Canceled = true, true }), want: StateCanceled},
 		{name: "a terminating pod", pod: wrappers.MakePod("db").Terminating(heartbeat).Obj(), req: requested, want: StateTerminating},
 		{name: "no request yet", pod: running, want: StatePending},
-		{name: "interceptors not selected yet", pod: running, req: with(func(r *RequestStatus) { r.AwaitingInterceptor = true }), want: StatePending},
-		{name: "an active interceptor", pod: running, req: with(func(r *RequestStatus) { r.ActiveInterceptor = "a.example.com" }), want: StateIntercepted},
-		{name: "no interceptor left: evicting", pod: running, req: with(func(r *RequestStatus) { r.ActiveInterceptor, r.InterceptorDone = "a.example.com", true }), want: StateEvicting},
+		{name: "interceptors not selected yet", pod: running, req: with(func(r *participant.Status) { r.AwaitingInterceptor = true }), want: StatePending},
+		{name: "an active interceptor", pod: running, req: with(func(r *participant.Status) { r.ActiveInterceptor = "a.example.com" }), want: StateIntercepted},
+		{name: "no interceptor left: evicting", pod: running, req: with(func(r *participant.Status) { r.ActiveInterceptor, r.InterceptorDone = "a.example.com", true }), want: StateEvicting},
 		{name: "no interceptor at all: evicting", pod: running, req: requested, want: StateEvicting},
 		{
-			name: "refused evictions name the budget that allows no disruption", pod: running, req: with(func(r *RequestStatus) { r.FailedEvictions = 3 }),
+			name: "refused evictions name the budget that allows no disruption", pod: running, req: with(func(r *participant.Status) { r.FailedEvictions = 3 }),
 			pdbs: []*policyv1.PodDisruptionBudget{pdb("web", 0, map[string]string{"app": "web"}), pdb("db-strict", 0, map[string]string{"app": "db"}), pdb("db-loose", 1, map[string]string{"app": "db"})},
 			want: StateBlocked, pdb: []string{"db-strict"},
 		},
-		{name: "refused evictions without a budget to blame", pod: running, req: with(func(r *RequestStatus) { r.FailedEvictions = 1 }), want: StateBlocked},
+		{name: "refused evictions without a budget to blame", pod: running, req: with(func(r *participant.Status) { r.FailedEvictions = 1 }), want: StateBlocked},
 		{
 			name: "an interceptor that took over after refused evictions is what the pod waits for", pod: running,
-			req: with(func(r *RequestStatus) { r.ActiveInterceptor, r.FailedEvictions = "a.example.com", 2 }), want: StateIntercepted,
+			req: with(func(r *participant.Status) { r.ActiveInterceptor, r.FailedEvictions = "a.example.com", 2 }), want: StateIntercepted,
 		},
 	}
 }()
@@ -104,15 +105,15 @@ func TestProgress(t *testing.T) {
 func TestNeedsRequest(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		status RequestStatus
+		status participant.Status
 		want   bool
 	}{
-		{"no request", RequestStatus{}, true},
-		{"a request listing the drain", RequestStatus{Exists: true, Requested: true}, false},
-		{"a request of others the drain joins", RequestStatus{Exists: true}, true},
-		{"a request of others under Forbid goes ahead without the drain", RequestStatus{Exists: true, Locked: true}, false},
-		{"a request canceled while the pod runs is asked for again", RequestStatus{Exists: true, Complete: true, Canceled: true}, true},
-		{"a request complete otherwise is done", RequestStatus{Exists: true, Complete: true}, false},
+		{"no request", participant.Status{}, true},
+		{"a request listing the drain", participant.Status{Exists: true, Requested: true}, false},
+		{"a request of others the drain joins", participant.Status{Exists: true}, true},
+		{"a request of others under Forbid goes ahead without the drain", participant.Status{Exists: true, Locked: true}, false},
+		{"a request canceled while the pod runs is asked for again", participant.Status{Exists: true, Complete: true, Canceled: true}, true},
+		{"a request complete otherwise is done", participant.Status{Exists: true, Complete: true}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.status.NeedsRequest(); got != tc.want {
@@ -128,7 +129,7 @@ func TestSummary(t *testing.T) {
 		gone, gone, {State: StateIntercepted}, {State: StateEvicting},
 		{State: StateBlocked, BlockingPDBs: []string{"web"}}, {State: StateBlocked, BlockingPDBs: []string{"web"}}, {State: StateBlocked},
 		{State: StatePending}, {State: StateTerminating}, {State: StateCanceled},
-		{State: StateGone, Request: RequestStatus{Exists: true}},
+		{State: StateGone, Request: participant.Status{Exists: true}},
 	}
 	s := Summarize(progress)
 	want := "2/11 pods gone, 1 intercepted, 1 evicting, 1 terminating, 1 completing, 1 pending, 1 canceled, 1 blocked by a refused eviction, 2 blocked by PodDisruptionBudget web"

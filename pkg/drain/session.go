@@ -29,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 // Session is one drain of some nodes. It remembers the pods it asked to
@@ -90,14 +92,14 @@ type candidate struct {
 // failed; they are asked for again RetryAfter later (Report.RetryIn).
 func (s *Session) Sync(ctx context.Context) (Report, error) {
 	report := Report{Selections: map[string]Selection{}}
-	onNodes, due, retryIn := s.observe(report.Selections)
+	onNodes, due, retryIn := s.observe(ctx, report.Selections)
 	written, errs := s.request(ctx, due)
 	report.Requested = len(written)
 	report.RetryIn = retryIn
 	if len(errs) > 0 && (retryIn == 0 || retryIn > s.h.retryAfter()) {
 		report.RetryIn = s.h.retryAfter()
 	}
-	report.Progress = s.progress(onNodes, written)
+	report.Progress = s.progress(ctx, onNodes, written)
 	report.Summary = Summarize(report.Progress)
 	s.reportBlocked(report.Progress)
 	if s.h.OnProgress != nil {
@@ -109,7 +111,7 @@ func (s *Session) Sync(ctx context.Context) (Report, error) {
 // observe reads the pods of the nodes, tracks those the drain evicts and
 // returns them by UID, those due for a request, and how soon the next one
 // that waits is due.
-func (s *Session) observe(selections map[string]Selection) (map[types.UID]*corev1.Pod, []candidate, time.Duration) {
+func (s *Session) observe(ctx context.Context, selections map[string]Selection) (map[types.UID]*corev1.Pod, []candidate, time.Duration) {
 	now := s.h.now()
 	onNodes := map[types.UID]*corev1.Pod{}
 	var due []candidate
@@ -125,7 +127,7 @@ func (s *Session) observe(selections map[string]Selection) (map[types.UID]*corev
 			if !known {
 				s.tracked[pod.UID] = trackedPod{ref: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, node: node}
 			}
-			if !s.h.Requests.Status(pod.Namespace, pod.UID).NeedsRequest() {
+			if !s.h.status(ctx, pod.Namespace, pod.UID).NeedsRequest() {
 				continue
 			}
 			if last, ok := s.attempts[pod.UID]; ok {
@@ -147,13 +149,13 @@ func (s *Session) observe(selections map[string]Selection) (map[types.UID]*corev
 
 // request writes the requests of due, Parallelism at a time, and returns
 // the requests written by pod UID and the errors of those that failed.
-func (s *Session) request(ctx context.Context, due []candidate) (map[types.UID]RequestStatus, []error) {
+func (s *Session) request(ctx context.Context, due []candidate) (map[types.UID]participant.Status, []error) {
 	var mu sync.Mutex
-	written := map[types.UID]RequestStatus{}
+	written := map[types.UID]participant.Status{}
 	var errs []error
 	workqueue.ParallelizeUntil(ctx, s.h.parallelism(), len(due), func(i int) {
 		c := due[i]
-		status, err := s.h.Requests.Request(ctx, c.pod)
+		status, err := s.h.Participant.Request(ctx, c.pod)
 		if s.h.OnRequested != nil && ctx.Err() == nil {
 			s.h.OnRequested(c.pod, c.late, err)
 		}
@@ -170,7 +172,7 @@ func (s *Session) request(ctx context.Context, due []candidate) (map[types.UID]R
 
 // progress is the progress of every tracked pod, from the pods on the
 // nodes and the requests just written or in the cache.
-func (s *Session) progress(onNodes map[types.UID]*corev1.Pod, written map[types.UID]RequestStatus) []PodProgress {
+func (s *Session) progress(ctx context.Context, onNodes map[types.UID]*corev1.Pod, written map[types.UID]participant.Status) []PodProgress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pdbs := map[string][]*policyv1.PodDisruptionBudget{}
@@ -178,7 +180,7 @@ func (s *Session) progress(onNodes map[types.UID]*corev1.Pod, written map[types.
 	for uid, t := range s.tracked {
 		status, ok := written[uid]
 		if !ok {
-			status = s.h.Requests.Status(t.ref.Namespace, uid)
+			status = s.h.status(ctx, t.ref.Namespace, uid)
 		}
 		if _, listed := pdbs[t.ref.Namespace]; !listed && s.h.PDBs != nil && status.FailedEvictions > 0 {
 			pdbs[t.ref.Namespace], _ = s.h.PDBs.PodDisruptionBudgets(t.ref.Namespace).List(labels.Everything())

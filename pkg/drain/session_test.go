@@ -27,18 +27,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
-// fakeRequests is Requests over a map: what the cache shows of each pod's
+// fakeRequests is a participant.Participant over a map: what the cache shows of each pod's
 // request, and what a request or withdrawal writes.
 type fakeRequests struct {
 	mu sync.Mutex
 	// cache is what Status reads; written is what Request wrote, which the
 	// cache shows only when the test says so (showWritten).
-	cache, written map[types.UID]RequestStatus
+	cache, written map[types.UID]participant.Status
 	// fail makes the requests of these pods fail.
 	fail      map[types.UID]error
 	requested []string
@@ -47,36 +51,46 @@ type fakeRequests struct {
 }
 
 func newFakeRequests() *fakeRequests {
-	return &fakeRequests{cache: map[types.UID]RequestStatus{}, written: map[types.UID]RequestStatus{}, fail: map[types.UID]error{}, forbidden: map[types.UID]bool{}}
+	return &fakeRequests{cache: map[types.UID]participant.Status{}, written: map[types.UID]participant.Status{}, fail: map[types.UID]error{}, forbidden: map[types.UID]bool{}}
 }
 
-func (f *fakeRequests) Requester() string { return "drain.example.com" }
+func (f *fakeRequests) API() evictionapi.API { return evictionapi.Coordination }
 
-func (f *fakeRequests) Status(_ string, uid types.UID) RequestStatus {
+func (f *fakeRequests) Name() string { return "drain.example.com" }
+
+func (f *fakeRequests) Status(_ context.Context, _ string, uid types.UID) (participant.Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.cache[uid]
+	return f.cache[uid], nil
 }
 
-func (f *fakeRequests) Request(_ context.Context, pod *corev1.Pod) (RequestStatus, error) {
+func (f *fakeRequests) Wait(context.Context, *corev1.Pod) (requester.Result, error) {
+	return requester.Result{}, errors.New("a drain does not wait")
+}
+
+func (f *fakeRequests) Inform(participant.Informers) ([]cache.SharedIndexInformer, error) {
+	return nil, nil
+}
+
+func (f *fakeRequests) Request(_ context.Context, pod *corev1.Pod) (participant.Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.requested = append(f.requested, pod.Name)
 	if err := f.fail[pod.UID]; err != nil {
-		return RequestStatus{}, err
+		return participant.Status{}, err
 	}
-	f.written[pod.UID] = RequestStatus{Exists: true, Requested: true}
+	f.written[pod.UID] = participant.Status{Exists: true, Requested: true}
 	return f.written[pod.UID], nil
 }
 
-func (f *fakeRequests) Withdraw(_ context.Context, namespace string, uid types.UID) (Withdrawal, error) {
+func (f *fakeRequests) Withdraw(_ context.Context, namespace string, uid types.UID) (participant.Withdrawal, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.withdrawn = append(f.withdrawn, string(uid))
 	if f.forbidden[uid] {
-		return WithdrawalForbidden, errors.New("forbidden by the interceptor")
+		return participant.WithdrawalForbidden, errors.New("forbidden by the interceptor")
 	}
-	return Withdrawn, nil
+	return participant.Withdrawn, nil
 }
 
 // showWritten makes the cache catch up with what was written.
@@ -133,7 +147,7 @@ func newSessionFixture(pods ...*corev1.Pod) *sessionFixture {
 		clock:    testingclock.NewFakeClock(heartbeat),
 	}
 	f.helper = &Helper{
-		Requests: f.requests, Pods: f.pods, Clock: f.clock, RetryAfter: 5 * time.Second,
+		Participant: f.requests, Pods: f.pods, Clock: f.clock, RetryAfter: 5 * time.Second,
 		// The fixture's pods declare no controller.
 		Policy: Policy{Force: true},
 		OnRequested: func(pod *corev1.Pod, late bool, err error) {
@@ -213,7 +227,7 @@ func TestSyncAdoptsLatePodsAndAsksAgainAfterACancel(t *testing.T) {
 
 	web1 := wrappers.MakePod("web-1").Node("node-a").Obj()
 	f.pods.set("node-a", web0, web1)
-	f.requests.cache[web0.UID] = RequestStatus{Exists: true, Complete: true, Canceled: true}
+	f.requests.cache[web0.UID] = participant.Status{Exists: true, Complete: true, Canceled: true}
 	f.sync(t)
 	if diff := cmp.Diff([]string{"web-0", "web-1"}, f.requests.takeRequested()); diff != "" {
 		t.Errorf("requested (-want +got):\n%s", diff)
@@ -234,7 +248,7 @@ func TestSyncReportsGonePodsAndDrainsWhenTheirRequestsComplete(t *testing.T) {
 	if report.Drained() || report.Progress[0].State != StateGone {
 		t.Fatalf("a pod gone with its request not complete: drained %v, state %s", report.Drained(), report.Progress[0].State)
 	}
-	f.requests.cache[web0.UID] = RequestStatus{Exists: true, Requested: true, Complete: true}
+	f.requests.cache[web0.UID] = participant.Status{Exists: true, Requested: true, Complete: true}
 	if report := f.sync(t); !report.Drained() || report.Summary.String() != "1/1 pod gone" {
 		t.Errorf("drained %v: %s", report.Drained(), report.Summary)
 	}
@@ -262,16 +276,16 @@ func TestSyncCallsOnBlockedOncePerChange(t *testing.T) {
 	db := wrappers.MakePod("db-0").Node("node-a").Label("app", "db").Obj()
 	f := newSessionFixture(db)
 	f.sync(t)
-	f.requests.cache[db.UID] = RequestStatus{Exists: true, Requested: true, FailedEvictions: 1}
+	f.requests.cache[db.UID] = participant.Status{Exists: true, Requested: true, FailedEvictions: 1}
 	f.sync(t)
-	f.requests.cache[db.UID] = RequestStatus{Exists: true, Requested: true, FailedEvictions: 2}
+	f.requests.cache[db.UID] = participant.Status{Exists: true, Requested: true, FailedEvictions: 2}
 	f.sync(t)
 	if diff := cmp.Diff([]string{"db-0"}, f.blocked); diff != "" {
 		t.Errorf("OnBlocked calls (-want +got):\n%s", diff)
 	}
-	f.requests.cache[db.UID] = RequestStatus{Exists: true, Requested: true, ActiveInterceptor: "a.example.com"}
+	f.requests.cache[db.UID] = participant.Status{Exists: true, Requested: true, ActiveInterceptor: "a.example.com"}
 	f.sync(t)
-	f.requests.cache[db.UID] = RequestStatus{Exists: true, Requested: true, FailedEvictions: 3}
+	f.requests.cache[db.UID] = participant.Status{Exists: true, Requested: true, FailedEvictions: 3}
 	f.sync(t)
 	if diff := cmp.Diff([]string{"db-0", "db-0"}, f.blocked); diff != "" {
 		t.Errorf("a pod blocked again after an interceptor: OnBlocked calls (-want +got):\n%s", diff)
@@ -286,7 +300,7 @@ func TestWithdrawLeavesWhatTheDrainDoesNotHold(t *testing.T) {
 	f := newSessionFixture(pods["listed"], pods["complete"], pods["others"], pods["unseen"])
 	f.sync(t)
 	f.pods.set("node-a", pods["listed"], pods["complete"], pods["others"], pods["unseen"], pods["untracked-listed"])
-	f.requests.cache = map[types.UID]RequestStatus{
+	f.requests.cache = map[types.UID]participant.Status{
 		pods["listed"].UID:           {Exists: true, Requested: true},
 		pods["complete"].UID:         {Exists: true, Requested: true, Complete: true},
 		pods["others"].UID:           {Exists: true},

@@ -23,6 +23,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 // WithdrawReport says what Withdraw did.
@@ -39,7 +41,7 @@ type WithdrawReport struct {
 // Withdraw withdraws the drain's requester from the requests of the pods the
 // session evicts, and of the pods on its nodes, that are not complete. A
 // pod the session asked for whose request the cache does not show may still
-// have one: Requests.Withdraw finds out.
+// have one: Participant.Withdraw finds out.
 func (s *Session) Withdraw(ctx context.Context) WithdrawReport {
 	type target struct {
 		ref types.NamespacedName
@@ -57,7 +59,7 @@ func (s *Session) Withdraw(ctx context.Context) WithdrawReport {
 	}
 	var targets []target
 	for uid, t := range candidates {
-		status := s.h.Requests.Status(t.ref.Namespace, uid)
+		status := s.h.status(ctx, t.ref.Namespace, uid)
 		_, tracked := s.tracked[uid]
 		if status.Complete || (status.Exists && !status.Requested) || (!status.Exists && !tracked) {
 			continue
@@ -70,16 +72,16 @@ func (s *Session) Withdraw(ctx context.Context) WithdrawReport {
 	var report WithdrawReport
 	workqueue.ParallelizeUntil(ctx, s.h.parallelism(), len(targets), func(i int) {
 		t := targets[i]
-		w, err := s.h.Requests.Withdraw(ctx, t.ref.Namespace, t.uid)
+		w, err := s.h.Participant.Withdraw(ctx, t.ref.Namespace, t.uid)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
-		case w == WithdrawalForbidden:
+		case w == participant.WithdrawalForbidden:
 			report.Forbidden++
 			report.ForbiddenErrors = append(report.ForbiddenErrors, fmt.Errorf("pod %s: %w", t.ref, err))
 		case err != nil:
 			report.Errors = append(report.Errors, fmt.Errorf("pod %s: %w", t.ref, err))
-		case w == Withdrawn:
+		case w == participant.Withdrawn:
 			report.Withdrawn++
 		}
 	})

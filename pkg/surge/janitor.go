@@ -23,9 +23,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -33,10 +31,10 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
 )
 
@@ -227,43 +225,21 @@ type holding struct {
 }
 
 // holdingOf says whether the interceptor named holder holds the eviction
-// of the pod with uid in namespace.
+// of the pod with uid in namespace, read as holder's participant reads it.
+// lifecycle.k8s.io has no cancellation policy to mark a scale-down in
+// flight: there the pod's removal counts as in flight for as long as
+// holder keeps its turn.
 func (s *Surger) holdingOf(ctx context.Context, namespace string, uid types.UID, holder string) (holding, error) {
-	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
-	defer cancel()
-	if s.cfg.API == evictionapi.Lifecycle {
-		return s.lifecycleHoldingOf(callCtx, namespace, uid, holder)
-	}
-	er, err := s.cfg.EvictionRequests.CoordinationV1alpha1().EvictionRequests(namespace).Get(callCtx, string(uid), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return holding{}, nil
-	}
+	p, err := participant.New(s.api(), holder, s.cfg.Kube, s.cfg.EvictionRequests, requester.Options{CallTimeout: s.cfg.CallTimeout})
 	if err != nil {
 		return holding{}, err
 	}
-	held := erutil.IsHeldBy(er, holder)
-	return holding{held: held, forbidden: held && erutil.CancellationForbidden(er)}, nil
-}
-
-// lifecycleHoldingOf reads the Evictions that list holder as a responder
-// (one LIST, narrowed by the controller's participant label) and says
-// whether holder is the active responder of the pod's. lifecycle.k8s.io
-// has no cancellation policy to mark a scale-down in flight: the pod's
-// removal counts as in flight for as long as holder keeps its turn.
-func (s *Surger) lifecycleHoldingOf(ctx context.Context, namespace string, uid types.UID, holder string) (holding, error) {
-	list, err := s.cfg.Kube.LifecycleV1alpha1().Evictions(namespace).List(ctx, metav1.ListOptions{LabelSelector: holder})
+	status, err := p.Status(ctx, namespace, uid)
 	if err != nil {
 		return holding{}, err
 	}
-	var evictions []*lifecyclev1alpha1.Eviction
-	for i := range list.Items {
-		if lifecycleutil.EvictionTargetKey(&list.Items[i]) == lifecycleutil.TargetKey(namespace, uid) {
-			evictions = append(evictions, &list.Items[i])
-		}
-	}
-	ev, _ := lifecycleutil.RelevantEviction(evictions)
-	held := ev != nil && lifecycleutil.IsHeldBy(ev, holder)
-	return holding{held: held, forbidden: held}, nil
+	held := status.HeldBy(holder)
+	return holding{held: held, forbidden: held && (status.Locked || p.API() == evictionapi.Lifecycle)}, nil
 }
 
 // cleanUpDeployment drops from state, the surge of dep, the pods that are

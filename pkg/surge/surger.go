@@ -106,6 +106,14 @@ func New(cfg Config) *Surger {
 	return s
 }
 
+// api is the EvictionRequest API the Surger answers on.
+func (s *Surger) api() evictionapi.API {
+	if s.cfg.API == evictionapi.Auto {
+		return evictionapi.Coordination
+	}
+	return s.cfg.API
+}
+
 // WaitForCacheSync waits until the informers of the Surger have synced.
 func (s *Surger) WaitForCacheSync(ctx context.Context) bool {
 	return cache.WaitForNamedCacheSyncWithContext(ctx, s.synced...)

@@ -31,6 +31,8 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 	"github.com/evictionrequest/apiserver/pkg/version"
@@ -113,13 +115,8 @@ func (o *Options) newEvictor(ctx context.Context, cc *controllermanager.Context)
 // requester: the same controller as evictionrequest-apiserver's,
 // requesting through an EvictionRequest of its own per pod.
 func (o *Options) newNodeDrain(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
-	req, err := requester.NewLifecycle(o.NodeDrainRequester, cc.Client,
+	p, err := participant.New(evictionapi.Lifecycle, o.NodeDrainRequester, cc.Client, nil,
 		requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: o.Client.CallTimeout})
-	if err != nil {
-		return nil, err
-	}
-	lifecycleInformers := cc.Informers.Lifecycle().V1alpha1()
-	source, err := nodedrain.LifecycleSource(req, lifecycleInformers.EvictionRequests(), lifecycleInformers.Evictions())
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +124,7 @@ func (o *Options) newNodeDrain(ctx context.Context, cc *controllermanager.Contex
 	if err := nodedrain.AddPodIndexer(pods); err != nil {
 		return nil, err
 	}
-	c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, source, cc.Informers.Core().V1().Nodes(), pods,
+	c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, p, participant.Informers{Kube: cc.Informers}, cc.Informers.Core().V1().Nodes(), pods,
 		cc.Informers.Policy().V1().PodDisruptionBudgets(), cc.Clock, o.Client.CallTimeout)
 	if err != nil {
 		return nil, err

@@ -23,8 +23,6 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 // permission is one thing a command needs to be allowed to do, and why.
@@ -57,10 +55,10 @@ func (p permission) String() string {
 // evictionrequest-apiserver requires of every writer of a request.
 func (o *Options) requesterPermissions(namespace, why string) []permission {
 	perms := []permission{
-		{verb: "get", group: o.group(), resource: "evictionrequests", namespace: namespace, why: why},
-		{verb: "patch", group: o.group(), resource: "evictionrequests", namespace: namespace, why: why},
+		{verb: "get", group: o.api().Group(), resource: "evictionrequests", namespace: namespace, why: why},
+		{verb: "patch", group: o.api().Group(), resource: "evictionrequests", namespace: namespace, why: why},
 	}
-	if o.api != evictionapi.Lifecycle {
+	if o.api().WriterMustDeletePod() {
 		perms = append(perms, permission{verb: "delete", resource: "pods", namespace: namespace, why: why + "; the server requires it of whoever asks for a pod's eviction"})
 	}
 	return perms

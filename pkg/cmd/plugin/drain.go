@@ -38,7 +38,8 @@ import (
 const refreshPeriod = time.Second
 
 // DrainOptions are the flags of `kubectl evictionrequest drain`; the drain
-// itself is a drain.Helper, as kubectl's drain command holds one.
+// itself is a drain.Helper, as kubectl's drain command holds one, and the
+// flags of what it evicts are bound to it.
 type DrainOptions struct {
 	*Options
 	Nodes []string
@@ -55,18 +56,12 @@ type DrainOptions struct {
 	Selector string
 	// PodSelector selects the pods to evict by label.
 	PodSelector string
-	// Force and DeleteEmptyDirData let the drain evict the pods kubectl
-	// drain refuses without them.
-	Force, DeleteEmptyDirData bool
 	// IgnoreDaemonSets is accepted as kubectl drain accepts it: DaemonSet
 	// pods are always left.
 	IgnoreDaemonSets bool
 	// DryRun is none, client (print what would be requested) or server
 	// (send the cordon and the requests as server-side dry runs).
 	DryRun string
-	// SkipWaitForDeleteTimeout stops waiting for a pod whose deletion
-	// started longer ago.
-	SkipWaitForDeleteTimeout time.Duration
 	// Output is "auto" (a live table on a terminal, lines otherwise),
 	// "table" or "lines".
 	Output string
@@ -76,7 +71,7 @@ type DrainOptions struct {
 }
 
 func newDrainCommand(o *Options) *cobra.Command {
-	d := &DrainOptions{Options: o, Cordon: true, WithdrawOnInterrupt: true, Output: "auto"}
+	d := &DrainOptions{Options: o, Cordon: true, WithdrawOnInterrupt: true, Output: "auto", drainer: &drain.Helper{}}
 	cmd := &cobra.Command{
 		Use:   "drain NODE... | -l SELECTOR",
 		Short: "Drain nodes through EvictionRequests and show the progress",
@@ -119,12 +114,12 @@ change. Ctrl-C withdraws the drain's requester from the requests that are not co
 	_ = cmd.Flags().MarkDeprecated("allow-empty", "a node without pods is always drained")
 	cmd.Flags().StringVarP(&d.Selector, "selector", "l", d.Selector, "Label selector of the nodes to drain, in place of node names, as in kubectl drain.")
 	cmd.Flags().StringVar(&d.PodSelector, "pod-selector", d.PodSelector, "Label selector of the pods to evict; the others stay.")
-	cmd.Flags().BoolVar(&d.Force, "force", d.Force, "Also evict pods that declare no controller (no ReplicaSet, Job, StatefulSet... recreates them), as kubectl drain --force does.")
-	cmd.Flags().BoolVar(&d.DeleteEmptyDirData, "delete-emptydir-data", d.DeleteEmptyDirData, "Also evict pods with emptyDir volumes, whose data is lost, as kubectl drain --delete-emptydir-data does.")
+	cmd.Flags().BoolVar(&d.drainer.Policy.Force, "force", d.drainer.Policy.Force, "Also evict pods that declare no controller (no ReplicaSet, Job, StatefulSet... recreates them), as kubectl drain --force does.")
+	cmd.Flags().BoolVar(&d.drainer.Policy.DeleteEmptyDirData, "delete-emptydir-data", d.drainer.Policy.DeleteEmptyDirData, "Also evict pods with emptyDir volumes, whose data is lost, as kubectl drain --delete-emptydir-data does.")
 	cmd.Flags().BoolVar(&d.IgnoreDaemonSets, "ignore-daemonsets", d.IgnoreDaemonSets, "Accepted as kubectl drain accepts it: DaemonSet-managed pods are always left on the node and listed.")
 	cmd.Flags().StringVar(&d.DryRun, "dry-run", "none", `"none", "client" (print what would be requested, change nothing) or "server" (send the cordon and each request as a server-side dry run).`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-	cmd.Flags().DurationVar(&d.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "Stop waiting for a pod whose deletion started longer ago than this (for example 60s); 0 waits for every pod.")
+	cmd.Flags().DurationVar(&d.drainer.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "Stop waiting for a pod whose deletion started longer ago than this (for example 60s); 0 waits for every pod.")
 	cmd.Flags().StringVarP(&d.Output, "output", "o", d.Output, "Progress output: auto (a live table on a terminal, one line per change otherwise), table or lines.")
 	return cmd
 }
@@ -135,7 +130,7 @@ func (d *DrainOptions) Complete() error {
 		return err
 	}
 	d.printer = newPrinter(d.Output, d.Out)
-	d.drainer = &drain.Helper{OnRequested: d.requested}
+	d.drainer.OnRequested = d.requested
 	return nil
 }
 
@@ -168,11 +163,9 @@ func (d *DrainOptions) Validate() error {
 	default:
 		return fmt.Errorf(`--dry-run must be "none", "client" or "server", got %q`, d.DryRun)
 	}
-	if d.SkipWaitForDeleteTimeout < 0 {
+	if d.drainer.SkipWaitForDeleteTimeout < 0 {
 		return fmt.Errorf("--skip-wait-for-delete-timeout must not be negative")
 	}
-	d.drainer.Policy = d.policy()
-	d.drainer.SkipWaitForDeleteTimeout = d.SkipWaitForDeleteTimeout
 	seen := map[string]bool{}
 	for _, node := range d.Nodes {
 		if seen[node] {
@@ -223,8 +216,7 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 	if err := t.start(trackerCtx, waitCtx); err != nil {
 		return run.ended(ctx, sigCtx, err)
 	}
-	d.drainer.Pods, d.drainer.PDBs = t, t.pdbs
-	d.drainer.Requests = t.requests
+	d.drainer.Pods, d.drainer.PDBs, d.drainer.Participant = t, t.pdbs, d.participant
 	return run.follow(ctx, sigCtx, waitCtx, t.changed)
 }
 

@@ -24,7 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/evictionrequest/apiserver/pkg/drain"
-	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
@@ -80,17 +79,9 @@ func (d *DrainOptions) dryRunCordon(ctx context.Context, name string) error {
 // dryRunRequester requests as the plugin's requester, in server-side dry
 // runs.
 func (o *Options) dryRunRequester() (func(context.Context, *corev1.Pod) error, error) {
-	opts := requester.Options{CallTimeout: o.Client.CallTimeout, DryRun: true}
-	if o.api == evictionapi.Lifecycle {
-		r, err := requester.NewLifecycle(o.requesterName(), o.kube, opts)
-		if err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context, pod *corev1.Pod) error { _, err := r.Request(ctx, pod); return err }, nil
-	}
-	r, err := requester.New(o.requesterName(), o.evr, o.kube.CoreV1(), opts)
+	p, err := o.newParticipant(o.api(), requester.Options{CallTimeout: o.Client.CallTimeout, DryRun: true})
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, pod *corev1.Pod) error { _, err := r.Request(ctx, pod); return err }, nil
+	return func(ctx context.Context, pod *corev1.Pod) error { _, err := p.Request(ctx, pod); return err }, nil
 }

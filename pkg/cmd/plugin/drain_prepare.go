@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/evictionrequest/apiserver/pkg/drain"
-	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 // prepare reads the nodes and their pods and checks the user's permissions,
@@ -39,13 +38,11 @@ func (d *DrainOptions) prepare(ctx context.Context) (map[string]drain.Selection,
 		permission{verb: "get", resource: "nodes", why: "to read the nodes"},
 		permission{verb: "list", resource: "pods", why: "to find the pods of the nodes"},
 		permission{verb: "watch", resource: "pods", why: "to follow the pods of the nodes"},
-		permission{verb: "list", group: d.group(), resource: "evictionrequests", why: "to follow the evictions"},
-		permission{verb: "watch", group: d.group(), resource: "evictionrequests", why: "to follow the evictions"},
 	)
-	if d.api == evictionapi.Lifecycle {
+	for _, resource := range d.api().Resources() {
 		perms = append(perms,
-			permission{verb: "list", group: d.group(), resource: "evictions", why: "to follow the evictions"},
-			permission{verb: "watch", group: d.group(), resource: "evictions", why: "to follow the evictions"},
+			permission{verb: "list", group: d.api().Group(), resource: resource, why: "to follow the evictions"},
+			permission{verb: "watch", group: d.api().Group(), resource: resource, why: "to follow the evictions"},
 		)
 	}
 	if d.Cordon {
@@ -77,7 +74,7 @@ func (d *DrainOptions) prepare(ctx context.Context) (map[string]drain.Selection,
 		if err != nil {
 			return nil, err
 		}
-		selection := drain.Select(pods, d.policy())
+		selection := drain.Select(pods, d.drainer.Policy)
 		selections[name] = selection
 		if err := selection.RefusedError(overrideFlag); err != nil {
 			refusals = append(refusals, fmt.Sprintf("node %s: %v", name, err))
@@ -116,11 +113,6 @@ func (d *DrainOptions) listPods(ctx context.Context, node string) ([]*corev1.Pod
 		}
 	}
 	return pods, nil
-}
-
-// policy is what --force and --delete-emptydir-data let the drain evict.
-func (d *DrainOptions) policy() drain.Policy {
-	return drain.Policy{Force: d.Force, DeleteEmptyDirData: d.DeleteEmptyDirData}
 }
 
 // selectNodes turns --selector into the nodes to drain.

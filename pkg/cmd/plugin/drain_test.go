@@ -49,7 +49,7 @@ func TestDrainRefusesBadInputAndChangesNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, _, kube, evr := testOptions(t, nodes, nil, tc.deny...)
-			d := &DrainOptions{Options: o, Nodes: tc.nodes, Cordon: true}
+			d := &DrainOptions{Options: o, Nodes: tc.nodes, Cordon: true, drainer: &drain.Helper{}}
 			if tc.nodes == nil {
 				d.Selector = "pool=none"
 			}
@@ -81,7 +81,7 @@ func TestDrainOverridesAndEmptyNodes(t *testing.T) {
 		wrappers.MakeNode("busy").Label("pool", "blue").Obj(), wrappers.MakeNode("empty").Label("pool", "blue").Obj(),
 		testPod("solo", "busy").Obj(), managedPod("redis", "busy").EmptyDir("data").Obj(),
 	}, nil)
-	d := &DrainOptions{Options: o, Selector: "pool=blue", Force: true, DeleteEmptyDirData: true}
+	d := &DrainOptions{Options: o, Selector: "pool=blue", drainer: &drain.Helper{Policy: drain.Policy{Force: true, DeleteEmptyDirData: true}}}
 	selections, err := d.prepare(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestDrainSelectsAndReportsSkippedPods(t *testing.T) {
 		testPod("fluentd-x", "busy").DaemonSet().Obj(),
 		testPod("etcd-busy", "busy").Mirror().Obj(),
 	}, nil)
-	d := &DrainOptions{Options: o, Nodes: []string{"busy"}}
+	d := &DrainOptions{Options: o, Nodes: []string{"busy"}, drainer: &drain.Helper{}}
 	selections, err := d.prepare(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -138,8 +138,7 @@ func TestDrainDryRun(t *testing.T) {
 	for _, mode := range []string{"client", "server"} {
 		t.Run(mode, func(t *testing.T) {
 			o, out, kube, evr := testOptions(t, []runtime.Object{wrappers.MakeNode("busy").Obj(), managedPod("web-0", "busy").Obj()}, nil)
-			d := &DrainOptions{Options: o, Nodes: []string{"busy"}, Cordon: true, DryRun: mode}
-			d.drainer = &drain.Helper{}
+			d := &DrainOptions{Options: o, Nodes: []string{"busy"}, Cordon: true, DryRun: mode, drainer: &drain.Helper{}}
 			if err := d.Run(context.Background()); err != nil {
 				t.Fatal(err)
 			}

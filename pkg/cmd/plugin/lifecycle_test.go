@@ -28,6 +28,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
 const appResponder = "shop.example.com/drainer"
@@ -82,7 +83,11 @@ func TestLifecycleRequestAndWithdraw(t *testing.T) {
 	if err := p.RunRequest(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	name := o.lifecycle.RequestName(pod.UID)
+	r, err := requester.NewLifecycle(DefaultLifecycleRequesterName, kube, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := r.RequestName(pod.UID)
 	if !strings.Contains(out.String(), "pod/web-0: eviction requested (evictionrequest/"+name+")") {
 		t.Errorf("output %q", out)
 	}
@@ -95,14 +100,14 @@ func TestLifecycleRequestAndWithdraw(t *testing.T) {
 	if err := p.RunWithdraw(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "pod/web-0: withdrew evictionrequest/"+name+" (intent Withdrawn)") {
+	if !strings.Contains(out.String(), "pod/web-0: withdrew from evictionrequest/"+name+" (the request is canceled)") {
 		t.Errorf("output %q", out)
 	}
 	if er, err = requests.Get(context.Background(), name, metav1.GetOptions{}); err != nil || er.Spec.Intent != lifecyclev1alpha1.EvictionRequestIntentWithdrawn {
 		t.Errorf("request after the withdrawal: %v, %v", er, err)
 	}
 	out.Reset()
-	if err := p.RunWithdraw(context.Background()); err != nil || !strings.Contains(out.String(), "is already withdrawn") {
+	if err := p.RunWithdraw(context.Background()); err != nil || !strings.Contains(out.String(), "is not a requester of evictionrequest/"+name+" (never was, or withdrew already)") {
 		t.Errorf("a second withdrawal = %v, %q", err, out)
 	}
 }

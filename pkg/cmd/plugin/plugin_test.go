@@ -36,6 +36,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
@@ -58,7 +59,7 @@ func testOptions(t *testing.T, kubeObjects []runtime.Object, requests []runtime.
 		return true, review, nil
 	})
 	evr := erfake.NewClientset(requests...)
-	req, err := requester.New(DefaultRequesterName, evr, kube.CoreV1(), requester.Options{})
+	p, err := participant.New(evictionapi.Coordination, DefaultRequesterName, kube, evr, requester.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func testOptions(t *testing.T, kubeObjects []runtime.Object, requests []runtime.
 	return &Options{
 		IOStreams: genericiooptions.IOStreams{Out: out, ErrOut: out},
 		Requester: DefaultRequesterName, Client: &options.ClientOptions{QPS: 50, Burst: 100, CallTimeout: time.Second},
-		kube: kube, evr: evr, requester: req, namespace: "shop",
+		kube: kube, evr: evr, participant: p, namespace: "shop",
 	}, out, kube, evr
 }
 
@@ -75,11 +76,11 @@ func testOptions(t *testing.T, kubeObjects []runtime.Object, requests []runtime.
 func testLifecycleOptions(t *testing.T, kubeObjects ...runtime.Object) (*Options, *bytes.Buffer, *k8sfake.Clientset) {
 	t.Helper()
 	o, out, kube, _ := testOptions(t, kubeObjects, nil)
-	lifecycle, err := requester.NewLifecycle(DefaultLifecycleRequesterName, kube, requester.Options{})
+	p, err := participant.New(evictionapi.Lifecycle, DefaultLifecycleRequesterName, kube, nil, requester.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.api, o.requester, o.lifecycle = evictionapi.Lifecycle, nil, lifecycle
+	o.participant = p
 	return o, out, kube
 }
 

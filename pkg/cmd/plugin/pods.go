@@ -25,9 +25,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 // PodsOptions are the options of the commands that act on named pods of
@@ -112,21 +110,25 @@ func (p *PodsOptions) RunRequest(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.lifecycle != nil {
-		err = p.requestLifecycle(ctx, pods)
-	} else {
-		err = p.requestCoordination(ctx, pods)
+	for _, pod := range pods {
+		status, err := p.participant.Request(ctx, pod)
+		if err != nil {
+			return fmt.Errorf("requesting the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		switch {
+		case status.Complete && !status.Canceled:
+			fmt.Fprintf(p.Out, "pod/%s: the eviction is already complete (evictionrequest/%s)\n", pod.Name, status.Request)
+		case !status.Requested:
+			fmt.Fprintf(p.Out, "pod/%s: eviction in progress and cannot be canceled (evictionrequest/%s, cancellation policy Forbid)\n", pod.Name, status.Request)
+		default:
+			fmt.Fprintf(p.Out, "pod/%s: eviction requested (evictionrequest/%s)\n", pod.Name, status.Request)
+		}
 	}
-	if err != nil || !p.Wait {
-		return err
+	if !p.Wait {
+		return nil
 	}
 	for _, pod := range pods {
-		var result requester.Result
-		if p.lifecycle != nil {
-			result, err = p.lifecycle.Wait(ctx, pod)
-		} else {
-			result, err = p.requester.Wait(ctx, pod)
-		}
+		result, err := p.participant.Wait(ctx, pod)
 		if err != nil {
 			return fmt.Errorf("waiting for the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
@@ -135,31 +137,15 @@ func (p *PodsOptions) RunRequest(ctx context.Context) error {
 	return nil
 }
 
-// requestCoordination requests the evictions on coordination.k8s.io.
-func (p *PodsOptions) requestCoordination(ctx context.Context, pods []*corev1.Pod) error {
-	for _, pod := range pods {
-		er, err := p.requester.Request(ctx, pod)
-		if err != nil {
-			return fmt.Errorf("requesting the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-		}
-		switch {
-		case erutil.IsComplete(er):
-			fmt.Fprintf(p.Out, "pod/%s: the eviction is already complete (evictionrequest/%s)\n", pod.Name, er.Name)
-		case !erutil.HasRequester(er, p.requester.Name()):
-			fmt.Fprintf(p.Out, "pod/%s: eviction in progress and cannot be canceled (evictionrequest/%s, cancellation policy Forbid)\n", pod.Name, er.Name)
-		default:
-			fmt.Fprintf(p.Out, "pod/%s: eviction requested (evictionrequest/%s)\n", pod.Name, er.Name)
-		}
-	}
-	return nil
-}
-
-// RunWithdraw withdraws the requester from the requests of the pods.
+// RunWithdraw withdraws the requester from the requests of the pods. A
+// request whose interceptor forbids canceling it fails the command before
+// any other is withdrawn.
 func (p *PodsOptions) RunWithdraw(ctx context.Context) error {
-	perms := append([]permission{
-		{verb: "get", resource: "pods", namespace: p.namespace, why: "to read the pods"},
-		{verb: "get", group: p.group(), resource: "evictionrequests", namespace: p.namespace, why: "to read the EvictionRequests"},
-	}, p.requesterPermissions(p.namespace, "to withdraw from the EvictionRequests")...)
+	perms := append([]permission{{verb: "get", resource: "pods", namespace: p.namespace, why: "to read the pods"}},
+		p.requesterPermissions(p.namespace, "to withdraw from the EvictionRequests")...)
+	for _, resource := range p.api().Resources() {
+		perms = append(perms, permission{verb: "list", group: p.api().Group(), resource: resource, namespace: p.namespace, why: "to read the evictions"})
+	}
 	if err := p.checkAccess(ctx, perms); err != nil {
 		return err
 	}
@@ -167,50 +153,52 @@ func (p *PodsOptions) RunWithdraw(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.lifecycle != nil {
-		return p.withdrawLifecycle(ctx, pods)
-	}
-	// A request that may not be canceled fails the command before any
-	// other is withdrawn.
-	requests := make([]*v1alpha1.EvictionRequest, len(pods))
+	statuses := make([]participant.Status, len(pods))
 	for i, pod := range pods {
-		callCtx, cancel := p.call(ctx)
-		er, err := p.evr.CoordinationV1alpha1().EvictionRequests(pod.Namespace).Get(callCtx, string(pod.UID), metav1.GetOptions{})
-		cancel()
-		if apierrors.IsNotFound(err) {
-			continue
-		}
+		status, err := p.participant.Status(ctx, pod.Namespace, pod.UID)
 		if err != nil {
-			return fmt.Errorf("reading the EvictionRequest of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			return fmt.Errorf("reading the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
-		if erutil.HasRequester(er, p.requester.Name()) && !erutil.IsComplete(er) && erutil.CancellationForbidden(er) {
+		if status.Requested && !status.Complete && status.Locked {
 			return fmt.Errorf("pod %s: interceptor %s set the cancellation policy of evictionrequest/%s to Forbid: it cannot be withdrawn now; nothing was changed",
-				pod.Name, orNone(erutil.ActiveInterceptor(er)), er.Name)
+				pod.Name, orNone(status.ActiveInterceptor), status.Request)
 		}
-		requests[i] = er
+		statuses[i] = status
 	}
 	for i, pod := range pods {
-		er := requests[i]
-		switch {
-		case er == nil:
-			fmt.Fprintf(p.Out, "pod/%s: no EvictionRequest\n", pod.Name)
-			continue
-		case !erutil.HasRequester(er, p.requester.Name()):
-			fmt.Fprintf(p.Out, "pod/%s: %s is not a requester of evictionrequest/%s\n", pod.Name, p.requester.Name(), er.Name)
-			continue
-		case erutil.IsComplete(er):
-			fmt.Fprintf(p.Out, "pod/%s: evictionrequest/%s is already complete\n", pod.Name, er.Name)
-			continue
+		if err := p.withdraw(ctx, pod, statuses[i]); err != nil {
+			return err
 		}
-		er, err := p.requester.Withdraw(ctx, pod.Namespace, pod.UID)
-		if err != nil {
-			return fmt.Errorf("withdrawing from the EvictionRequest of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-		}
-		left := "the request is canceled"
-		if er != nil && len(er.Spec.Requesters) > 0 {
-			left = fmt.Sprintf("%d other requesters remain", len(er.Spec.Requesters))
-		}
-		fmt.Fprintf(p.Out, "pod/%s: withdrew from evictionrequest/%s (%s)\n", pod.Name, string(pod.UID), left)
 	}
+	return nil
+}
+
+// withdraw withdraws the requester from the eviction of pod, which stands
+// at status, and says what it did.
+func (p *PodsOptions) withdraw(ctx context.Context, pod *corev1.Pod, status participant.Status) error {
+	switch {
+	case !status.Exists:
+		fmt.Fprintf(p.Out, "pod/%s: no EvictionRequest of %s\n", pod.Name, p.requesterName())
+		return nil
+	case !status.Requested:
+		fmt.Fprintf(p.Out, "pod/%s: %s is not a requester of evictionrequest/%s (never was, or withdrew already)\n", pod.Name, p.requesterName(), status.Request)
+		return nil
+	case status.Complete:
+		fmt.Fprintf(p.Out, "pod/%s: evictionrequest/%s is already complete\n", pod.Name, status.Request)
+		return nil
+	}
+	w, err := p.participant.Withdraw(ctx, pod.Namespace, pod.UID)
+	if err != nil {
+		return fmt.Errorf("withdrawing from the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if w != participant.Withdrawn {
+		fmt.Fprintf(p.Out, "pod/%s: evictionrequest/%s is already finished\n", pod.Name, status.Request)
+		return nil
+	}
+	left := "the request is canceled"
+	if status.OtherRequesters > 0 {
+		left = fmt.Sprintf("%d other requesters remain", status.OtherRequesters)
+	}
+	fmt.Fprintf(p.Out, "pod/%s: withdrew from evictionrequest/%s (%s)\n", pod.Name, status.Request, left)
 	return nil
 }

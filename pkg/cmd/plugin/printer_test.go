@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 func TestLinePrinterPrintsChangesOnly(t *testing.T) {
@@ -30,8 +31,8 @@ func TestLinePrinterPrintsChangesOnly(t *testing.T) {
 	p := newLinePrinter(&out)
 	hb := now.Add(-10 * time.Second)
 	intercepted := drain.PodProgress{Namespace: "shop", Name: "db-0", State: drain.StateIntercepted,
-		Request: drain.RequestStatus{Exists: true, ActiveInterceptor: "migrator.example.com", LastHeartbeat: &hb, Message: "copying"}}
-	evicting := drain.PodProgress{Namespace: "shop", Name: "web-0", State: drain.StateEvicting, Request: drain.RequestStatus{Exists: true}}
+		Request: participant.Status{Exists: true, ActiveInterceptor: "migrator.example.com", LastHeartbeat: &hb, Message: "copying"}}
+	evicting := drain.PodProgress{Namespace: "shop", Name: "web-0", State: drain.StateEvicting, Request: participant.Status{Exists: true}}
 	pods := []drain.PodProgress{intercepted, evicting}
 	p.update(drain.Summarize(pods), pods, now)
 	first := out.String()
@@ -54,7 +55,7 @@ func TestLinePrinterPrintsChangesOnly(t *testing.T) {
 
 	// web-0 is gone, its request not complete yet; later messages of a
 	// gone pod are not repeated.
-	gone := drain.PodProgress{Namespace: "shop", Name: "web-0", State: drain.StateGone, Request: drain.RequestStatus{Exists: true, Message: "Pod web-0 was deleted."}}
+	gone := drain.PodProgress{Namespace: "shop", Name: "web-0", State: drain.StateGone, Request: participant.Status{Exists: true, Message: "Pod web-0 was deleted."}}
 	pods = []drain.PodProgress{intercepted, gone}
 	p.update(drain.Summarize(pods), pods, now)
 	if got, want := out.String(), "pod shop/web-0: Gone\n0/2 pods gone, 1 intercepted, 1 completing\n"; got != want {

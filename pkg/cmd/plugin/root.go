@@ -27,7 +27,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
@@ -35,9 +34,9 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/version"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
@@ -68,12 +67,10 @@ type Options struct {
 
 	kube kubernetes.Interface
 	evr  versioned.Interface
-	// api is the API the plugin speaks; requester is its requester there
-	// on coordination.k8s.io, lifecycle on lifecycle.k8s.io.
-	api       evictionapi.API
-	requester *requester.Requester
-	lifecycle *requester.Lifecycle
-	namespace string
+	// participant requests, withdraws and reads the evictions as the
+	// plugin's requester, on the API the cluster serves.
+	participant participant.Participant
+	namespace   string
 	// enforceNamespace is true when -n was given.
 	enforceNamespace bool
 }
@@ -132,56 +129,49 @@ func (o *Options) complete() error {
 	if o.evr, err = versioned.NewForConfig(config); err != nil {
 		return err
 	}
-	if err := o.completeRequester(); err != nil {
+	if err := o.completeParticipant(); err != nil {
 		return err
 	}
 	o.namespace, o.enforceNamespace, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
 	return err
 }
 
-// completeRequester finds the API to speak and builds the plugin's
+// completeParticipant finds the API to speak and builds the plugin's
 // requester on it.
-func (o *Options) completeRequester() error {
+func (o *Options) completeParticipant() error {
 	api, err := evictionapi.Parse(o.API)
 	if err != nil {
 		return fmt.Errorf("--api: %w", err)
 	}
-	if o.api, err = evictionapi.Discover(o.kube.Discovery(), api); err != nil {
+	if api, err = evictionapi.Discover(o.kube.Discovery(), api); err != nil {
 		return err
 	}
-	opts := requester.Options{CallTimeout: o.Client.CallTimeout}
-	name := o.Requester
-	if o.api == evictionapi.Lifecycle {
-		if name == "" {
-			name = DefaultLifecycleRequesterName
-		}
-		o.lifecycle, err = requester.NewLifecycle(name, o.kube, opts)
-	} else {
-		if name == "" {
-			name = DefaultRequesterName
-		}
-		o.requester, err = requester.New(name, o.evr, o.kube.CoreV1(), opts)
-	}
-	if err != nil {
+	if o.participant, err = o.newParticipant(api, requester.Options{CallTimeout: o.Client.CallTimeout}); err != nil {
 		return fmt.Errorf("--requester: %w", err)
 	}
 	return nil
 }
 
-// requesterName is the plugin's requester name on its API.
-func (o *Options) requesterName() string {
-	if o.lifecycle != nil {
-		return o.lifecycle.Name()
+// newParticipant is the plugin's requester on api, with opts.
+func (o *Options) newParticipant(api evictionapi.API, opts requester.Options) (participant.Participant, error) {
+	name := o.Requester
+	if name == "" {
+		name = DefaultRequesterName
+		if api == evictionapi.Lifecycle {
+			name = DefaultLifecycleRequesterName
+		}
 	}
-	return o.requester.Name()
+	return participant.New(api, name, o.kube, o.evr, opts)
 }
 
-// group is the API group of the EvictionRequests the plugin speaks.
-func (o *Options) group() string {
-	if o.api == evictionapi.Lifecycle {
-		return lifecyclev1alpha1.GroupName
-	}
-	return v1alpha1.GroupName
+// requesterName is the plugin's requester name on its API.
+func (o *Options) requesterName() string {
+	return o.participant.Name()
+}
+
+// api is the API the plugin speaks.
+func (o *Options) api() evictionapi.API {
+	return o.participant.API()
 }
 
 // call returns a context for one API call.

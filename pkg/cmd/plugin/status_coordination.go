@@ -27,7 +27,7 @@ import (
 
 	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 // coordinationStatus reads records from coordination.k8s.io: the one
@@ -101,7 +101,7 @@ func (c coordinationStatus) record(er *v1alpha1.EvictionRequest, pod *corev1.Pod
 		kind: "EvictionRequest", name: er.Namespace + "/" + er.Name,
 		pod: types.NamespacedName{Namespace: er.Namespace, Name: erutil.PodName(er)}, uid: types.UID(er.Name), target: pod,
 		created:    er.CreationTimestamp.Time,
-		request:    drain.EvictionRequestStatus(er, c.s.requesterName()),
+		request:    participant.CoordinationStatus(er, c.s.requesterName()),
 		requesters: erutil.RequesterNames(er),
 		chainTitle: "Interceptors", chainOrder: ", highest index first",
 		noChain: "<none>: the controller evicts the pod through the Eviction API",

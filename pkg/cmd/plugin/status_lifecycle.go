@@ -28,7 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 // lifecycleStatus reads records from lifecycle.k8s.io: per pod, the
@@ -168,7 +168,7 @@ func (l lifecycleStatus) record(t *lifecycleTarget, pods map[types.UID]*corev1.P
 		r.chain = responderChain(ev)
 		r.state = finalState(ev)
 	}
-	r.request = drain.LifecycleStatus(own, evictions)
+	r.request = participant.LifecycleStatus(own, evictions, l.s.requesterName())
 	return r, true
 }
 

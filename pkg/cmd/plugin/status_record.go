@@ -23,7 +23,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 // record is where the eviction of one pod stands, read from either API: the
@@ -40,7 +41,7 @@ type record struct {
 	target *corev1.Pod
 	// created is when the eviction was first requested.
 	created time.Time
-	request drain.RequestStatus
+	request participant.Status
 	// state replaces the drain's state when the API says more (a final
 	// reason).
 	state      string
@@ -71,7 +72,7 @@ type statusSource interface {
 
 // source is the statusSource of the API the plugin speaks.
 func (s *StatusOptions) source() statusSource {
-	if s.lifecycle != nil {
+	if s.api() == evictionapi.Lifecycle {
 		return lifecycleStatus{s}
 	}
 	return coordinationStatus{s}

@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 func TestTablePrinterRedrawsInPlace(t *testing.T) {
@@ -34,9 +35,9 @@ func TestTablePrinterRedrawsInPlace(t *testing.T) {
 	finish := now.Add(2 * time.Minute)
 	pods := []drain.PodProgress{
 		{Namespace: "shop", Name: "a", State: drain.StateIntercepted,
-			Request: drain.RequestStatus{Exists: true, ActiveInterceptor: "m.example.com", LastHeartbeat: &hb, ExpectedFinish: &finish, Message: "copying"}},
-		{Namespace: "shop", Name: "b", State: drain.StateBlocked, Request: drain.RequestStatus{Exists: true, FailedEvictions: 4}, BlockingPDBs: []string{"web"}},
-		{Namespace: "shop", Name: "c", State: drain.StateEvicting, Request: drain.RequestStatus{Exists: true}},
+			Request: participant.Status{Exists: true, ActiveInterceptor: "m.example.com", LastHeartbeat: &hb, ExpectedFinish: &finish, Message: "copying"}},
+		{Namespace: "shop", Name: "b", State: drain.StateBlocked, Request: participant.Status{Exists: true, FailedEvictions: 4}, BlockingPDBs: []string{"web"}},
+		{Namespace: "shop", Name: "c", State: drain.StateEvicting, Request: participant.Status{Exists: true}},
 		{Namespace: "shop", Name: "d", State: drain.StateGone},
 		{Namespace: "shop", Name: "e", State: drain.StatePending},
 	}
@@ -71,7 +72,7 @@ func TestTableFitsAnEightyByTwentyFourTerminal(t *testing.T) {
 		pods = append(pods, drain.PodProgress{
 			Namespace: "payments-production-eu-west", Name: fmt.Sprintf("ledger-reconciliation-worker-7f9c8d6b5-%02d", i),
 			State: drain.StateIntercepted,
-			Request: drain.RequestStatus{Exists: true, ActiveInterceptor: "stateful-migration-operator.payments.example.com",
+			Request: participant.Status{Exists: true, ActiveInterceptor: "stateful-migration-operator.payments.example.com",
 				LastHeartbeat: &hb, Message: "copying the write-ahead log to the replacement on another node, 37% done"},
 		})
 	}

@@ -29,10 +29,8 @@ import (
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
-	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
-	"github.com/evictionrequest/apiserver/pkg/util/lifecycleindex"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 // tracker follows the pods of the drained nodes, their EvictionRequests (and
@@ -40,19 +38,17 @@ import (
 // every change: it is the drain's PodSource and its caches.
 type tracker struct {
 	pods map[string]corelisters.PodLister
-	// requests is the API's requests as the drain reads them.
-	requests drain.Requests
 	// pdbs is nil when the user may not list PodDisruptionBudgets: blocked
 	// pods are then reported without naming the budget.
 	pdbs    policylisters.PodDisruptionBudgetLister
 	changed chan struct{}
 
 	podFactories []informers.SharedInformerFactory
-	// requestFactory informs of coordination.k8s.io requests, kubeFactory
-	// of lifecycle.k8s.io requests and Evictions, and of budgets.
-	requestFactory externalversions.SharedInformerFactory
-	kubeFactory    informers.SharedInformerFactory
-	synced         []cache.InformerSynced
+	// factories inform of the participant's requests (coordination.k8s.io
+	// requests, or lifecycle.k8s.io requests and Evictions), and of
+	// budgets.
+	factories participant.Informers
+	synced    []cache.InformerSynced
 }
 
 func newTracker(o *Options, nodes []string, withPDBs bool) (*tracker, error) {
@@ -74,12 +70,19 @@ func newTracker(o *Options, nodes []string, withPDBs bool) (*tracker, error) {
 		t.podFactories = append(t.podFactories, factory)
 		t.synced = append(t.synced, informer.Informer().HasSynced)
 	}
-	t.kubeFactory = informers.NewSharedInformerFactory(o.kube, 0)
-	if err := t.informRequests(o, handler); err != nil {
+	t.factories = participant.Informers{Kube: informers.NewSharedInformerFactory(o.kube, 0), EvictionRequests: externalversions.NewSharedInformerFactory(o.evr, 0)}
+	requestInformers, err := o.participant.Inform(t.factories)
+	if err != nil {
 		return nil, err
 	}
+	for _, informer := range requestInformers {
+		if _, err := informer.AddEventHandler(handler); err != nil {
+			return nil, err
+		}
+		t.synced = append(t.synced, informer.HasSynced)
+	}
 	if withPDBs {
-		pdbInformer := t.kubeFactory.Policy().V1().PodDisruptionBudgets()
+		pdbInformer := t.factories.Kube.Policy().V1().PodDisruptionBudgets()
 		if _, err := pdbInformer.Informer().AddEventHandler(handler); err != nil {
 			return nil, err
 		}
@@ -87,34 +90,6 @@ func newTracker(o *Options, nodes []string, withPDBs bool) (*tracker, error) {
 		t.synced = append(t.synced, pdbInformer.Informer().HasSynced)
 	}
 	return t, nil
-}
-
-// informRequests follows the requests of the plugin's API: on
-// coordination.k8s.io its EvictionRequests, on lifecycle.k8s.io its
-// EvictionRequests and the Evictions, indexed by pod.
-func (t *tracker) informRequests(o *Options, handler cache.ResourceEventHandler) error {
-	if o.api != evictionapi.Lifecycle {
-		t.requestFactory = externalversions.NewSharedInformerFactory(o.evr, 0)
-		informer := t.requestFactory.Coordination().V1alpha1().EvictionRequests()
-		if _, err := informer.Informer().AddEventHandler(handler); err != nil {
-			return err
-		}
-		t.requests = drain.NewEvictionRequests(o.requester, informer.Lister())
-		t.synced = append(t.synced, informer.Informer().HasSynced)
-		return nil
-	}
-	requests, evictions := t.kubeFactory.Lifecycle().V1alpha1().EvictionRequests(), t.kubeFactory.Lifecycle().V1alpha1().Evictions()
-	if err := lifecycleindex.AddEvictions(evictions.Informer()); err != nil {
-		return err
-	}
-	for _, informer := range []cache.SharedIndexInformer{requests.Informer(), evictions.Informer()} {
-		if _, err := informer.AddEventHandler(handler); err != nil {
-			return err
-		}
-		t.synced = append(t.synced, informer.HasSynced)
-	}
-	t.requests = drain.NewLifecycleRequests(o.lifecycle, requests.Lister(), evictions.Informer().GetIndexer())
-	return nil
 }
 
 func (t *tracker) signal() {
@@ -130,10 +105,8 @@ func (t *tracker) start(ctx, waitCtx context.Context) error {
 	for _, f := range t.podFactories {
 		f.Start(ctx.Done())
 	}
-	if t.requestFactory != nil {
-		t.requestFactory.Start(ctx.Done())
-	}
-	t.kubeFactory.Start(ctx.Done())
+	t.factories.EvictionRequests.Start(ctx.Done())
+	t.factories.Kube.Start(ctx.Done())
 	if !cache.WaitForCacheSync(waitCtx.Done(), t.synced...) {
 		return fmt.Errorf("watching the drain's pods and EvictionRequests: %w", context.Cause(waitCtx))
 	}
@@ -145,10 +118,8 @@ func (t *tracker) stop() {
 	for _, f := range t.podFactories {
 		f.Shutdown()
 	}
-	if t.requestFactory != nil {
-		t.requestFactory.Shutdown()
-	}
-	t.kubeFactory.Shutdown()
+	t.factories.EvictionRequests.Shutdown()
+	t.factories.Kube.Shutdown()
 }
 
 // OnNode lists the pods of a node from the cache.

@@ -32,6 +32,8 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
@@ -189,13 +191,13 @@ func (o *ControllerOptions) newEvictionRequestController(ctx context.Context, cc
 // newNodeDrain builds the declarative node drain and graceful-shutdown
 // requester.
 func (o *ControllerOptions) newNodeDrain(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
-	req, err := requester.New(o.NodeDrainRequester, cc.EvictionRequests, cc.Client.CoreV1(),
+	p, err := participant.New(evictionapi.Coordination, o.NodeDrainRequester, cc.Client, cc.EvictionRequests,
 		requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: o.Client.CallTimeout})
 	if err != nil {
 		return nil, err
 	}
-	source := nodedrain.CoordinationSource(req, cc.EvictionRequestInformers.Coordination().V1alpha1().EvictionRequests())
-	c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, source, cc.Informers.Core().V1().Nodes(), cc.Informers.Core().V1().Pods(),
+	c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, p, participant.Informers{EvictionRequests: cc.EvictionRequestInformers},
+		cc.Informers.Core().V1().Nodes(), cc.Informers.Core().V1().Pods(),
 		cc.Informers.Policy().V1().PodDisruptionBudgets(), cc.Clock, o.Client.CallTimeout)
 	if err != nil {
 		return nil, err

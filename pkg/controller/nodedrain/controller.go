@@ -53,6 +53,7 @@ import (
 
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
 const (
@@ -95,8 +96,6 @@ type Controller struct {
 	podLister  corelisters.PodLister
 	synced     []cache.InformerSynced
 	handlers   []handlerRegistration
-	// target is the pod an object of the request source targets.
-	target func(obj any) (types.NamespacedName, types.UID, bool)
 
 	// mu guards the drain session of each node and the phase of each
 	// node's drain last announced by an event.
@@ -116,8 +115,9 @@ type handlerRegistration struct {
 }
 
 // NewController returns a node drain controller that requests evictions as
-// req. The pod informer must be indexed with AddPodIndexer.
-func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventClient kubernetes.Interface, source RequestSource,
+// p, which reads its requests from informers of factories. The pod
+// informer must be indexed with AddPodIndexer.
+func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventClient kubernetes.Interface, p participant.Participant, factories participant.Informers,
 	nodeInformer coreinformers.NodeInformer, podInformer coreinformers.PodInformer, pdbInformer policyinformers.PodDisruptionBudgetInformer,
 	clock clock.WithTicker, callTimeout time.Duration) (*Controller, error) {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
@@ -129,7 +129,6 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		podIndexer:  podInformer.Informer().GetIndexer(),
 		podLister:   podInformer.Lister(),
 		synced:      []cache.InformerSynced{nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced, pdbInformer.Informer().HasSynced},
-		target:      source.Target,
 		broadcaster: broadcaster,
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
 		clock:       clock,
@@ -143,11 +142,11 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		return nil, fmt.Errorf("the pod informer has no %s index", PodNodeNameIndex)
 	}
 	c.drainer = &drain.Helper{
-		Requests:  source.Requests,
-		Pods:      nodePods{c.podIndexer},
-		PDBs:      pdbInformer.Lister(),
-		Clock:     clock,
-		OnBlocked: c.eventBlocked,
+		Participant: p,
+		Pods:        nodePods{c.podIndexer},
+		PDBs:        pdbInformer.Lister(),
+		Clock:       clock,
+		OnBlocked:   c.eventBlocked,
 	}
 	add := func(informer cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
 		registration, err := informer.AddEventHandler(h)
@@ -174,7 +173,9 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 			DeleteFunc: c.enqueuePod,
 		}),
 	}
-	for _, informer := range source.Informers {
+	requestInformers, err := p.Inform(factories)
+	errs = append(errs, err)
+	for _, informer := range requestInformers {
 		c.synced = append(c.synced, informer.HasSynced)
 		errs = append(errs, add(informer, requestHandler))
 	}
@@ -200,7 +201,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		wg.Wait()
 		c.removeHandlers(ctx)
 	}()
-	logger.Info("Starting the node drain controller", "requester", c.drainer.Requests.Requester())
+	logger.Info("Starting the node drain controller", "requester", c.drainer.Participant.Name())
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
 		return
 	}
@@ -292,12 +293,13 @@ func (c *Controller) enqueuePod(obj any) {
 }
 
 // enqueueRequest enqueues the node of the pod an object of the request
-// source targets: a change of a request may end or unblock its drain.
+// participant reads targets: a change of a request may end or unblock its
+// drain.
 func (c *Controller) enqueueRequest(obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
-	ref, uid, ok := c.target(obj)
+	ref, uid, ok := participant.Target(obj)
 	if !ok {
 		return
 	}

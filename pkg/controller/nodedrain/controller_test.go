@@ -40,6 +40,8 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 	erinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
@@ -73,12 +75,13 @@ func newFixture(t *testing.T) *fixture {
 	if err := AddPodIndexer(podInformer); err != nil {
 		t.Fatal(err)
 	}
-	erInformer := erinformers.NewSharedInformerFactory(f.evr, 0).Coordination().V1alpha1().EvictionRequests()
-	req, err := requester.New(me, f.evr, f.kube.CoreV1(), requester.Options{})
+	erInformers := erinformers.NewSharedInformerFactory(f.evr, 0)
+	erInformer := erInformers.Coordination().V1alpha1().EvictionRequests()
+	p, err := participant.New(evictionapi.Coordination, me, f.kube, f.evr, requester.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewController(ctx, f.kube, f.kube, CoordinationSource(req, erInformer), kubeInformers.Core().V1().Nodes(), podInformer,
+	c, err := NewController(ctx, f.kube, f.kube, p, participant.Informers{EvictionRequests: erInformers}, kubeInformers.Core().V1().Nodes(), podInformer,
 		kubeInformers.Policy().V1().PodDisruptionBudgets(), testingclock.NewFakeClock(start), time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -79,7 +79,7 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeSta
 	session.SetPolicy(state.policy)
 	if state.marked {
 		callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
-		cordoned, err := drain.Cordon(callCtx, c.kubeClient.CoreV1(), node, c.drainer.Requests.Requester(), metav1.PatchOptions{FieldManager: ControllerName})
+		cordoned, err := drain.Cordon(callCtx, c.kubeClient.CoreV1(), node, c.drainer.Participant.Name(), metav1.PatchOptions{FieldManager: ControllerName})
 		cancel()
 		if err != nil {
 			return 0, fmt.Errorf("cordoning node %s: %w", node.Name, err)
@@ -112,7 +112,7 @@ func (c *Controller) undrain(ctx context.Context, node *corev1.Node, state nodeS
 			"The drain of node %s ended, but the interceptors of %d pods forbid canceling their eviction; retrying in %s.", node.Name, withdrawal.Forbidden, forbiddenRetry)
 		return forbiddenRetry, nil
 	}
-	requester := c.drainer.Requests.Requester()
+	requester := c.drainer.Participant.Name()
 	if state.cordonedBy == requester {
 		callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 		uncordoned, err := drain.Uncordon(callCtx, c.kubeClient.CoreV1(), node, requester, metav1.PatchOptions{FieldManager: ControllerName})

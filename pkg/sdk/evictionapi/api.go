@@ -93,3 +93,26 @@ func servesEvictionRequests(d discovery.DiscoveryInterface, api API) (bool, erro
 	}
 	return false, nil
 }
+
+// Group is the API group of api.
+func (a API) Group() string {
+	group, _, _ := strings.Cut(string(a), "/")
+	return group
+}
+
+// Resources are the resources of api a participant reads to follow an
+// eviction: its EvictionRequests, and on lifecycle.k8s.io the pods'
+// Evictions.
+func (a API) Resources() []string {
+	if a == Lifecycle {
+		return []string{"evictionrequests", "evictions"}
+	}
+	return []string{"evictionrequests"}
+}
+
+// WriterMustDeletePod is true when api lets only those who may delete a pod
+// write its EvictionRequests: evictionrequest-apiserver requires it of
+// every writer on coordination.k8s.io.
+func (a API) WriterMustDeletePod() bool {
+	return a == Coordination
+}

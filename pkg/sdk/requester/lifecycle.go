@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
@@ -68,6 +69,11 @@ func NewLifecycle(name string, client kubernetes.Interface, opts Options) (*Life
 // Name is the requester's name, its EvictionRequests' spec.requester.
 func (l *Lifecycle) Name() string {
 	return l.name
+}
+
+// CallTimeout bounds each of its API calls.
+func (l *Lifecycle) CallTimeout() time.Duration {
+	return l.opts.CallTimeout
 }
 
 // RequestName is the name of the requester's EvictionRequest for the pod

@@ -228,6 +228,11 @@ func (r *Requester) removeEntry(ctx context.Context, er *v1alpha1.EvictionReques
 	return r.requests.EvictionRequests(er.Namespace).Patch(callCtx, er.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: r.opts.FieldManager, DryRun: r.opts.dryRun()})
 }
 
+// Get reads the EvictionRequest of the pod with uid.
+func (r *Requester) Get(ctx context.Context, namespace string, uid types.UID) (*v1alpha1.EvictionRequest, error) {
+	return r.get(ctx, namespace, string(uid))
+}
+
 func (r *Requester) get(ctx context.Context, namespace, name string) (*v1alpha1.EvictionRequest, error) {
 	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()

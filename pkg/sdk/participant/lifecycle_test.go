@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package drain
+package participant
 
 import (
 	"testing"
@@ -41,53 +41,53 @@ func lifecycleEviction() *wrappers.EvictionWrapper {
 var lifecycleStatusCases = map[string]struct {
 	request   *lifecyclev1alpha1.EvictionRequest
 	evictions []*lifecyclev1alpha1.Eviction
-	want      RequestStatus
+	want      Status
 }{
-	"no request of the drain": {
+	"no request of the participant: the pod's eviction as others asked for it": {
 		evictions: []*lifecyclev1alpha1.Eviction{lifecycleEviction().Obj()},
-		want:      RequestStatus{},
+		want:      Status{LastHeartbeat: &lifecycleStart},
 	},
 	"a request with no Eviction yet": {
 		request: wrappers.MakeLifecycleRequest("r", wrappers.MakePod("web").Obj(), "acme.io/drain").Obj(),
-		want:    RequestStatus{Exists: true, Requested: true, AwaitingInterceptor: true},
+		want:    Status{Exists: true, Requested: true, AwaitingInterceptor: true},
 	},
 	"a responder at work": {
 		request: wrappers.MakeLifecycleRequest("r", wrappers.MakePod("web").Obj(), "acme.io/drain").Obj(),
 		evictions: []*lifecyclev1alpha1.Eviction{wrappers.MakeEviction("pod-1-web", wrappers.MakePod("web").Obj()).
 			TargetResponder("acme.io/surge", 10000, lifecyclev1alpha1.ResponderStateActive).Started("acme.io/surge", lifecycleStart).
 			ResponderMessage("acme.io/surge", "surging").Obj()},
-		want: RequestStatus{Exists: true, Requested: true, ActiveInterceptor: "acme.io/surge", Message: "surging", LastHeartbeat: &lifecycleStart},
+		want: Status{Exists: true, Requested: true, ActiveInterceptor: "acme.io/surge", Message: "surging", LastHeartbeat: &lifecycleStart},
 	},
 	"the evictor refused by a budget": {
 		request: wrappers.MakeLifecycleRequest("r", wrappers.MakePod("web").Obj(), "acme.io/drain").Obj(),
 		evictions: []*lifecyclev1alpha1.Eviction{lifecycleEviction().Heartbeat(lifecycleutil.Evictor, lifecycleStart).
 			ResponderMessage(lifecycleutil.Evictor, "Eviction failed (attempts=2): ...").Obj()},
-		want: RequestStatus{Exists: true, Requested: true, FailedEvictions: 2, Message: "Eviction failed (attempts=2): ...", LastHeartbeat: &lifecycleStart},
+		want: Status{Exists: true, Requested: true, FailedEvictions: 2, Message: "Eviction failed (attempts=2): ...", LastHeartbeat: &lifecycleStart},
 	},
 	"evicted": {
 		request: wrappers.MakeLifecycleRequest("r", wrappers.MakePod("web").Obj(), "acme.io/drain").Obj(),
 		evictions: []*lifecyclev1alpha1.Eviction{lifecycleEviction().
 			Condition(lifecyclev1alpha1.EvictionConditionTargetEvicted, metav1.ConditionTrue, lifecyclev1alpha1.EvictionConditionReasonPodDeleted, lifecycleStart).Obj()},
-		want: RequestStatus{Exists: true, Requested: true, Complete: true, LastHeartbeat: &lifecycleStart},
+		want: Status{Exists: true, Requested: true, Complete: true, LastHeartbeat: &lifecycleStart},
 	},
 	"canceled": {
 		request: wrappers.MakeLifecycleRequest("r", wrappers.MakePod("web").Obj(), "acme.io/drain").Withdrawn().Obj(),
 		evictions: []*lifecyclev1alpha1.Eviction{lifecycleEviction().
 			Condition(lifecyclev1alpha1.EvictionConditionFailed, metav1.ConditionTrue, lifecyclev1alpha1.EvictionConditionReasonCanceledDueToNoRequesters, lifecycleStart).Obj()},
-		want: RequestStatus{Exists: true, Complete: true, Canceled: true, LastHeartbeat: &lifecycleStart},
+		want: Status{Exists: true, Complete: true, Canceled: true, LastHeartbeat: &lifecycleStart},
 	},
 	"no responder left: another Eviction follows": {
 		request: wrappers.MakeLifecycleRequest("r", wrappers.MakePod("web").Obj(), "acme.io/drain").Obj(),
 		evictions: []*lifecyclev1alpha1.Eviction{lifecycleEviction().
 			Condition(lifecyclev1alpha1.EvictionConditionFailed, metav1.ConditionTrue, lifecyclev1alpha1.EvictionConditionReasonNoFurtherResponder, lifecycleStart).Obj()},
-		want: RequestStatus{Exists: true, Requested: true, LastHeartbeat: &lifecycleStart},
+		want: Status{Exists: true, Requested: true, LastHeartbeat: &lifecycleStart},
 	},
 }
 
 func TestLifecycleStatus(t *testing.T) {
 	for name, tc := range lifecycleStatusCases {
 		t.Run(name, func(t *testing.T) {
-			got := LifecycleStatus(tc.request, tc.evictions)
+			got := LifecycleStatus(tc.request, tc.evictions, "acme.io/drain")
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("LifecycleStatus() (-want +got):\n%s", diff)
 			}

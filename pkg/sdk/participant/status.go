@@ -14,25 +14,26 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package drain
+package participant
 
 import (
-	"context"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
-// RequestStatus is what a drain reads of the eviction request of one pod,
-// whichever EvictionRequest API serves it.
-type RequestStatus struct {
-	// Exists is true when the pod has a request.
+// Status is where the eviction of one pod stands, as a participant sees
+// it, whichever EvictionRequest API serves it.
+type Status struct {
+	// Request names the EvictionRequest the participant writes for the pod.
+	Request string
+	// Exists is true when the pod has that request.
 	Exists bool
-	// Requested is true when the drain's requester is among its requesters.
+	// Requested is true when the participant is among its requesters.
 	Requested bool
-	// Locked is true while the drain's requester can neither join nor
-	// withdraw: the active interceptor forbids canceling the eviction.
+	// OtherRequesters counts the requesters of the pod's eviction besides
+	// the participant.
+	OtherRequesters int
+	// Locked is true while the participant can neither join nor withdraw:
+	// the active interceptor forbids canceling the eviction.
 	Locked bool
 	// Complete is true once no one works on the request any more, Canceled
 	// when it ended because every requester withdrew.
@@ -53,10 +54,11 @@ type RequestStatus struct {
 	Message string
 }
 
-// NeedsRequest is true when the drain has to ask for the pod's eviction
-// (again): there is no request, it completed as canceled while the pod
-// still runs, or it does not list the drain yet and still may.
-func (s RequestStatus) NeedsRequest() bool {
+// NeedsRequest is true when the participant has to ask for the pod's
+// eviction (again): there is no request, it completed as canceled while
+// the pod still runs, or it does not list the participant yet and still
+// may.
+func (s Status) NeedsRequest() bool {
 	switch {
 	case !s.Exists:
 		return true
@@ -65,34 +67,26 @@ func (s RequestStatus) NeedsRequest() bool {
 	case s.Requested:
 		return false
 	}
-	// Under a Forbid policy the eviction goes ahead without the drain.
+	// Under a Forbid policy the eviction goes ahead without the participant.
 	return !s.Locked
 }
 
-// Withdrawal is what withdrawing from one request did.
+// Withdrawal is what withdrawing from the eviction of one pod did.
 type Withdrawal int
 
 const (
 	// NotWithdrawn: there was nothing to withdraw from.
 	NotWithdrawn Withdrawal = iota
-	// Withdrawn: the drain's requester left the request.
+	// Withdrawn: the participant left the request.
 	Withdrawn
 	// WithdrawalForbidden: the active interceptor forbids canceling the
 	// eviction now; the request is unchanged.
 	WithdrawalForbidden
 )
 
-// Requests is one EvictionRequest API as a drain speaks it, under one
-// requester name.
-type Requests interface {
-	// Requester is the name the drain requests evictions as.
-	Requester() string
-	// Status reads the request of the pod with uid in namespace from a cache.
-	Status(namespace string, uid types.UID) RequestStatus
-	// Request asks for the eviction of pod and returns the request as
-	// written.
-	Request(ctx context.Context, pod *corev1.Pod) (RequestStatus, error)
-	// Withdraw withdraws the drain's requester from the request of the pod
-	// with uid in namespace.
-	Withdraw(ctx context.Context, namespace string, uid types.UID) (Withdrawal, error)
+// HeldBy is true while the interceptor (or responder) name holds the
+// eviction: it is active, has not finished its part, and the eviction is
+// not complete.
+func (s Status) HeldBy(name string) bool {
+	return name != "" && s.ActiveInterceptor == name && !s.InterceptorDone && !s.Complete
 }
