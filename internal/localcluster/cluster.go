@@ -244,8 +244,9 @@ func (c *Cluster) LogDir() string {
 	return c.logDir
 }
 
-// Exited delivers every component that exits while the cluster runs,
-// whether it crashed or was stopped.
+// Exited delivers every component that exits after it was ready, whether
+// it crashed or was stopped. One that dies while it starts is started
+// again (waitFor) or fails the start.
 func (c *Cluster) Exited() <-chan *Process {
 	return c.exited
 }
@@ -272,13 +273,14 @@ func (c *Cluster) track(p *Process) {
 	c.mu.Lock()
 	c.processes = append(c.processes, p)
 	c.mu.Unlock()
-	go func() {
-		<-p.Done()
+	p.mu.Lock()
+	p.onExit = func(p *Process) {
 		select {
 		case c.exited <- p:
 		default:
 		}
-	}()
+	}
+	p.mu.Unlock()
 }
 
 // untrack forgets a process that was stopped on purpose.
@@ -308,7 +310,12 @@ func loopbackURL(scheme string, port int) string {
 	return scheme + "://127.0.0.1:" + strconv.Itoa(port)
 }
 
-// errExited reports a component that died while the harness waited for it.
+// errExitedBeforeReady is the error of a component that died while the
+// harness waited for it to be ready.
+var errExitedBeforeReady = errors.New("exited before it was ready")
+
+// errExited reports a component that died while the harness waited for it,
+// with the end of its log.
 func errExited(p *Process) error {
-	return errors.Join(fmt.Errorf("%s exited, see %s", p.Name, p.LogFile), p.Err())
+	return fmt.Errorf("%s %w (%v); the end of %s:\n%s", p.Name, errExitedBeforeReady, p.Err(), p.LogFile, p.logTail(logTailLines))
 }

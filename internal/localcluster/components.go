@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/tls"
 	_ "embed"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -75,6 +76,7 @@ func waitFor(ctx context.Context, p *Process, what string, check func(context.Co
 	for {
 		err := check(ctx)
 		if err == nil {
+			p.markReady()
 			return nil
 		}
 		select {
@@ -86,6 +88,32 @@ func waitFor(ctx context.Context, p *Process, what string, check func(context.Co
 		}
 	}
 }
+
+// startAttempts bounds how often a component that dies while it starts is
+// started: a race in a component's start (kwok v0.8.0 once crashed with
+// "concurrent map writes" while setting up its CEL environment) must not
+// fail a whole run, and a component that cannot start at all must.
+const startAttempts = 3
+
+// waitUntilReady waits as waitFor does, and starts p again, as a
+// supervisor would, when it dies before it is ready: at most startAttempts
+// starts in all, each crash logged with the tail of its log.
+func (c *Cluster) waitUntilReady(ctx context.Context, p *Process, what string, check func(context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		err := waitFor(ctx, p, what, check)
+		if !errors.Is(err, errExitedBeforeReady) || attempt == startAttempts || ctx.Err() != nil {
+			return err
+		}
+		c.cfg.Logf("%s exited while starting (start %d of %d), starting it again; the end of %s:\n%s",
+			p.Name, attempt, startAttempts, p.LogFile, p.logTail(logTailLines))
+		if err := p.start(); err != nil {
+			return err
+		}
+	}
+}
+
+// logTailLines is how much of a log a failed start shows.
+const logTailLines = 20
 
 func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 	ports, err := c.reservePorts(1)
@@ -152,7 +180,7 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 	if c.Dynamic, err = dynamic.NewForConfig(c.AdminConfig); err != nil {
 		return err
 	}
-	return waitFor(ctx, p, "kube-apiserver", func(ctx context.Context) error {
+	return c.waitUntilReady(ctx, p, "kube-apiserver", func(ctx context.Context) error {
 		body, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, body)
@@ -177,7 +205,7 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 		return err
 	}
 	// Pods need the default service account its controller creates.
-	return waitFor(ctx, p, "kube-controller-manager", func(ctx context.Context) error {
+	return c.waitUntilReady(ctx, p, "kube-controller-manager", func(ctx context.Context) error {
 		_, err := c.Client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
 		return err
 	})
@@ -207,7 +235,7 @@ func (c *Cluster) startScheduler(ctx context.Context) error {
 	}
 	// Its serving certificate is self-signed; only its health is read here.
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	return waitFor(ctx, p, "kube-scheduler", func(ctx context.Context) error {
+	return c.waitUntilReady(ctx, p, "kube-scheduler", func(ctx context.Context) error {
 		return httpGetOK(ctx, client, loopbackURL("https", ports[0])+"/readyz", "ok")
 	})
 }
@@ -250,7 +278,7 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return waitFor(ctx, p, "kwok nodes", func(ctx context.Context) error {
+	return c.waitUntilReady(ctx, p, "kwok nodes", func(ctx context.Context) error {
 		for _, name := range c.NodeNames {
 			node, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {

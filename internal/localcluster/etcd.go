@@ -154,7 +154,7 @@ func (c *Cluster) RestartEtcdMember(ctx context.Context, member *EtcdMember) err
 }
 
 func (c *Cluster) waitEtcdHealthy(ctx context.Context, m *EtcdMember) error {
-	return waitFor(ctx, m.Process, m.Name, func(ctx context.Context) error {
+	return c.waitUntilReady(ctx, m.Process, m.Name, func(ctx context.Context) error {
 		return httpGetOK(ctx, http.DefaultClient, m.healthURL, `"health":"true"`)
 	})
 }

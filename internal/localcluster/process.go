@@ -35,7 +35,9 @@ import (
 const stopGracePeriod = 20 * time.Second
 
 // Process is a component of the local control plane running as a child
-// process, its output in a log file.
+// process, its output in a log file. A process that exits before it is
+// ready may be started again (Cluster.waitFor): the same *Process then
+// stands for its new incarnation.
 type Process struct {
 	Name    string
 	LogFile string
@@ -43,89 +45,149 @@ type Process struct {
 	// the other components.
 	MetricsURL string
 
-	cmd    *exec.Cmd
-	done   chan struct{}
-	err    error
+	// bin, args and env are its command, to start it again.
+	bin    string
+	args   []string
+	env    []string
 	pidLog *pidLog
+	// onExit is called when an incarnation that was ready exits.
+	onExit func(*Process)
+
+	mu sync.Mutex
+	// run is the current incarnation.
+	run *incarnation
+	// ready is set once the component answered its readiness check.
+	ready bool
+}
+
+// incarnation is one start of a Process.
+type incarnation struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
 }
 
 // startProcess starts bin with args; stdout and stderr go to logDir/<name>.log.
 func startProcess(name, logDir string, pids *pidLog, env []string, bin string, args ...string) (*Process, error) {
-	logFile := filepath.Join(logDir, name+".log")
-	out, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
+	p := &Process{Name: name, LogFile: filepath.Join(logDir, name+".log"), bin: bin, args: args, env: env, pidLog: pids}
+	if err := p.start(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "\n=== %s %s %s\n", time.Now().Format(time.RFC3339), bin, strings.Join(args, " "))
-	cmd := exec.Command(bin, args...)
+	return p, nil
+}
+
+// start starts a new incarnation of the process.
+func (p *Process) start() error {
+	out, err := os.OpenFile(p.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n=== %s %s %s\n", time.Now().Format(time.RFC3339), p.bin, strings.Join(p.args, " "))
+	cmd := exec.Command(p.bin, p.args...)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(os.Environ(), p.env...)
 	// A process group of its own lets Stop reach whatever the component
 	// forks; the parent-death signal takes the component down with a
 	// harness that is killed before it can clean up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		out.Close()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
+		return fmt.Errorf("starting %s: %w", p.Name, err)
 	}
-	p := &Process{Name: name, LogFile: logFile, cmd: cmd, done: make(chan struct{}), pidLog: pids}
-	pids.add(cmd.Process.Pid)
+	run := &incarnation{cmd: cmd, done: make(chan struct{})}
+	p.mu.Lock()
+	p.run, p.ready = run, false
+	p.mu.Unlock()
+	p.pidLog.add(cmd.Process.Pid)
 	go func() {
-		p.err = cmd.Wait()
+		run.err = cmd.Wait()
 		out.Close()
-		pids.remove(cmd.Process.Pid)
-		close(p.done)
+		p.pidLog.remove(cmd.Process.Pid)
+		close(run.done)
+		p.mu.Lock()
+		onExit := p.onExit
+		report := p.ready && p.run == run && onExit != nil
+		p.mu.Unlock()
+		if report {
+			onExit(p)
+		}
 	}()
-	return p, nil
+	return nil
+}
+
+func (p *Process) current() *incarnation {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.run
+}
+
+// markReady records that the current incarnation answered its readiness
+// check: from now on its exit is reported.
+func (p *Process) markReady() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ready = true
 }
 
 // Pid is the process id, also the id of its process group.
 func (p *Process) Pid() int {
-	return p.cmd.Process.Pid
+	return p.current().cmd.Process.Pid
 }
 
-// Done is closed when the process has exited.
+// Done is closed when the current incarnation of the process has exited.
 func (p *Process) Done() <-chan struct{} {
-	return p.done
+	return p.current().done
 }
 
 // Err returns how the process exited, once Done is closed.
 func (p *Process) Err() error {
-	return p.err
+	return p.current().err
 }
 
 // Stop sends SIGTERM to the process group and waits for the process to exit,
 // killing it after stopGracePeriod.
 func (p *Process) Stop() {
+	run := p.current()
 	select {
-	case <-p.done:
+	case <-run.done:
 		return
 	default:
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	_ = syscall.Kill(-run.cmd.Process.Pid, syscall.SIGTERM)
 	select {
-	case <-p.done:
+	case <-run.done:
 	case <-time.After(stopGracePeriod):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
+		_ = syscall.Kill(-run.cmd.Process.Pid, syscall.SIGKILL)
+		<-run.done
 	}
 }
 
 // Freeze stops the process group (SIGSTOP), as a hung machine would: its
 // connections stay open and nothing answers.
 func (p *Process) Freeze() error {
-	return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGSTOP)
+	return syscall.Kill(-p.Pid(), syscall.SIGSTOP)
 }
 
 // Thaw resumes a frozen process group (SIGCONT).
 func (p *Process) Thaw() error {
-	return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
+	return syscall.Kill(-p.Pid(), syscall.SIGCONT)
 }
 
 // Kill ends the process group at once, as a crash would.
 func (p *Process) Kill() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.done
+	run := p.current()
+	_ = syscall.Kill(-run.cmd.Process.Pid, syscall.SIGKILL)
+	<-run.done
+}
+
+// logTail is the last lines of the process's log, at most n.
+func (p *Process) logTail(n int) string {
+	data, err := os.ReadFile(p.LogFile)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", p.LogFile, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // pidLog records the process groups a harness started in a file of its

@@ -217,7 +217,7 @@ func (c *Cluster) RestartServers(ctx context.Context, servers ...*Server) error 
 
 func (c *Cluster) waitServerReady(ctx context.Context, server *Server) error {
 	client := c.servingClient()
-	return waitFor(ctx, server.Process, server.Name, func(ctx context.Context) error {
+	return c.waitUntilReady(ctx, server.Process, server.Name, func(ctx context.Context) error {
 		return httpGetOK(ctx, client, server.URL()+"/readyz", "ok")
 	})
 }

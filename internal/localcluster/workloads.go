@@ -66,7 +66,7 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 		return nil, err
 	}
 	p.MetricsURL = "http://" + metrics + "/metrics"
-	return p, waitFor(ctx, p, opts.Name, func(ctx context.Context) error {
+	return p, c.waitUntilReady(ctx, p, opts.Name, func(ctx context.Context) error {
 		return httpGetOK(ctx, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0]), "ok")
 	})
 }
