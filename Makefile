@@ -162,7 +162,7 @@ $(BIN_DIR)/kube-score: hack/tools/kube-score/go.mod hack/tools/kube-score/go.sum
 
 $(BIN_DIR)/promtool: hack/tools/promtool/go.mod hack/tools/promtool/go.sum
 	@echo ">> Building promtool from the Go module proxy (about three minutes on 2 cores)"
-	cd hack/tools/promtool && $(GO) build -o $@ github.com/prometheus/prometheus/cmd/promtool
+	cd hack/tools/promtool && $(GO) build -tags remove_all_sd -o $@ github.com/prometheus/prometheus/cmd/promtool
 	@touch $@
 
 $(BIN_DIR)/golangci-lint: hack/tools/golangci-lint/go.mod hack/tools/golangci-lint/go.sum

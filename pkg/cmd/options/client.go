@@ -25,11 +25,9 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
-)
 
-// DefaultCallTimeout bounds each call to kube-apiserver unless
-// --kube-api-call-timeout says otherwise.
-const DefaultCallTimeout = 30 * time.Second
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+)
 
 // ClientOptions are a command's client to kube-apiserver: how many requests
 // it may send, and how long one call may take. A client-go rest.Config with
@@ -41,9 +39,9 @@ type ClientOptions struct {
 }
 
 // NewClientOptions returns client options of qps and burst, with
-// DefaultCallTimeout.
+// evictionapi.DefaultCallTimeout.
 func NewClientOptions(qps float32, burst int) *ClientOptions {
-	return &ClientOptions{QPS: qps, Burst: burst, CallTimeout: DefaultCallTimeout}
+	return &ClientOptions{QPS: qps, Burst: burst, CallTimeout: evictionapi.DefaultCallTimeout}
 }
 
 // AddFlags adds --kube-api-qps, --kube-api-burst and

@@ -49,6 +49,7 @@ import (
 	coordinationclient "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/typed/coordination/v1alpha1"
 	coordinationinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions/coordination/v1alpha1"
 	coordinationlisters "github.com/evictionrequest/apiserver/pkg/generated/listers/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 const (
@@ -56,8 +57,6 @@ const (
 	ControllerName = "evictionrequest-coordination-controller"
 	// queueName names the workqueue in the workqueue metrics.
 	queueName = "evictionrequests"
-	// defaultCallTimeout bounds each call to an API unless Options say otherwise.
-	defaultCallTimeout = 30 * time.Second
 )
 
 // Options tune a Controller; the zero value is fine.
@@ -114,7 +113,7 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, erClien
 		opts.EventClient = kubeClient
 	}
 	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = defaultCallTimeout
+		opts.CallTimeout = evictionapi.DefaultCallTimeout
 	}
 	c := &Controller{
 		kubeClient:  kubeClient,

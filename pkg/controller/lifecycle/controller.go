@@ -56,6 +56,7 @@ import (
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 const (
@@ -70,8 +71,6 @@ const (
 	CompletionGrace = 5 * time.Second
 	// maxRequesters is the most status.requesters the API accepts.
 	maxRequesters = 100
-	// defaultCallTimeout bounds each API call unless Options say otherwise.
-	defaultCallTimeout = 30 * time.Second
 )
 
 // Options tune a Controller; the zero value is upstream's behaviour.
@@ -141,7 +140,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, evictionInf
 		return nil, err
 	}
 	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = defaultCallTimeout
+		opts.CallTimeout = evictionapi.DefaultCallTimeout
 	}
 	if opts.EventClient == nil {
 		opts.EventClient = client

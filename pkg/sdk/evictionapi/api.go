@@ -24,6 +24,7 @@ package evictionapi
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
@@ -116,3 +117,9 @@ func (a API) Resources() []string {
 func (a API) WriterMustDeletePod() bool {
 	return a == Coordination
 }
+
+// DefaultCallTimeout bounds each call the project's clients make to
+// kube-apiserver unless they are told otherwise (--kube-api-call-timeout,
+// Options.CallTimeout): the SDK's requesters and interceptors, the
+// controllers and the commands alike.
+const DefaultCallTimeout = 30 * time.Second

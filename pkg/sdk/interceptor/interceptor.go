@@ -43,10 +43,6 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
 
-// DefaultCallTimeout bounds each API call of an interceptor unless
-// Config.CallTimeout says otherwise.
-const DefaultCallTimeout = 30 * time.Second
-
 // Reasons of the events an interceptor records on EvictionRequests.
 const (
 	// EventStarted: the interceptor took the request and started working.
@@ -88,7 +84,7 @@ type Config struct {
 	// minutes); more than half of it is cut to half, and on
 	// lifecycle.k8s.io less than 20 seconds is raised to 20 seconds.
 	HeartbeatPeriod time.Duration
-	// CallTimeout bounds every API call; DefaultCallTimeout when zero.
+	// CallTimeout bounds every API call; evictionapi.DefaultCallTimeout when zero.
 	CallTimeout time.Duration
 	// Workers is the number of requests looked at in parallel (Handlers
 	// run in goroutines of their own); 2 when zero.
@@ -121,7 +117,7 @@ func New(cfg Config) (*Interceptor, error) {
 		return nil, errors.Join(errs...)
 	}
 	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = DefaultCallTimeout
+		cfg.CallTimeout = evictionapi.DefaultCallTimeout
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2

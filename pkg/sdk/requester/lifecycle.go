@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 // maxFieldManager is the longest field manager kube-apiserver accepts.
@@ -61,7 +62,7 @@ func NewLifecycle(name string, client kubernetes.Interface, opts Options) (*Life
 		}
 	}
 	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = DefaultCallTimeout
+		opts.CallTimeout = evictionapi.DefaultCallTimeout
 	}
 	return &Lifecycle{name: name, client: client, opts: opts}, nil
 }

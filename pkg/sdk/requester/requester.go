@@ -38,11 +38,8 @@ import (
 	coordinationapply "github.com/evictionrequest/apiserver/pkg/generated/applyconfiguration/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	coordinationclient "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/typed/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
-
-// DefaultCallTimeout bounds each API call of a Requester unless
-// Options.CallTimeout says otherwise.
-const DefaultCallTimeout = 30 * time.Second
 
 // withdrawAttempts bounds how often Withdraw retries a patch that lost a
 // race with another writer of spec.requesters.
@@ -57,7 +54,7 @@ type Options struct {
 	// requests this requester creates; nil leaves the server's default
 	// (1800). A request that exists keeps its own deadline.
 	HeartbeatDeadlineSeconds *int32
-	// CallTimeout bounds every API call; DefaultCallTimeout when zero.
+	// CallTimeout bounds every API call; evictionapi.DefaultCallTimeout when zero.
 	CallTimeout time.Duration
 	// KeepAfterPod leaves out the ownerReference to the pod: the request
 	// then outlives its pod, with its Complete condition, until the
@@ -100,7 +97,7 @@ func New(name string, client versioned.Interface, pods corev1client.PodsGetter, 
 		opts.FieldManager = name
 	}
 	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = DefaultCallTimeout
+		opts.CallTimeout = evictionapi.DefaultCallTimeout
 	}
 	return &Requester{name: name, client: client, requests: client.CoordinationV1alpha1(), pods: pods, opts: opts}, nil
 }

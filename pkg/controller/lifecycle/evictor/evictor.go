@@ -51,6 +51,7 @@ import (
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/util/lifecycleindex"
 )
 
@@ -63,8 +64,6 @@ const (
 	// for a pod to terminate or for its next attempt: well within the
 	// 20-minute deadline, and never more often than every 20 seconds.
 	HeartbeatInterval = 2 * time.Minute
-	// defaultCallTimeout bounds each API call unless Options say otherwise.
-	defaultCallTimeout = 30 * time.Second
 )
 
 // Options tune a Controller; the zero value is fine.
@@ -98,7 +97,7 @@ type Controller struct {
 func NewController(ctx context.Context, client kubernetes.Interface, evictionInformer lifecycleinformers.EvictionInformer,
 	podInformer coreinformers.PodInformer, clock clock.WithTicker, opts Options) (*Controller, error) {
 	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = defaultCallTimeout
+		opts.CallTimeout = evictionapi.DefaultCallTimeout
 	}
 	if opts.EventClient == nil {
 		opts.EventClient = client
