@@ -20,6 +20,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/evictionrequest/apiserver/pkg/api/heartbeat"
 )
 
 // DefaultHeartbeatDeadlineSeconds is the default of
@@ -33,13 +35,9 @@ const DefaultHeartbeatDeadlineSeconds int32 = 1800
 // arguments are the plain fields so that the internal and the versioned types
 // share this one rule.
 func HeartbeatDeadline(heartbeatTime *metav1.Time, creationTimestamp metav1.Time, heartbeatDeadlineSeconds *int32) time.Time {
-	since := creationTimestamp.Time
-	if heartbeatTime != nil {
-		since = heartbeatTime.Time
-	}
 	seconds := DefaultHeartbeatDeadlineSeconds
 	if heartbeatDeadlineSeconds != nil {
 		seconds = *heartbeatDeadlineSeconds
 	}
-	return since.Add(time.Duration(seconds) * time.Second)
+	return heartbeat.Deadline(heartbeatTime, creationTimestamp, time.Duration(seconds)*time.Second)
 }

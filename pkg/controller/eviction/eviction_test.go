@@ -46,11 +46,7 @@ func TestNextAndJudge(t *testing.T) {
 	if _, ok := Next(nil, ""); ok {
 		t.Error("Next of nobody found someone")
 	}
-	heartbeat := start.Add(time.Minute)
-	deadline := Deadline(&heartbeat, start, 20*time.Minute)
-	if want := start.Add(21 * time.Minute); !deadline.Equal(want) || !Deadline(nil, start, time.Hour).Equal(start.Add(time.Hour)) {
-		t.Errorf("Deadline = %s, want %s from the heartbeat, else from the start", deadline, want)
-	}
+	deadline := start.Add(21 * time.Minute)
 	for _, tc := range []struct {
 		completed bool
 		now       time.Time
@@ -137,5 +133,23 @@ func TestRefusingBudget(t *testing.T) {
 	}
 	if got := RefusingBudget(errors.New("connection refused")); got != "" {
 		t.Errorf("RefusingBudget of another error = %q", got)
+	}
+}
+
+func TestBackoffIsCappedNearFifteenMinutes(t *testing.T) {
+	b := NewBackoff()
+	var delay time.Duration
+	for i := 0; i < 30; i++ {
+		delay = b.Failed("shop/web-0", start, 0)
+	}
+	if delay != 15*time.Minute {
+		t.Errorf("delay after 30 failures = %s, want the 15m cap", delay)
+	}
+	if wait := b.Wait("shop/web-0", start.Add(14*time.Minute)); wait != time.Minute {
+		t.Errorf("wait 14m into a 15m backoff = %s, want 1m", wait)
+	}
+	b.Forget("shop/web-0")
+	if delay := b.Failed("shop/web-0", start, 0); delay != time.Second {
+		t.Errorf("first delay after forget = %s, want 1s", delay)
 	}
 }

@@ -16,19 +16,24 @@ limitations under the License.
 
 // Package eviction holds the steps of an eviction that the controllers of
 // both EvictionRequest APIs take, so that neither copies the other: whose
-// turn is next and when a turn times out, what became of the target pod,
+// turn is next and how a turn ends (the deadline itself is
+// pkg/api/heartbeat's), what became of the target pod,
 // the API-initiated eviction with its backoff and the pods it skips, and
 // the reasons of the events. Each controller is an adapter that reads and
 // writes its own API's objects around these rules.
 package eviction
 
 import (
+	"fmt"
+	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Next returns the participant after current in order, the order they
-// take their turns in; first is true when current is "" and the first one
-// is returned. ok is false when no participant follows.
+// take their turns in, or the first one when current is "". ok is false
+// when no participant follows.
 func Next(order []string, current string) (next string, ok bool) {
 	if current == "" {
 		if len(order) == 0 {
@@ -42,16 +47,6 @@ func Next(order []string, current string) (next string, ok bool) {
 		}
 	}
 	return "", false
-}
-
-// Deadline is when the active participant is passed over: within after its
-// last heartbeat, or after since (when it was made active, or the request
-// created) when it has not sent one.
-func Deadline(heartbeat *time.Time, since time.Time, within time.Duration) time.Time {
-	if heartbeat != nil {
-		since = *heartbeat
-	}
-	return since.Add(within)
 }
 
 // TurnEnd is how the active participant's turn ends.
@@ -85,4 +80,34 @@ func UntilOrNow(t, now time.Time) time.Duration {
 		return d
 	}
 	return time.Millisecond
+}
+
+// Why says how a turn that ended at deadline ended, for messages:
+// "completed", or "missed its heartbeat deadline of <within> (at <deadline>)".
+func (e TurnEnd) Why(within time.Duration, deadline time.Time) string {
+	if e == TimedOut {
+		return fmt.Sprintf("missed its heartbeat deadline of %s (at %s)", within, deadline.UTC().Format(time.RFC3339))
+	}
+	return "completed"
+}
+
+// EventType is the type of the event of a turn that ended so: Normal when
+// completed, Warning when timed out.
+func (e TurnEnd) EventType() string {
+	if e == TimedOut {
+		return corev1.EventTypeWarning
+	}
+	return corev1.EventTypeNormal
+}
+
+// HandOffMessage says that next took over from active, whose turn ended as
+// why says; role is "Interceptor" or "Responder".
+func HandOffMessage(role, next, active, why string) string {
+	return fmt.Sprintf("%s %s replaced %s, which %s.", role, next, active, why)
+}
+
+// LastTurnMessage says that the turn of the last participant, active,
+// ended as why says.
+func LastTurnMessage(role, active, why string) string {
+	return fmt.Sprintf("%s %s %s; no %s is left.", role, active, why, strings.ToLower(role))
 }

@@ -90,7 +90,7 @@ type Controller struct {
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorder
 	clock       clock.WithTicker
-	backoff     *evictionBackoff
+	backoff     *eviction.Backoff
 	lastTurns   *lastTurnTimeouts
 	// since is when this controller, made for one leadership term, was
 	// made: a deadline missed before it was a previous leader's to report.
@@ -100,7 +100,7 @@ type Controller struct {
 // evictor evicts through the Eviction API with the controller's client,
 // call timeout and backoff, as the default evictor of lifecycle.k8s.io does.
 func (c *Controller) evictor() *eviction.Evictor {
-	return &eviction.Evictor{Client: c.kubeClient, Backoff: c.backoff.Backoff, Clock: c.clock, CallTimeout: c.callTimeout}
+	return &eviction.Evictor{Client: c.kubeClient, Backoff: c.backoff, Clock: c.clock, CallTimeout: c.callTimeout}
 }
 
 // NewController returns a controller that reads EvictionRequests and pods
@@ -127,7 +127,7 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, erClien
 		broadcaster: broadcaster,
 		recorder:    broadcaster.NewRecorder(erscheme.Scheme, corev1.EventSource{Component: ControllerName}),
 		clock:       clock,
-		backoff:     newEvictionBackoff(),
+		backoff:     eviction.NewBackoff(),
 		lastTurns:   newLastTurnTimeouts(),
 		since:       clock.Now(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),

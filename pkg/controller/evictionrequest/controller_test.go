@@ -47,6 +47,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 	erinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
@@ -233,7 +234,7 @@ func TestNoInterceptorEvictsThePod(t *testing.T) {
 	f := newFixture(t)
 	f.addPod(newPod())
 	f.addEvictionRequest(newEvictionRequest())
-	before, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(metrics.ResultSuccess))
+	before, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(eviction.ResultSuccess))
 
 	if requeue := f.sync(); requeue != time.Minute {
 		t.Errorf("requeue after a successful eviction = %s, want the 1m expectation timeout", requeue)
@@ -245,7 +246,7 @@ func TestNoInterceptorEvictsThePod(t *testing.T) {
 		t.Errorf("status.message = %q", got)
 	}
 	f.expectEvents("Normal " + EventEvicted)
-	after, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(metrics.ResultSuccess))
+	after, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(eviction.ResultSuccess))
 	if after != before+1 {
 		t.Errorf("evictions{result=success} went from %v to %v, want +1", before, after)
 	}
@@ -392,12 +393,26 @@ func TestLastInterceptorDoneEvicts(t *testing.T) {
 	}
 }
 
+// A refusal that names its PodDisruptionBudget names it on the request, as
+// the lifecycle.k8s.io evictor does: both take the message from the
+// eviction core.
+func TestARefusalNamesTheBudget(t *testing.T) {
+	f := newFixture(t)
+	f.addPod(newPod())
+	f.addEvictionRequest(newEvictionRequest())
+	f.failEvictions(wrappers.RefusedByBudget("web-pdb"))
+	f.sync()
+	if msg := f.get().Status.Message; !strings.Contains(msg, "(attempts=1): PodDisruptionBudget web-pdb refuses it") {
+		t.Errorf("status.message = %q, want the refusing budget named", msg)
+	}
+}
+
 func TestFailedEvictionsBackOff(t *testing.T) {
 	f := newFixture(t)
 	f.addPod(newPod())
 	f.addEvictionRequest(newEvictionRequest())
 	f.failEvictions(tooManyRequests(0))
-	blockedBefore, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(metrics.ResultBlocked))
+	blockedBefore, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(eviction.ResultBlocked))
 
 	var delays []time.Duration
 	for attempt := 1; attempt <= 4; attempt++ {
@@ -416,10 +431,10 @@ func TestFailedEvictionsBackOff(t *testing.T) {
 	if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}, delays); diff != "" {
 		t.Errorf("backoff (-want +got):\n%s", diff)
 	}
-	if msg := f.get().Status.Message; !strings.Contains(msg, "4 failed attempts") || !strings.Contains(msg, "disruption budget") {
+	if msg := f.get().Status.Message; !strings.Contains(msg, "(attempts=4)") || !strings.Contains(msg, "disruption budget") {
 		t.Errorf("status.message = %q, want the attempt count and the API's reason", msg)
 	}
-	blockedAfter, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(metrics.ResultBlocked))
+	blockedAfter, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(eviction.ResultBlocked))
 	if blockedAfter != blockedBefore+4 {
 		t.Errorf("evictions{result=blocked} went from %v to %v, want +4", blockedBefore, blockedAfter)
 	}
@@ -430,24 +445,6 @@ func TestFailedEvictionsBackOff(t *testing.T) {
 	f.sync()
 	if len(f.evicted()) != 5 {
 		t.Errorf("evictions = %d, want the fifth to succeed", len(f.evicted()))
-	}
-}
-
-func TestBackoffIsCappedNearFifteenMinutes(t *testing.T) {
-	b := newEvictionBackoff()
-	var delay time.Duration
-	for i := 0; i < 30; i++ {
-		delay = b.failed(key, start, 0)
-	}
-	if delay != 15*time.Minute {
-		t.Errorf("delay after 30 failures = %s, want the 15m cap", delay)
-	}
-	if wait := b.wait(key, start.Add(14*time.Minute)); wait != time.Minute {
-		t.Errorf("wait 14m into a 15m backoff = %s, want 1m", wait)
-	}
-	b.forget(key)
-	if delay := b.failed(key, start, 0); delay != time.Second {
-		t.Errorf("first delay after forget = %s, want 1s", delay)
 	}
 }
 
@@ -494,7 +491,7 @@ func TestHeartbeatCancelsPendingEviction(t *testing.T) {
 	if requeue := f.sync(); requeue != 10*time.Minute {
 		t.Errorf("requeue after a fresh heartbeat = %s, want a's deadline", requeue)
 	}
-	if wait := f.controller.backoff.wait(key, f.clock.Now()); wait != 0 {
+	if wait := f.controller.backoff.Wait(key, f.clock.Now()); wait != 0 {
 		t.Errorf("the eviction backoff survived the heartbeat: %s left", wait)
 	}
 	f.clock.Step(pending)

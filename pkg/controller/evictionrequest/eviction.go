@@ -18,17 +18,20 @@ package evictionrequest
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 )
+
+// wording names the controller in the messages of its evictions.
+var wording = eviction.Wording{Evictor: "the eviction request controller", Instead: "an interceptor"}
 
 // evict asks the Eviction API, through the shared evictor, to evict the
 // pod of a request no interceptor handles any more, and records what came
@@ -36,53 +39,31 @@ import (
 func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.EvictionRequest, pod *corev1.Pod) (time.Duration, error) {
 	attempt := c.evictor().Evict(ctx, key, pod, types.UID(er.Spec.Target.PodRef.UID))
 	switch attempt.Result {
-	case eviction.Terminating:
-		// The request completes once the pod is gone.
-		return 0, c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
-			status.Message = fmt.Sprintf("Pod %s is terminating; waiting for it to be gone.", pod.Name)
-		})
-	case eviction.Skipped:
-		return 0, c.notEvicted(ctx, er, pod, attempt)
 	case eviction.NotYet:
 		return attempt.RetryIn, nil
 	case eviction.Gone:
 		// The pod is gone; its deletion completes the request.
 		return 0, nil
-	case eviction.Evicted:
-		metrics.Evictions.WithLabelValues(metrics.ResultSuccess).Inc()
-		message := fmt.Sprintf("Pod %s was evicted through the Eviction API: no interceptor is left to handle it.", pod.Name)
-		c.eventf(er, corev1.EventTypeNormal, EventEvicted, "%s", message)
-		klog.FromContext(ctx).V(2).Info("Evicted pod")
-		return attempt.RetryIn, c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) { status.Message = message })
+	case eviction.Refused:
+		return c.refused(ctx, er, pod, attempt)
 	}
-	return c.refused(ctx, er, pod, attempt)
-}
-
-// notEvicted says on the request, once, that its pod is one the Eviction
-// API is not used for: DaemonSet pods would be recreated on the same node at
-// once, and mirror pods belong to the kubelet's static pods.
-func (c *Controller) notEvicted(ctx context.Context, er *v1alpha1.EvictionRequest, pod *corev1.Pod, attempt eviction.Attempt) error {
-	message := fmt.Sprintf("Pod %s is a %s pod: the eviction request controller does not evict it through the Eviction API; an interceptor or its owner must terminate it.", pod.Name, attempt.Kind)
-	if er.Status.Message == message {
-		return nil
+	outcome := attempt.Outcome(pod.Name, erutil.FailedEvictions(er), wording)
+	c.count(ctx, outcome)
+	if er.Status.Message == outcome.Message {
+		// Said already: a DaemonSet pod is looked at again on every change.
+		return attempt.RetryIn, nil
 	}
-	if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) { status.Message = message }); err != nil {
-		return err
+	if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) { status.Message = outcome.Message }); err != nil {
+		return 0, err
 	}
-	c.eventf(er, corev1.EventTypeWarning, EventEvictionNotSupported, "%s", message)
-	return nil
+	c.event(er, outcome)
+	return attempt.RetryIn, nil
 }
 
 // refused counts a refused eviction on the request and says when it is
 // tried again.
 func (c *Controller) refused(ctx context.Context, er *v1alpha1.EvictionRequest, pod *corev1.Pod, attempt eviction.Attempt) (time.Duration, error) {
-	result := metrics.ResultFailed
-	if attempt.Blocked {
-		result = metrics.ResultBlocked
-	}
-	metrics.Evictions.WithLabelValues(result).Inc()
-	klog.FromContext(ctx).V(2).Info("Eviction failed", "retryIn", attempt.RetryIn, "err", attempt.Err)
-	var message string
+	var outcome eviction.Outcome
 	// The eviction was attempted: its count must not be lost to a conflict
 	// with an interceptor writing the status at the same time.
 	if err := c.updateStatusRetryingConflicts(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
@@ -90,12 +71,27 @@ func (c *Controller) refused(ctx context.Context, er *v1alpha1.EvictionRequest, 
 			status.PodEvictionStatus = &v1alpha1.PodEvictionStatus{}
 		}
 		status.PodEvictionStatus.FailedAPIEvictionCounter++
-		message = fmt.Sprintf("Eviction of pod %s through the Eviction API failed (%d failed attempts so far), retrying in %s: %v",
-			pod.Name, status.PodEvictionStatus.FailedAPIEvictionCounter, attempt.RetryIn, attempt.Err)
-		status.Message = message
+		outcome = attempt.Outcome(pod.Name, status.PodEvictionStatus.FailedAPIEvictionCounter, wording)
+		status.Message = outcome.Message
 	}); err != nil {
 		return 0, err
 	}
-	c.eventf(er, corev1.EventTypeWarning, EventEvictionFailed, "%s", message)
+	c.count(ctx, outcome)
+	c.event(er, outcome)
 	return attempt.RetryIn, nil
+}
+
+// count counts an attempt that reached the Eviction API.
+func (c *Controller) count(ctx context.Context, outcome eviction.Outcome) {
+	if outcome.Result != "" {
+		metrics.Evictions.WithLabelValues(outcome.Result).Inc()
+		klog.FromContext(ctx).V(2).Info("Eviction attempted", "result", outcome.Result, "message", outcome.Message)
+	}
+}
+
+// event records the event of an attempt's outcome on the request.
+func (c *Controller) event(er *v1alpha1.EvictionRequest, outcome eviction.Outcome) {
+	if outcome.EventReason != "" {
+		c.eventf(er, outcome.EventType, outcome.EventReason, "%s", outcome.Message)
+	}
 }

@@ -139,7 +139,7 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 		if end == eviction.Waiting {
 			// The interceptor is within its deadline: wait for it. A heartbeat
 			// that moved the deadline cancels a pending eviction.
-			c.backoff.forget(key)
+			c.backoff.Forget(key)
 			return deadline.Sub(now), nil
 		}
 		if next, ok := eviction.Next(order, active); ok {
@@ -149,13 +149,15 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 		// this leadership term was the previous leader's.
 		if end == eviction.TimedOut && !deadline.Before(c.since) && c.lastTurns.first(key, deadline) {
 			metrics.InterceptorTimeouts.Inc()
-			c.eventf(er, corev1.EventTypeWarning, EventInterceptorTimedOut,
-				"Interceptor %s missed its heartbeat deadline of %s (at %s); no interceptor is left, so the pod is evicted through the Eviction API.",
-				active, erutil.HeartbeatDeadlineDuration(er), deadline.UTC().Format(time.RFC3339))
+			c.eventf(er, corev1.EventTypeWarning, EventInterceptorTimedOut, "%s The pod is evicted through the Eviction API.",
+				eviction.LastTurnMessage(interceptorRole, active, end.Why(erutil.HeartbeatDeadlineDuration(er), deadline)))
 		}
 	}
 	return c.evict(ctx, key, er, pod)
 }
+
+// interceptorRole names an interceptor in the messages of its turns.
+const interceptorRole = "Interceptor"
 
 // selectFirst makes the first interceptor of order active.
 func (c *Controller) selectFirst(ctx context.Context, er *v1alpha1.EvictionRequest, order []string, now time.Time) (time.Duration, error) {
@@ -177,12 +179,11 @@ func (c *Controller) selectFirst(ctx context.Context, er *v1alpha1.EvictionReque
 // handOff makes next the active interceptor after active, whose turn ended.
 func (c *Controller) handOff(ctx context.Context, er *v1alpha1.EvictionRequest, active, next string, end eviction.TurnEnd, deadline, now time.Time) (time.Duration, error) {
 	heartbeatDeadline := erutil.HeartbeatDeadlineDuration(er)
-	eventType, reason, why := corev1.EventTypeNormal, EventInterceptorHandedOff, "completed"
+	reason := EventInterceptorHandedOff
 	if end == eviction.TimedOut {
-		eventType, reason = corev1.EventTypeWarning, EventInterceptorTimedOut
-		why = fmt.Sprintf("missed its heartbeat deadline of %s (at %s)", heartbeatDeadline, deadline.UTC().Format(time.RFC3339))
+		reason = EventInterceptorTimedOut
 	}
-	message := fmt.Sprintf("Interceptor %s replaced %s, which %s.", next, active, why)
+	message := eviction.HandOffMessage(interceptorRole, next, active, end.Why(heartbeatDeadline, deadline))
 	if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
 		status.ActiveInterceptorName = ptr.To(next)
 		status.ActiveInterceptorCompleted = false
@@ -192,7 +193,7 @@ func (c *Controller) handOff(ctx context.Context, er *v1alpha1.EvictionRequest, 
 	}); err != nil {
 		return 0, err
 	}
-	c.eventf(er, eventType, reason, "%s", message)
+	c.eventf(er, end.EventType(), reason, "%s", message)
 	if end == eviction.TimedOut {
 		metrics.InterceptorTimeouts.Inc()
 	}

@@ -57,6 +57,6 @@ func (t *lastTurnTimeouts) forget(key string) {
 // forget drops what the controller remembers of the request key, which is
 // gone or complete: its eviction backoff and its last time-out.
 func (c *Controller) forget(key string) {
-	c.backoff.forget(key)
+	c.backoff.Forget(key)
 	c.lastTurns.forget(key)
 }

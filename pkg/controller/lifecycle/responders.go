@@ -23,8 +23,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/pkg/api/heartbeat"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 )
@@ -192,17 +194,13 @@ func (c *Controller) judge(now time.Time, ev *lifecyclev1alpha1.Eviction, t *tur
 	if status == nil {
 		status = &lifecyclev1alpha1.ResponderStatus{Name: name}
 	}
-	since := now
+	since := metav1.NewTime(now)
 	if status.StartTime != nil {
-		since = status.StartTime.Time
+		since = *status.StartTime
 	}
-	var heartbeat *time.Time
-	if status.HeartbeatTime != nil {
-		heartbeat = &status.HeartbeatTime.Time
-	}
-	deadline := eviction.Deadline(heartbeat, since, c.heartbeatDeadline)
+	deadline := heartbeat.Deadline(status.HeartbeatTime, since, c.heartbeatDeadline)
 	end := eviction.Judge(status.CompletionTime != nil, deadline, now)
-	eventType, reason, why := corev1.EventTypeNormal, EventResponderHandedOff, "completed"
+	reason := EventResponderHandedOff
 	switch end {
 	case eviction.Waiting:
 		t.resync = eviction.UntilOrNow(deadline, now)
@@ -211,19 +209,22 @@ func (c *Controller) judge(now time.Time, ev *lifecyclev1alpha1.Eviction, t *tur
 		rs[active].State = lifecyclev1alpha1.ResponderStateCompleted
 	case eviction.TimedOut:
 		rs[active].State = lifecyclev1alpha1.ResponderStateInterrupted
-		eventType, reason = corev1.EventTypeWarning, EventResponderTimedOut
-		why = fmt.Sprintf("missed its heartbeat deadline of %s (at %s)", c.heartbeatDeadline, deadline.UTC().Format(time.RFC3339))
+		reason = EventResponderTimedOut
 	}
+	why := end.Why(c.heartbeatDeadline, deadline)
 	next, ok := eviction.Next(responderNames(rs), name)
 	if !ok {
 		t.done = true
-		t.events = append(t.events, event{eventType, reason, fmt.Sprintf("Responder %s %s; no responder is left.", name, why)})
+		t.events = append(t.events, event{end.EventType(), reason, eviction.LastTurnMessage(responderRole, name, why)})
 		return
 	}
 	rs[slices.IndexFunc(rs, func(r lifecyclev1alpha1.TargetResponder) bool { return r.Name == next })].State = lifecyclev1alpha1.ResponderStateActive
 	t.resync = c.heartbeatDeadline
-	t.events = append(t.events, event{eventType, reason, fmt.Sprintf("Responder %s replaced %s, which %s.", next, name, why)})
+	t.events = append(t.events, event{end.EventType(), reason, eviction.HandOffMessage(responderRole, next, name, why)})
 }
+
+// responderRole names a responder in the messages of its turns.
+const responderRole = "Responder"
 
 // ended is true for the states a responder's turn ends in.
 func ended(state lifecyclev1alpha1.ResponderStateType) bool {

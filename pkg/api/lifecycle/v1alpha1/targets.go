@@ -17,8 +17,7 @@ limitations under the License.
 package v1alpha1
 
 import (
-	"regexp"
-	"strconv"
+	policyutil "github.com/evictionrequest/apiserver/pkg/api/policy/v1"
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
@@ -85,40 +84,11 @@ func PodResponders(pod *corev1.Pod) []lifecyclev1alpha1.TargetResponder {
 	return responders
 }
 
-// DeclaresResponder is true when pod lists the responder name in
-// spec.evictionResponders.
-func DeclaresResponder(pod *corev1.Pod, name string) bool {
-	for _, r := range pod.Spec.EvictionResponders {
-		if r.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// attemptsPattern finds the count of failed evictions in the default
-// evictor's message, where it survives a restart of the evictor.
-var attemptsPattern = regexp.MustCompile(`\(attempts=(\d+)\)`)
-
-// EvictionAttempts is the number of evictions the Eviction API refused, as
-// the default evictor counts them in its message "... (attempts=N) ...".
-func EvictionAttempts(message string) int32 {
-	m := attemptsPattern.FindStringSubmatch(message)
-	if m == nil {
-		return 0
-	}
-	n, err := strconv.ParseInt(m[1], 10, 32)
-	if err != nil {
-		return 0
-	}
-	return int32(n)
-}
-
 // FailedEvictions is the number of evictions of ev's target the Eviction
-// API refused, from the default evictor's message.
+// API refused, from the default evictor's message (policyutil.FormatAttempts).
 func FailedEvictions(ev *lifecyclev1alpha1.Eviction) int32 {
 	if status := ResponderStatus(ev, Evictor); status != nil {
-		return EvictionAttempts(ptr.Deref(status.Message, ""))
+		return policyutil.ParseAttempts(ptr.Deref(status.Message, ""))
 	}
 	return 0
 }

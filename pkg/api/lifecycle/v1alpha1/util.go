@@ -134,14 +134,6 @@ func IsHeldBy(ev *lifecyclev1alpha1.Eviction, name string) bool {
 	return status == nil || status.CompletionTime == nil
 }
 
-// HasEvictionIntent is true while some requester of ev still wants the
-// eviction.
-func HasEvictionIntent(ev *lifecyclev1alpha1.Eviction) bool {
-	return slices.ContainsFunc(ev.Status.Requesters, func(r lifecyclev1alpha1.Requester) bool {
-		return r.Intent == lifecyclev1alpha1.RequesterIntentEviction
-	})
-}
-
 // ResponderOrder sorts responders into the order they take their turns:
 // higher priority first; on a tie, the name whose domain comes first,
 // comparing the domain's labels from the top one down, then the key.

@@ -38,16 +38,6 @@ const (
 	subsystem = "controller"
 )
 
-// Results of an API-initiated eviction, the label of Evictions.
-const (
-	// ResultSuccess is an eviction the Eviction API accepted.
-	ResultSuccess = "success"
-	// ResultBlocked is an eviction refused with 429, usually by a PodDisruptionBudget.
-	ResultBlocked = "blocked"
-	// ResultFailed is an eviction that failed otherwise: a webhook, a conflict, a 5xx.
-	ResultFailed = "failed"
-)
-
 // Evictions counts the API-initiated evictions of the controller by result.
 var Evictions = metrics.NewCounterVec(&metrics.CounterOpts{
 	Namespace:      namespace,

@@ -18,7 +18,6 @@ package evictor
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	policyutil "github.com/evictionrequest/apiserver/pkg/api/policy/v1"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
 )
@@ -104,6 +104,9 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	return next, nil
 }
 
+// wording names the evictor in the messages of its evictions.
+var wording = eviction.Wording{Evictor: "the evictor", Instead: "another responder"}
+
 // attempt decides what the evictor does about pod (the pod of the target's
 // name, nil when there is none) and what it reports; last is its message
 // so far, which counts the failed attempts across restarts.
@@ -113,35 +116,25 @@ func (c *Controller) attempt(ctx context.Context, ev *lifecyclev1alpha1.Eviction
 		return report{message: message, complete: true}
 	}
 	a := c.evictor.Evict(ctx, string(ref.UID), pod, ref.UID)
+	if a.Result == eviction.NotYet {
+		return report{message: last, retryIn: a.RetryIn}
+	}
+	outcome := a.Outcome(pod.Name, policyutil.ParseAttempts(last)+1, wording)
+	r := report{message: outcome.Message, retryIn: a.RetryIn}
 	switch a.Result {
 	case eviction.Terminating:
-		return report{message: fmt.Sprintf("Pod %s is terminating; waiting for it to be gone.", pod.Name), expected: ptr.To(pod.DeletionTimestamp.Time)}
+		r.expected = ptr.To(pod.DeletionTimestamp.Time)
 	case eviction.Gone:
-		return report{message: fmt.Sprintf("Pod %s was deleted.", pod.Name), complete: true}
-	case eviction.Skipped:
-		return report{message: fmt.Sprintf("Pod %s is a %s pod: the evictor does not evict it through the Eviction API; another responder or its owner must terminate it.", pod.Name, a.Kind),
-			event: &event{corev1.EventTypeWarning, eviction.EventEvictionNotSupported}}
-	case eviction.NotYet:
-		return report{message: last, retryIn: a.RetryIn}
-	case eviction.Evicted:
-		metrics.EvictorEvictions.WithLabelValues(metrics.ResultSuccess).Inc()
-		klog.FromContext(ctx).V(2).Info("Evicted pod")
-		return report{message: fmt.Sprintf("Pod %s was evicted through the Eviction API; waiting for it to terminate.", pod.Name),
-			event: &event{corev1.EventTypeNormal, eviction.EventEvicted}, retryIn: a.RetryIn}
+		r.complete = true
 	}
-	result := metrics.ResultFailed
-	if a.Blocked {
-		result = metrics.ResultBlocked
+	if outcome.EventReason != "" {
+		r.event = &event{outcome.EventType, outcome.EventReason}
 	}
-	metrics.EvictorEvictions.WithLabelValues(result).Inc()
-	attempts := lifecycleutil.EvictionAttempts(last) + 1
-	message := fmt.Sprintf("Eviction of pod %s through the Eviction API failed (attempts=%d), retrying in %s: %v", pod.Name, attempts, a.RetryIn, a.Err)
-	if a.Budget != "" {
-		message = fmt.Sprintf("Eviction of pod %s through the Eviction API failed (attempts=%d): PodDisruptionBudget %s refuses it; retrying in %s: %v",
-			pod.Name, attempts, a.Budget, a.RetryIn, a.Err)
+	if outcome.Result != "" {
+		metrics.EvictorEvictions.WithLabelValues(outcome.Result).Inc()
+		klog.FromContext(ctx).V(2).Info("Eviction attempted", "result", outcome.Result, "message", outcome.Message)
 	}
-	klog.FromContext(ctx).V(2).Info("Eviction failed", "attempts", attempts, "retryIn", a.RetryIn, "err", a.Err)
-	return report{message: message, event: &event{corev1.EventTypeWarning, eviction.EventEvictionFailed}, retryIn: a.RetryIn}
+	return r
 }
 
 // lastHeartbeat is when the evictor last heartbeat, or when its turn began.

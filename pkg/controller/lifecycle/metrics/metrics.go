@@ -36,17 +36,6 @@ import (
 
 const namespace = "evictionrequest"
 
-// Results of the default evictor's API-initiated evictions, the label of
-// EvictorEvictions.
-const (
-	// ResultSuccess is an eviction the Eviction API accepted.
-	ResultSuccess = "success"
-	// ResultBlocked is an eviction refused with 429, usually by a PodDisruptionBudget.
-	ResultBlocked = "blocked"
-	// ResultFailed is an eviction that failed otherwise.
-	ResultFailed = "failed"
-)
-
 // Results of an Eviction, the label of EvictionDuration.
 const (
 	// ResultEvicted is an Eviction whose target was evicted.
