@@ -22,7 +22,7 @@ import (
 	"path"
 	"time"
 
-	"github.com/evictionrequest/apiserver/pkg/util/pki"
+	"github.com/evictionrequest/apiserver/internal/pki"
 )
 
 // The directories, relative to artifacts/, of the certificates the

@@ -25,7 +25,7 @@ import (
 
 	"k8s.io/client-go/util/keyutil"
 
-	pkiutil "github.com/evictionrequest/apiserver/pkg/util/pki"
+	pkiutil "github.com/evictionrequest/apiserver/internal/pki"
 )
 
 const certValidity = 365 * 24 * time.Hour

@@ -25,7 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
@@ -128,7 +128,7 @@ func expectNotComplete(t *testing.T, ns, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if erutil.IsComplete(er) {
+	if coordinationutil.IsComplete(er) {
 		t.Fatalf("the request completed early: %s", er.Status.Message)
 	}
 }

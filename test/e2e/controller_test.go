@@ -31,7 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
@@ -56,7 +56,7 @@ func TestControllerEvictsAPodWithoutInterceptors(t *testing.T) {
 		t.Errorf("Wait() = %+v, want PodDeleted", result)
 	}
 	f.WaitForPodGone(t, ns, pod.Name)
-	f.WaitForEvents(t, ns, "", string(pod.UID), evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
+	f.WaitForEvents(t, ns, "", string(pod.UID), coordinationcontroller.EventEvicted, coordinationcontroller.EventCompleted)
 	if attempts, granted := f.AuditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
 		t.Errorf("kube-apiserver saw %d evictions of %s (%d granted), want exactly one", attempts, pod.Name, granted)
 	}
@@ -122,9 +122,9 @@ func TestControllerHandsOffBetweenInterceptors(t *testing.T) {
 	f.WaitForPodGone(t, ns, pod.Name)
 	f.WaitForCompletion(t, ns, name, v1alpha1.CompleteReasonPodDeleted)
 	f.WaitForEvents(t, ns, "", name,
-		evictioncontroller.EventInterceptorSelected, interceptor.EventStarted, interceptor.EventCompleted,
-		evictioncontroller.EventInterceptorHandedOff, evictioncontroller.EventInterceptorTimedOut, interceptor.EventDeclined,
-		evictioncontroller.EventEvicted, evictioncontroller.EventCompleted)
+		coordinationcontroller.EventInterceptorSelected, interceptor.EventStarted, interceptor.EventCompleted,
+		coordinationcontroller.EventInterceptorHandedOff, coordinationcontroller.EventInterceptorTimedOut, interceptor.EventDeclined,
+		coordinationcontroller.EventEvicted, coordinationcontroller.EventCompleted)
 	if attempts, granted := f.AuditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
 		t.Errorf("kube-apiserver saw %d evictions (%d granted), want one", attempts, granted)
 	}
@@ -188,7 +188,7 @@ func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
 	if attempts, granted := f.AuditedEvictions(t, ns, pod.Name); attempts < 3 || granted != 0 {
 		t.Errorf("kube-apiserver saw %d evictions (%d granted), want at least 3 refused", attempts, granted)
 	}
-	f.WaitForEvents(t, ns, "", er.Name, evictioncontroller.EventEvictionFailed)
+	f.WaitForEvents(t, ns, "", er.Name, coordinationcontroller.EventEvictionFailed)
 
 	// The budget is relaxed: the next attempt succeeds.
 	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
@@ -224,7 +224,7 @@ func TestControllerNeverEvictsDaemonSetOrMirrorPods(t *testing.T) {
 			}
 			return nil
 		})
-		f.WaitForEvents(t, ns, "", er.Name, evictioncontroller.EventEvictionNotSupported)
+		f.WaitForEvents(t, ns, "", er.Name, coordinationcontroller.EventEvictionNotSupported)
 		if attempts, _ := f.AuditedEvictions(t, ns, pod.Name); attempts != 0 {
 			t.Errorf("the %s pod was evicted through the API %d times", kind, attempts)
 		}

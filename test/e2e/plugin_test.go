@@ -31,7 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/cmd/plugin"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
@@ -151,7 +151,7 @@ func TestPluginDrainsANode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, er := range requests.Items {
-		if !erutil.IsComplete(&er) {
+		if !coordinationutil.IsComplete(&er) {
 			t.Errorf("request of %s is not complete: %+v", er.Spec.Target.PodRef.Name, er.Status)
 		}
 	}

@@ -31,9 +31,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
@@ -83,7 +83,7 @@ func TestSDKInterceptorProcessResumesAfterARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := step(stopped)
-	if ptr.Deref(stopped.Status.ActiveInterceptorName, "") != name || stopped.Status.ActiveInterceptorCompleted || erutil.IsComplete(stopped) {
+	if ptr.Deref(stopped.Status.ActiveInterceptorName, "") != name || stopped.Status.ActiveInterceptorCompleted || coordinationutil.IsComplete(stopped) {
 		t.Fatalf("after the crash the request moved on: %+v", stopped.Status)
 	}
 
@@ -92,7 +92,7 @@ func TestSDKInterceptorProcessResumesAfterARestart(t *testing.T) {
 		if er.Status.HeartbeatTime == nil || !er.Status.HeartbeatTime.After(killed.Add(-time.Second)) {
 			return fmt.Errorf("no heartbeat since the restart: %+v", er.Status)
 		}
-		if !erutil.IsComplete(er) && !er.Status.ActiveInterceptorCompleted {
+		if !coordinationutil.IsComplete(er) && !er.Status.ActiveInterceptorCompleted {
 			return fmt.Errorf("still working: %q", er.Status.Message)
 		}
 		return nil
@@ -101,7 +101,7 @@ func TestSDKInterceptorProcessResumesAfterARestart(t *testing.T) {
 	if got := second.Stderr(); !regexp.MustCompile(fmt.Sprintf(`"Resuming".* step=%d\b`, at)).MatchString(got) {
 		t.Errorf("the restarted interceptor did not resume at step %d; its log:\n%s", at, got)
 	}
-	if reasons := f.EventReasons(t, ns, "", uid); slices.Contains(reasons, evictioncontroller.EventInterceptorTimedOut) {
+	if reasons := f.EventReasons(t, ns, "", uid); slices.Contains(reasons, coordinationcontroller.EventInterceptorTimedOut) {
 		t.Errorf("the interceptor was passed over: events %v", reasons)
 	}
 }
@@ -139,7 +139,7 @@ func TestSDKHeartbeatsKeepALongHandler(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if ptr.Deref(er.Status.ActiveInterceptorName, "") != name || er.Status.ActiveInterceptorCompleted || erutil.IsComplete(er) {
+		if ptr.Deref(er.Status.ActiveInterceptorName, "") != name || er.Status.ActiveInterceptorCompleted || coordinationutil.IsComplete(er) {
 			return fmt.Errorf("the interceptor lost the request: %+v", er.Status)
 		}
 		if er.Status.HeartbeatTime != nil {

@@ -38,7 +38,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	evictioncontroller "github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
@@ -265,7 +265,7 @@ func TestSurgeHandedOverToAnotherSurgeInterceptor(t *testing.T) {
 	if pods := f.PodsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
 		t.Errorf("pods after the surge: %v", framework.PodNames(pods))
 	}
-	if reasons := f.EventReasons(t, ns, "", uid); slices.Contains(reasons, evictioncontroller.EventEvicted) {
+	if reasons := f.EventReasons(t, ns, "", uid); slices.Contains(reasons, coordinationcontroller.EventEvicted) {
 		t.Errorf("the pod was evicted through the API: %v", reasons)
 	}
 	f.WaitForEvents(t, ns, "", "db", surge.EventSurgeStarted, surge.EventSurgeReverted, surge.EventSurgeScaledDown)
@@ -375,7 +375,7 @@ func waitForReplacementBySurge(t *testing.T, ns string, original corev1.Pod) {
 	if pods := f.PodsOf(t, ns, "db"); len(pods) != 1 || pods[0].UID == original.UID {
 		t.Errorf("pods after the surge: %v", framework.PodNames(pods))
 	}
-	if reasons := f.EventReasons(t, ns, "", string(original.UID)); slices.Contains(reasons, evictioncontroller.EventEvicted) || slices.Contains(reasons, evictioncontroller.EventInterceptorTimedOut) {
+	if reasons := f.EventReasons(t, ns, "", string(original.UID)); slices.Contains(reasons, coordinationcontroller.EventEvicted) || slices.Contains(reasons, coordinationcontroller.EventInterceptorTimedOut) {
 		t.Errorf("the pod was evicted through the API or the interceptor timed out: %v", reasons)
 	}
 }
@@ -442,7 +442,7 @@ func TestSurgePassesOnWhenTheReplicaSetKeepsThePod(t *testing.T) {
 	if policy := ptr.Deref(er.Status.EvictionRequestCancellationPolicy, ""); policy != v1alpha1.Allow {
 		t.Errorf("cancellation policy after the pass-on: %q, want Allow", policy)
 	}
-	f.WaitForEvents(t, ns, "", uid, evictioncontroller.EventEvicted)
+	f.WaitForEvents(t, ns, "", uid, coordinationcontroller.EventEvicted)
 	f.WaitForEvents(t, ns, "", "db", surge.EventSurgeRetried, surge.EventSurgePassedOn)
 	if got := f.EventMessages(t, ns, "", "db", surge.EventSurgePassedOn); !strings.Contains(got, "kept pod "+original.Name+" after 3 scale-backs") {
 		t.Errorf("SurgePassedOn events: %q, want one naming the kept pod and the scale-backs", got)
@@ -537,7 +537,7 @@ func TestSurgePassesOnRecreateAndAutoscaledDeployments(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonPodDeleted)
-		f.WaitForEvents(t, ns, "", string(pod.UID), interceptor.EventDeclined, evictioncontroller.EventEvicted)
+		f.WaitForEvents(t, ns, "", string(pod.UID), interceptor.EventDeclined, coordinationcontroller.EventEvicted)
 		declined := f.EventMessages(t, ns, "", string(pod.UID), interceptor.EventDeclined)
 		if !strings.Contains(declined, want) {
 			t.Errorf("%s: the interceptor declined with %q, want %q", app, declined, want)

@@ -23,7 +23,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/evictionrequest/apiserver/pkg/util/pki"
+	"github.com/evictionrequest/apiserver/internal/pki"
 )
 
 // TestFrontProxyAuthentication sends requests as kube-apiserver's

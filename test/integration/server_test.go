@@ -42,10 +42,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/evictionrequest/apiserver/internal/pki"
 	"github.com/evictionrequest/apiserver/pkg/cmd/server"
 	clientset "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/util/loopback"
-	"github.com/evictionrequest/apiserver/pkg/util/pki"
 )
 
 // clusterPlugins are the admission plugins that watch the cluster's

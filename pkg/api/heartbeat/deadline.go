@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package heartbeat holds the one rule both revisions of KEP-4563 share for
 // the turn of an interceptor (coordination.k8s.io) or a responder
 // (lifecycle.k8s.io): it is passed over once its heartbeat deadline passes.

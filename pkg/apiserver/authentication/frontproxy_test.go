@@ -31,7 +31,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/evictionrequest/apiserver/pkg/util/pki"
+	"github.com/evictionrequest/apiserver/internal/pki"
 )
 
 // countingCA is a request-header CA whose bundle a test can replace, and

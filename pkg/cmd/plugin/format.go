@@ -19,7 +19,7 @@ package plugin
 import (
 	"strconv"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
@@ -36,13 +36,13 @@ type chainEntry struct {
 // order they run in, with where each one's turn stands.
 func interceptorChain(er *v1alpha1.EvictionRequest) []chainEntry {
 	active := -1
-	name := erutil.ActiveInterceptor(er)
+	name := coordinationutil.ActiveInterceptor(er)
 	for i := range er.Spec.Interceptors {
 		if er.Spec.Interceptors[i].Name == name {
 			active = i
 		}
 	}
-	complete := erutil.IsComplete(er)
+	complete := coordinationutil.IsComplete(er)
 	chain := make([]chainEntry, 0, len(er.Spec.Interceptors))
 	for i := len(er.Spec.Interceptors) - 1; i >= 0; i-- {
 		entry := chainEntry{Index: strconv.Itoa(i), Name: er.Spec.Interceptors[i].Name, Turn: "waiting"}

@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
@@ -99,17 +99,17 @@ func (c coordinationStatus) list(ctx context.Context, namespace, fieldSelector s
 func (c coordinationStatus) record(er *v1alpha1.EvictionRequest, pod *corev1.Pod) record {
 	r := record{
 		kind: "EvictionRequest", name: er.Namespace + "/" + er.Name,
-		pod: types.NamespacedName{Namespace: er.Namespace, Name: erutil.PodName(er)}, uid: types.UID(er.Name), target: pod,
+		pod: types.NamespacedName{Namespace: er.Namespace, Name: coordinationutil.PodName(er)}, uid: types.UID(er.Name), target: pod,
 		created:    er.CreationTimestamp.Time,
 		request:    participant.CoordinationStatus(er, c.s.requesterName()),
-		requesters: erutil.RequesterNames(er),
+		requesters: coordinationutil.RequesterNames(er),
 		chainTitle: "Interceptors", chainOrder: ", highest index first",
 		noChain: "<none>: the controller evicts the pod through the Eviction API",
 		chain:   interceptorChain(er),
-		extra:   [][2]string{{"Cancellation policy", string(erutil.CancellationPolicy(er))}},
+		extra:   [][2]string{{"Cancellation policy", string(coordinationutil.CancellationPolicy(er))}},
 		objects: []string{"EvictionRequest/" + er.Name},
 	}
-	if reason := erutil.CompletionReason(er); reason != "" {
+	if reason := coordinationutil.CompletionReason(er); reason != "" {
 		r.state = fmt.Sprintf("Complete (%s)", reason)
 	}
 	return r

@@ -28,7 +28,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
-	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
@@ -170,7 +170,7 @@ func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 		// their requests (cachetransform.StripMetadata).
 		EvictionRequestInformerOptions: []externalversions.SharedInformerOption{externalversions.WithTransform(cachetransform.StripMetadata)},
 		Controllers: []controllermanager.Descriptor{
-			{Name: evictionrequest.ControllerName, Enabled: true, Init: o.newEvictionRequestController},
+			{Name: coordinationcontroller.ControllerName, Enabled: true, Init: o.newEvictionRequestController},
 			{Name: nodedrain.ControllerName, Enabled: o.NodeDrain, Init: o.newNodeDrain},
 		},
 	}
@@ -179,9 +179,9 @@ func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 
 // newEvictionRequestController builds the eviction request controller.
 func (o *ControllerOptions) newEvictionRequestController(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
-	c, err := evictionrequest.NewController(ctx, cc.Client, cc.EvictionRequests.CoordinationV1alpha1(),
+	c, err := coordinationcontroller.NewController(ctx, cc.Client, cc.EvictionRequests.CoordinationV1alpha1(),
 		cc.EvictionRequestInformers.Coordination().V1alpha1().EvictionRequests(), cc.Informers.Core().V1().Pods(), cc.Clock,
-		evictionrequest.Options{EventClient: cc.EventClient, CallTimeout: o.Client.CallTimeout})
+		coordinationcontroller.Options{EventClient: cc.EventClient, CallTimeout: o.Client.CallTimeout})
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
-	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest"
+	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 )
@@ -129,7 +129,7 @@ func TestFlagsReachTheConfiguration(t *testing.T) {
 			enabled = append(enabled, d.Name)
 		}
 	}
-	if want := []string{evictionrequest.ControllerName, nodedrain.ControllerName}; !slices.Equal(enabled, want) {
+	if want := []string{coordinationcontroller.ControllerName, nodedrain.ControllerName}; !slices.Equal(enabled, want) {
 		t.Errorf("enabled controllers %v, want %v", enabled, want)
 	}
 }

@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	erscheme "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/scheme"
@@ -56,16 +56,16 @@ func (c coordinationAPI) read(ctx context.Context, namespace, name string) (*v1a
 }
 
 func (c coordinationAPI) owns(er *v1alpha1.EvictionRequest) bool {
-	return er != nil && er.Spec.Target.PodRef != nil && erutil.IsHeldBy(er, c.name)
+	return er != nil && er.Spec.Target.PodRef != nil && coordinationutil.IsHeldBy(er, c.name)
 }
 
 func (c coordinationAPI) lossReason(er *v1alpha1.EvictionRequest) string {
 	switch {
 	case er == nil:
 		return "the request was deleted or passed to another interceptor"
-	case erutil.IsComplete(er):
+	case coordinationutil.IsComplete(er):
 		return "the request is complete"
-	case erutil.ActiveInterceptor(er) != c.name:
+	case coordinationutil.ActiveInterceptor(er) != c.name:
 		return "the request was passed to another interceptor"
 	case er.Status.ActiveInterceptorCompleted:
 		return "the interceptor's turn is complete"
@@ -87,7 +87,7 @@ func (c coordinationAPI) declines(er *v1alpha1.EvictionRequest) string {
 // period is a tenth of the request's heartbeat deadline, and at most half
 // of it.
 func (c coordinationAPI) period(er *v1alpha1.EvictionRequest, configured time.Duration) time.Duration {
-	deadline := erutil.HeartbeatDeadlineDuration(er)
+	deadline := coordinationutil.HeartbeatDeadlineDuration(er)
 	switch {
 	case configured <= 0:
 		return deadline / 10

@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	coordinationlisters "github.com/evictionrequest/apiserver/pkg/generated/listers/coordination/v1alpha1"
@@ -87,7 +87,7 @@ func (c *coordination) Withdraw(ctx context.Context, namespace string, uid types
 		return WithdrawalForbidden, err
 	case err != nil:
 		return NotWithdrawn, err
-	case er == nil || erutil.IsComplete(er) || erutil.HasRequester(er, c.Name()):
+	case er == nil || coordinationutil.IsComplete(er) || coordinationutil.HasRequester(er, c.Name()):
 		return NotWithdrawn, nil
 	}
 	return Withdrawn, nil
@@ -103,8 +103,8 @@ func CoordinationStatus(er *v1alpha1.EvictionRequest, name string) Status {
 	if er == nil {
 		return Status{}
 	}
-	active := erutil.ActiveInterceptor(er)
-	requested := erutil.HasRequester(er, name)
+	active := coordinationutil.ActiveInterceptor(er)
+	requested := coordinationutil.HasRequester(er, name)
 	others := len(er.Spec.Requesters)
 	if requested {
 		others--
@@ -114,15 +114,15 @@ func CoordinationStatus(er *v1alpha1.EvictionRequest, name string) Status {
 		Exists:              true,
 		Requested:           requested,
 		OtherRequesters:     others,
-		Locked:              erutil.CancellationForbidden(er),
-		Complete:            erutil.IsComplete(er),
-		Canceled:            erutil.IsCanceled(er),
+		Locked:              coordinationutil.CancellationForbidden(er),
+		Complete:            coordinationutil.IsComplete(er),
+		Canceled:            coordinationutil.IsCanceled(er),
 		ActiveInterceptor:   active,
 		InterceptorDone:     er.Status.ActiveInterceptorCompleted,
 		AwaitingInterceptor: active == "" && len(er.Spec.Interceptors) > 0,
 		LastHeartbeat:       timeOf(er.Status.HeartbeatTime),
 		ExpectedFinish:      timeOf(er.Status.ExpectedInterceptorFinishTime),
-		FailedEvictions:     erutil.FailedEvictions(er),
+		FailedEvictions:     coordinationutil.FailedEvictions(er),
 		Message:             er.Status.Message,
 	}
 }

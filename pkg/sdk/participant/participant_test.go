@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package participant
 
 import (
@@ -66,10 +65,10 @@ func TestNewForConfigPicksTheAPIByDiscovery(t *testing.T) {
 		want   evictionapi.API
 		asked  evictionapi.API
 	}{
-		"only lifecycle.k8s.io":           {served: []evictionapi.API{evictionapi.Lifecycle}, want: evictionapi.Lifecycle},
-		"only coordination.k8s.io":        {served: []evictionapi.API{evictionapi.Coordination}, want: evictionapi.Coordination},
+		"only lifecycle.k8s.io":            {served: []evictionapi.API{evictionapi.Lifecycle}, want: evictionapi.Lifecycle},
+		"only coordination.k8s.io":         {served: []evictionapi.API{evictionapi.Coordination}, want: evictionapi.Coordination},
 		"both: ours, someone installed it": {served: []evictionapi.API{evictionapi.Lifecycle, evictionapi.Coordination}, want: evictionapi.Coordination},
-		"both, lifecycle asked for":       {served: []evictionapi.API{evictionapi.Lifecycle, evictionapi.Coordination}, asked: evictionapi.Lifecycle, want: evictionapi.Lifecycle},
+		"both, lifecycle asked for":        {served: []evictionapi.API{evictionapi.Lifecycle, evictionapi.Coordination}, asked: evictionapi.Lifecycle, want: evictionapi.Lifecycle},
 	} {
 		t.Run(name, func(t *testing.T) {
 			name := "descheduler.example.com"

@@ -20,7 +20,7 @@ import (
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	"k8s.io/apimachinery/pkg/types"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
@@ -31,7 +31,7 @@ func Target(obj any) (pod types.NamespacedName, uid types.UID, ok bool) {
 	switch o := obj.(type) {
 	case *v1alpha1.EvictionRequest:
 		if o.Spec.Target.PodRef != nil {
-			return types.NamespacedName{Namespace: o.Namespace, Name: erutil.PodName(o)}, types.UID(o.Spec.Target.PodRef.UID), true
+			return types.NamespacedName{Namespace: o.Namespace, Name: coordinationutil.PodName(o)}, types.UID(o.Spec.Target.PodRef.UID), true
 		}
 	case *lifecyclev1alpha1.EvictionRequest:
 		if ref := o.Spec.Target.Pod; ref != nil {

@@ -33,7 +33,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/ptr"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	coordinationapply "github.com/evictionrequest/apiserver/pkg/generated/applyconfiguration/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
@@ -132,7 +132,7 @@ func (r *Requester) Request(ctx context.Context, pod *corev1.Pod) (*v1alpha1.Evi
 	if getErr != nil {
 		return nil, errors.Join(err, getErr)
 	}
-	if !erutil.IsCanceled(current) {
+	if !coordinationutil.IsCanceled(current) {
 		return current, nil
 	}
 	// The eviction of this pod was canceled earlier: the requesters of a
@@ -184,12 +184,12 @@ func (r *Requester) Withdraw(ctx context.Context, namespace string, podUID types
 		if err != nil {
 			return nil, err
 		}
-		index := erutil.RequesterIndex(er, r.name)
-		if index < 0 || erutil.IsComplete(er) {
+		index := coordinationutil.RequesterIndex(er, r.name)
+		if index < 0 || coordinationutil.IsComplete(er) {
 			return er, nil
 		}
-		if erutil.CancellationForbidden(er) {
-			return er, &CancellationForbiddenError{Namespace: namespace, Name: er.Name, Interceptor: erutil.ActiveInterceptor(er)}
+		if coordinationutil.CancellationForbidden(er) {
+			return er, &CancellationForbiddenError{Namespace: namespace, Name: er.Name, Interceptor: coordinationutil.ActiveInterceptor(er)}
 		}
 		patched, err := r.removeEntry(ctx, er, index)
 		switch {

@@ -35,8 +35,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
@@ -85,7 +85,7 @@ func (r *Requester) Wait(ctx context.Context, pod *corev1.Pod) (Result, error) {
 	seen, err := watchUntil(ctx, r.client, r.opts.CallTimeout, pod.Namespace, name, &v1alpha1.EvictionRequest{},
 		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return client.List(ctx, o) }, client.Watch,
 		func(er *v1alpha1.EvictionRequest) bool {
-			if c := erutil.GetCompleteCondition(er); erutil.IsComplete(er) {
+			if c := coordinationutil.GetCompleteCondition(er); coordinationutil.IsComplete(er) {
 				result = Result{Reason: c.Reason, Message: c.Message, EvictionRequest: er}
 				return true
 			}

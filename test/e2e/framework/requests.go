@@ -25,7 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
@@ -44,7 +44,7 @@ func (f *Framework) WaitForRequest(t testing.TB, ns, name, what string, cond fun
 func (f *Framework) WaitForCompletion(t testing.TB, ns, name string, reasons ...string) *v1alpha1.EvictionRequest {
 	t.Helper()
 	er := f.WaitForRequest(t, ns, name, fmt.Sprintf("the request %s to complete with reason %v", name, reasons), func(er *v1alpha1.EvictionRequest) error {
-		reason := erutil.CompletionReason(er)
+		reason := coordinationutil.CompletionReason(er)
 		switch {
 		case reason == "":
 			return fmt.Errorf("not complete: %s", er.Status.Message)
@@ -76,7 +76,7 @@ func (f *Framework) WaitUntilActive(t testing.TB, ns, name, interceptor string) 
 		if err != nil {
 			t.Fatalf("listing as interceptor %s: %v", interceptor, err)
 		}
-		if len(list.Items) == 1 && !erutil.IsComplete(&list.Items[0]) {
+		if len(list.Items) == 1 && !coordinationutil.IsComplete(&list.Items[0]) {
 			return &list.Items[0]
 		}
 		if er := f.watchUntilActive(ctx, ns, selector, list.ResourceVersion); er != nil {
@@ -97,7 +97,7 @@ func (f *Framework) watchUntilActive(ctx context.Context, ns, selector, resource
 	}
 	defer w.Stop()
 	for e := range w.ResultChan() {
-		if er, ok := e.Object.(*v1alpha1.EvictionRequest); ok && e.Type != "DELETED" && !erutil.IsComplete(er) {
+		if er, ok := e.Object.(*v1alpha1.EvictionRequest); ok && e.Type != "DELETED" && !coordinationutil.IsComplete(er) {
 			return er
 		}
 	}

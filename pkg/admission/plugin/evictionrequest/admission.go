@@ -40,7 +40,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/evictionrequest"
+	internalutil "github.com/evictionrequest/apiserver/pkg/api/coordination"
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 )
@@ -248,10 +248,10 @@ func validateRequestersLocked(a admission.Attributes, newER, oldER *coordination
 		return nil
 	}
 	path := field.NewPath("spec", "requesters")
-	if erutil.CancellationForbidden(&oldER.Status) {
+	if internalutil.CancellationForbidden(&oldER.Status) {
 		return invalid(a, field.Forbidden(path, "may not change while status.evictionRequestCancellationPolicy is Forbid"))
 	}
-	if erutil.IsComplete(&oldER.Status) {
+	if internalutil.IsComplete(&oldER.Status) {
 		return invalid(a, field.Forbidden(path, "may not change once the Complete condition is True"))
 	}
 	return nil
@@ -260,7 +260,7 @@ func validateRequestersLocked(a admission.Attributes, newER, oldER *coordination
 // validateDeletion refuses to delete a request whose cancellation policy is
 // Forbid while its pod still exists and has not terminated.
 func (p *Plugin) validateDeletion(ctx context.Context, a admission.Attributes, er *coordination.EvictionRequest) error {
-	if !erutil.CancellationForbidden(&er.Status) {
+	if !internalutil.CancellationForbidden(&er.Status) {
 		return nil
 	}
 	// The cache may still hold a pod that is gone: only a live read may

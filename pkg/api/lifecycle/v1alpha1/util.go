@@ -18,7 +18,7 @@ limitations under the License.
 // EvictionRequests and Evictions (Kubernetes 1.37) that more than one
 // component of this project reads: the controller and default evictor, the
 // SDK, the drains and the surge interceptor. The same rules of the
-// coordination.k8s.io/v1alpha1 revision are in pkg/api/v1alpha1/evictionrequest.
+// coordination.k8s.io/v1alpha1 revision are in pkg/api/coordination/v1alpha1.
 package v1alpha1
 
 import (

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package v1 holds the rules about the Eviction API (policy/v1 Eviction)
 // that the controllers and the SDK share, after k/k's pkg/api/v1/pod: how
 // the failed attempts to evict a pod are counted in a message, where the

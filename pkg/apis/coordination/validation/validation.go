@@ -29,7 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/evictionrequest"
+	internalutil "github.com/evictionrequest/apiserver/pkg/api/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 )
 
@@ -213,9 +213,9 @@ func validateStatus(status *coordination.EvictionRequestStatus, spec *coordinati
 // status, which is what can make it large: everything else in it has a
 // fixed size or a bound of its own.
 func statusTextBytes(status *coordination.EvictionRequestStatus) int {
-	n := len(erutil.ActiveInterceptor(status))
+	n := len(internalutil.ActiveInterceptor(status))
 	for _, c := range status.Conditions {
-		if !erutil.IsCompleteCondition(c) {
+		if !internalutil.IsCompleteCondition(c) {
 			n += len(c.Type) + len(c.Reason) + len(c.Message)
 		}
 	}
@@ -227,7 +227,7 @@ func statusTextBytes(status *coordination.EvictionRequestStatus) int {
 func completeConditions(status *coordination.EvictionRequestStatus) int {
 	n := 0
 	for _, c := range status.Conditions {
-		if erutil.IsCompleteCondition(c) {
+		if internalutil.IsCompleteCondition(c) {
 			n++
 		}
 	}
@@ -242,8 +242,8 @@ func validateStatusTransition(newER, oldER *coordination.EvictionRequest, fldPat
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("podEvictionStatus", "failedAPIEvictionCounter"), newCount,
 			fmt.Sprintf("may not decrease (was %d)", oldCount)))
 	}
-	newComplete := erutil.IsComplete(newStatus)
-	if erutil.IsComplete(oldStatus) && !newComplete {
+	newComplete := internalutil.IsComplete(newStatus)
+	if internalutil.IsComplete(oldStatus) && !newComplete {
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("conditions"),
 			fmt.Sprintf("the %s condition may not change once it is True", coordination.EvictionRequestComplete)))
 	}
@@ -256,7 +256,7 @@ func validateStatusTransition(newER, oldER *coordination.EvictionRequest, fldPat
 // highest index, one index down once the active interceptor completed or
 // missed its heartbeat deadline, and to unset on completion.
 func validateActiveInterceptorMove(newER, oldER *coordination.EvictionRequest, newComplete bool, fldPath *field.Path, now time.Time) field.ErrorList {
-	newName, oldName := erutil.ActiveInterceptor(&newER.Status), erutil.ActiveInterceptor(&oldER.Status)
+	newName, oldName := internalutil.ActiveInterceptor(&newER.Status), internalutil.ActiveInterceptor(&oldER.Status)
 	if newName == oldName {
 		return nil
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package evictionrequest
+package coordination
 
 import (
 	"context"
@@ -47,8 +47,8 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
-	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 	erinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
 )

@@ -14,18 +14,18 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package evictionrequest
+package coordination
 
 import (
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
-	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
+	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 )
 
 // MetricsSnapshot counts, from the informer caches, the in-progress requests
@@ -42,7 +42,7 @@ func (c *Controller) MetricsSnapshot() metrics.Snapshot {
 		utilruntime.HandleError(err)
 	}
 	for _, er := range requests {
-		if erutil.IsComplete(er) {
+		if coordinationutil.IsComplete(er) {
 			continue
 		}
 		if created := er.CreationTimestamp.Time; snapshot.OldestInProgress.IsZero() || created.Before(snapshot.OldestInProgress) {

@@ -14,10 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package evictionrequest holds the rules about an internal EvictionRequest
+// Package coordination holds the rules about an internal EvictionRequest
 // that validation and the admission plugin share; the same rules of the
-// v1alpha1 type, for clients, are in pkg/api/v1alpha1/evictionrequest.
-package evictionrequest
+// v1alpha1 type, for clients, are in pkg/api/coordination/v1alpha1.
+package coordination
 
 import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"

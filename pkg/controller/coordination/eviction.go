@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package evictionrequest
+package coordination
 
 import (
 	"context"
@@ -24,10 +24,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
-	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 )
 
 // wording names the controller in the messages of its evictions.
@@ -47,7 +47,7 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 	case eviction.Refused:
 		return c.refused(ctx, er, pod, attempt)
 	}
-	outcome := attempt.Outcome(pod.Name, erutil.FailedEvictions(er), wording)
+	outcome := attempt.Outcome(pod.Name, coordinationutil.FailedEvictions(er), wording)
 	c.count(ctx, outcome)
 	if er.Status.Message == outcome.Message {
 		// Said already: a DaemonSet pod is looked at again on every change.

@@ -14,12 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package evictionrequest is the eviction request controller of KEP-4563. It
+// Package coordination is the eviction request controller of KEP-4563 on
+// coordination.k8s.io/v1alpha1 (the API evictionrequest-apiserver serves). It
 // hands an EvictionRequest from interceptor to interceptor, highest index
 // first, on completion or a missed heartbeat deadline; evicts the pod through
 // the Eviction API when no interceptor is left, with backoff; and completes
 // the request when the pod is gone or terminal, or when it is canceled.
-package evictionrequest
+package coordination
 
 import (
 	"context"
@@ -43,8 +44,8 @@ import (
 
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
-	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 	erscheme "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/scheme"
 	coordinationclient "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/typed/coordination/v1alpha1"
 	coordinationinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions/coordination/v1alpha1"

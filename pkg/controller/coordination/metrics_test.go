@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package evictionrequest
+package coordination
 
 import (
 	"testing"
@@ -25,7 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
+	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 )
 
 func interceptorTimeouts(t *testing.T) float64 {

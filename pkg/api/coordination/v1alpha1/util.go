@@ -14,13 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package evictionrequest holds the rules about a v1alpha1 EvictionRequest
+// Package v1alpha1 holds the rules about a v1alpha1 EvictionRequest
 // that more than one component reads (is it complete, may it be canceled,
 // who requests it, who holds it), in one place for every caller: the
 // controller, the drains, the kubectl plugin, the SDK and the surge
 // interceptor. Kubernetes keeps its pod rules the same way, in
 // k8s.io/kubernetes/pkg/api/v1/pod.
-package evictionrequest
+package v1alpha1
 
 import (
 	"time"

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package evictionrequest
+package coordination
 
 import (
 	"context"
@@ -32,10 +32,10 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
-	erutil "github.com/evictionrequest/apiserver/pkg/api/v1alpha1/evictionrequest"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
-	"github.com/evictionrequest/apiserver/pkg/controller/evictionrequest/metrics"
 	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
@@ -56,7 +56,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if err != nil {
 		return 0, err
 	}
-	if erutil.IsComplete(er) || er.Spec.Target.PodRef == nil {
+	if coordinationutil.IsComplete(er) || er.Spec.Target.PodRef == nil {
 		c.forget(key)
 		return 0, nil
 	}
@@ -92,7 +92,7 @@ func completion(er *v1alpha1.EvictionRequest, pod *corev1.Pod) (reason, message 
 	case eviction.PodTerminal:
 		return v1alpha1.CompleteReasonPodTerminated, message
 	}
-	if len(er.Spec.Requesters) == 0 && !erutil.CancellationForbidden(er) {
+	if len(er.Spec.Requesters) == 0 && !coordinationutil.CancellationForbidden(er) {
 		return v1alpha1.CompleteReasonCanceled, "Every requester withdrew; the eviction request is canceled."
 	}
 	return "", ""
@@ -102,7 +102,7 @@ func completion(er *v1alpha1.EvictionRequest, pod *corev1.Pod) (reason, message 
 func (c *Controller) complete(ctx context.Context, er *v1alpha1.EvictionRequest, reason, message string) error {
 	now := metav1.NewTime(c.clock.Now())
 	err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) {
-		apimeta.SetStatusCondition(&status.Conditions, erutil.NewCompleteCondition(er, reason, message, now))
+		apimeta.SetStatusCondition(&status.Conditions, coordinationutil.NewCompleteCondition(er, reason, message, now))
 		status.ActiveInterceptorName = nil
 		status.ActiveInterceptorCompleted = false
 		status.ExpectedInterceptorFinishTime = nil
@@ -128,13 +128,13 @@ func (c *Controller) complete(ctx context.Context, er *v1alpha1.EvictionRequest,
 // evicts the pod when no interceptor is left.
 func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.EvictionRequest, pod *corev1.Pod) (time.Duration, error) {
 	now := c.clock.Now()
-	order := erutil.InterceptorOrder(er)
-	active := erutil.ActiveInterceptor(er)
+	order := coordinationutil.InterceptorOrder(er)
+	active := coordinationutil.ActiveInterceptor(er)
 	if active == "" && len(order) > 0 {
 		return c.selectFirst(ctx, er, order, now)
 	}
 	if active != "" {
-		deadline := erutil.HeartbeatDeadline(er)
+		deadline := coordinationutil.HeartbeatDeadline(er)
 		end := eviction.Judge(er.Status.ActiveInterceptorCompleted, deadline, now)
 		if end == eviction.Waiting {
 			// The interceptor is within its deadline: wait for it. A heartbeat
@@ -150,7 +150,7 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 		if end == eviction.TimedOut && !deadline.Before(c.since) && c.lastTurns.first(key, deadline) {
 			metrics.InterceptorTimeouts.Inc()
 			c.eventf(er, corev1.EventTypeWarning, EventInterceptorTimedOut, "%s The pod is evicted through the Eviction API.",
-				eviction.LastTurnMessage(interceptorRole, active, end.Why(erutil.HeartbeatDeadlineDuration(er), deadline)))
+				eviction.LastTurnMessage(interceptorRole, active, end.Why(coordinationutil.HeartbeatDeadlineDuration(er), deadline)))
 		}
 	}
 	return c.evict(ctx, key, er, pod)
@@ -173,12 +173,12 @@ func (c *Controller) selectFirst(ctx context.Context, er *v1alpha1.EvictionReque
 	}
 	c.eventf(er, corev1.EventTypeNormal, EventInterceptorSelected, "%s", message)
 	// No heartbeat yet: the deadline counts from the creation of the request.
-	return eviction.UntilOrNow(erutil.HeartbeatDeadline(er), now), nil
+	return eviction.UntilOrNow(coordinationutil.HeartbeatDeadline(er), now), nil
 }
 
 // handOff makes next the active interceptor after active, whose turn ended.
 func (c *Controller) handOff(ctx context.Context, er *v1alpha1.EvictionRequest, active, next string, end eviction.TurnEnd, deadline, now time.Time) (time.Duration, error) {
-	heartbeatDeadline := erutil.HeartbeatDeadlineDuration(er)
+	heartbeatDeadline := coordinationutil.HeartbeatDeadlineDuration(er)
 	reason := EventInterceptorHandedOff
 	if end == eviction.TimedOut {
 		reason = EventInterceptorTimedOut

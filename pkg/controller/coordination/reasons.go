@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package evictionrequest
+package coordination
 
 import "github.com/evictionrequest/apiserver/pkg/controller/eviction"
 
