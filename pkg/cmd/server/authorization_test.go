@@ -116,7 +116,7 @@ func TestLimitedAuthorizerReplacesTheLibrarys(t *testing.T) {
 	// Standing in for the library's authorizer: one that is kept would
 	// deny everything below.
 	c.Authorization.Authorizer = authorizerfactory.NewAlwaysDenyAuthorizer()
-	if _, err := o.RecommendedOptions.ExtraAdmissionInitializers(c); err != nil {
+	if err := o.applyAuthorization(c); err != nil {
 		t.Fatal(err)
 	}
 

@@ -20,10 +20,9 @@ limitations under the License.
 package server
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"strings"
+	"sync"
 	"time"
 
 	cliflag "k8s.io/component-base/cli/flag"
@@ -32,31 +31,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/authentication/group"
-	"k8s.io/apiserver/pkg/authentication/request/union"
-	"k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/features"
-	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
-	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	basecompatibility "k8s.io/component-base/compatibility"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/metrics"
-	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
-	netutils "k8s.io/utils/net"
 
 	evictionrequestadmission "github.com/evictionrequest/apiserver/pkg/admission/plugin/evictionrequest"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
-	"github.com/evictionrequest/apiserver/pkg/apiserver/authentication"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
-	generatedopenapi "github.com/evictionrequest/apiserver/pkg/generated/openapi"
-	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 const (
@@ -74,7 +60,9 @@ func serviceDNSNames(namespace string) []string {
 	return []string{service, service + ".cluster.local"}
 }
 
-func init() {
+// defaultGates sets the defaults of the feature gates the server changes,
+// once per process, before the gates reach a flag set (which freezes them).
+var defaultGates = sync.OnceFunc(func() {
 	utilruntime.Must(logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
 	// The watch cache's snapshots (one per write, copy-on-write) serve LISTs
 	// at an older resourceVersion and the pages after the first from the
@@ -86,7 +74,7 @@ func init() {
 	// Kubernetes 1.34; --feature-gates=ListFromCacheSnapshot=true turns
 	// them back on.
 	utilruntime.Must(utilfeature.DefaultMutableFeatureGate.OverrideDefault(features.ListFromCacheSnapshot, false))
-}
+})
 
 // Options are the command-line options of evictionrequest-apiserver.
 type Options struct {
@@ -123,6 +111,7 @@ var defaultAnonymousAuthPaths = []string{"/healthz", "/livez", "/readyz"}
 
 // NewOptions returns the default options.
 func NewOptions() *Options {
+	defaultGates()
 	o := &Options{
 		RecommendedOptions: genericoptions.NewRecommendedOptions(
 			defaultEtcdPathPrefix,
@@ -145,7 +134,6 @@ func NewOptions() *Options {
 	// every watch event of etcd. Objects stored as JSON stay readable.
 	o.RecommendedOptions.Etcd.DefaultStorageMediaType = runtime.ContentTypeProtobuf
 	o.RecommendedOptions.SecureServing.BindPort = defaultSecurePort
-	o.RecommendedOptions.ExtraAdmissionInitializers = o.limitAuthorizationClient
 	// The EvictionRequest plugin runs after the generic plugins, enabled by
 	// default; --disable-admission-plugins=EvictionRequest turns it off.
 	evictionrequestadmission.Register(o.RecommendedOptions.Admission.Plugins)
@@ -225,137 +213,4 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period must not be negative, got %s", o.ShutdownWatchTerminationGracePeriod))
 	}
 	return utilerrors.NewAggregate(errs)
-}
-
-// Config builds the server configuration from the options.
-func (o *Options) Config() (*apiserver.Config, error) {
-	if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts(
-		"localhost", o.SelfSignedCertHosts, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
-		return nil, fmt.Errorf("creating self-signed certificates: %w", err)
-	}
-
-	// RecommendedOptions stores with the codec it was given, whatever
-	// --storage-media-type says; kube-apiserver's storage factory builds
-	// the codec from the media type, and so does this.
-	storageCodec, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
-		StorageMediaType:  o.RecommendedOptions.Etcd.DefaultStorageMediaType,
-		StorageSerializer: apiserver.Codecs,
-		StorageVersion:    v1alpha1.SchemeGroupVersion,
-		MemoryVersion:     coordination.SchemeGroupVersion,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("--storage-media-type: %w", err)
-	}
-	o.RecommendedOptions.Etcd.StorageConfig.Codec = storageCodec
-
-	serverConfig := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
-	namer := openapi.NewDefinitionNamer(apiserver.Scheme)
-	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
-	serverConfig.OpenAPIConfig.Info.Title = "EvictionRequest"
-	serverConfig.OpenAPIConfig.Info.Version = v1alpha1.SchemeGroupVersion.Version
-	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
-	serverConfig.OpenAPIV3Config.Info.Title = "EvictionRequest"
-	serverConfig.OpenAPIV3Config.Info.Version = v1alpha1.SchemeGroupVersion.Version
-	serverConfig.FeatureGate = o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
-	serverConfig.EffectiveVersion = o.ComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent)
-	serverConfig.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
-
-	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
-		return nil, err
-	}
-	if rh := serverConfig.Authentication.RequestHeaderConfig; rh != nil && serverConfig.Authentication.Authenticator != nil {
-		// Requests through the aggregator are authenticated with the
-		// verification of its certificate remembered; anything else,
-		// and what it refuses, goes to the authenticator ApplyTo built.
-		serverConfig.Authentication.Authenticator = union.New(
-			group.NewAuthenticatedGroupAdder(authentication.NewFrontProxyAuthenticator(rh, clock.RealClock{})),
-			serverConfig.Authentication.Authenticator)
-	}
-	if !o.AnonymousAuth && serverConfig.Authentication.Authenticator != nil {
-		serverConfig.Authentication.Authenticator = authentication.AnonymousOnlyOn(serverConfig.Authentication.Authenticator, o.AnonymousAuthPaths)
-	}
-	if factory := serverConfig.SharedInformerFactory; factory != nil {
-		// Every pod of the cluster is cached for admission and the
-		// controller, which read a few of its fields.
-		if err := cachetransform.TrimPods(factory); err != nil {
-			return nil, err
-		}
-	}
-	config := &apiserver.Config{GenericConfig: serverConfig}
-	if err := o.Controller.ApplyTo(config); err != nil {
-		return nil, err
-	}
-	return config, nil
-}
-
-// limitAuthorizationClient replaces the authorizer RecommendedOptions
-// built, whose review client has fixed limits, with one whose client has
-// AuthorizationClient's. RecommendedOptions.ApplyTo calls it, as its
-// ExtraAdmissionInitializers, after it built the authorizer and before it
-// gives the authorizer to the admission plugins: the server and admission's
-// pod-delete check share one authorizer, one cache and one rate limit.
-func (o *Options) limitAuthorizationClient(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
-	authz, err := o.AuthorizationClient.NewAuthorizer(o.RecommendedOptions.Authorization)
-	if err != nil {
-		return nil, err
-	}
-	if authz != nil {
-		c.Authorization.Authorizer = authz
-	}
-	return nil, nil
-}
-
-// httpShutdownGrace is how long the HTTP server's shutdown waits, after the
-// watches' grace period, for its connections to close: a GOAWAY round trip,
-// as kube-apiserver's --shutdown-send-retry-after mode allows.
-const httpShutdownGrace = 2 * time.Second
-
-// httpShutdownTimeout bounds the HTTP server's shutdown, which
-// k8s.io/apiserver bounds by the request timeout (a minute). The requests
-// in flight do not need it: the server waits for them on its own before it
-// returns. What it waits for is every connection to close, and an HTTP/2
-// connection whose TLS handshake ended just after the shutdown began is
-// never sent a GOAWAY (golang.org/x/net/http2 registers it too late), so its
-// client, kube-apiserver, keeps it open: a replica stopped right after it
-// started waited the whole minute.
-func httpShutdownTimeout(watchGracePeriod time.Duration) time.Duration {
-	return max(watchGracePeriod, 0) + httpShutdownGrace
-}
-
-// Run applies the process-wide logging and metrics options, then serves as
-// RunServer does.
-func (o *Options) Run(ctx context.Context) error {
-	if err := logsapi.ValidateAndApply(o.Logs, o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)); err != nil {
-		return err
-	}
-	o.Metrics.Apply()
-	return o.RunServer(ctx)
-}
-
-// RunServer starts the embedded etcd when configured, then serves until ctx
-// is canceled; it stops the server before the etcd it stores in. It leaves
-// the process's logging and metrics alone, so that tests may run several
-// servers in one process.
-func (o *Options) RunServer(ctx context.Context) error {
-	stopEtcd, err := o.EmbeddedEtcd.Start(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			// Stopped while the etcd started: what was asked, not a failure.
-			return nil
-		}
-		return err
-	}
-	defer stopEtcd()
-
-	config, err := o.Config()
-	if err != nil {
-		return err
-	}
-	server, err := config.Complete().New()
-	if err != nil {
-		return err
-	}
-	server.GenericAPIServer.ShutdownTimeout = httpShutdownTimeout(o.ShutdownWatchTerminationGracePeriod)
-	klog.FromContext(ctx).Info("Starting evictionrequest-apiserver")
-	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
 }

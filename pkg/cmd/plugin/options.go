@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
@@ -39,15 +38,6 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
-
-// DefaultRequesterName is the requester the plugin lists itself under in
-// spec.requesters on coordination.k8s.io.
-const DefaultRequesterName = "kubectl.evictionrequest.coordination.k8s.io"
-
-// DefaultLifecycleRequesterName is the requester of the plugin's
-// EvictionRequests on lifecycle.k8s.io, where names are domain-prefixed keys
-// outside the reserved k8s.io domain.
-const DefaultLifecycleRequesterName = "evictionrequest.github.io/kubectl"
 
 // Options are the flags every command shares.
 type Options struct {
@@ -73,43 +63,6 @@ type Options struct {
 	namespace   string
 	// enforceNamespace is true when -n was given.
 	enforceNamespace bool
-}
-
-// NewCommand returns the kubectl-evictionrequest command.
-func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{
-		ConfigFlags: genericclioptions.NewConfigFlags(true),
-		IOStreams:   streams,
-		API:         "auto",
-		Client:      options.NewClientOptions(50, 100),
-	}
-	cmd := &cobra.Command{
-		Use:   "kubectl-evictionrequest",
-		Short: "Drain nodes and evict pods through EvictionRequests (KEP-4563)",
-		Long: `kubectl evictionrequest asks for pods to leave their nodes through EvictionRequests, so that
-each pod's interceptors (its owner, an operator, a migration tool) take part before it goes, and
-shows how far each eviction has come: who is active, its heartbeat and ETA, failed evictions and
-the PodDisruptionBudget that blocks them.`,
-		Version:       version.Get(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	flags := cmd.PersistentFlags()
-	o.ConfigFlags.AddFlags(flags)
-	flags.StringVar(&o.API, "api", o.API, "EvictionRequest API to speak: auto (coordination.k8s.io when evictionrequest-apiserver is installed, else lifecycle.k8s.io), coordination or lifecycle.")
-	flags.StringVar(&o.Requester, "requester", o.Requester, "Requester name of the plugin's EvictionRequests: a DNS subdomain on coordination.k8s.io (default "+
-		DefaultRequesterName+"), a domain-prefixed key on lifecycle.k8s.io (default "+DefaultLifecycleRequesterName+").")
-	o.Client.AddFlags(flags, "the plugin")
-	// The name of earlier releases, kept working.
-	flags.DurationVar(&o.Client.CallTimeout, "call-timeout", o.Client.CallTimeout, "Timeout of each call to kube-apiserver.")
-	_ = flags.MarkDeprecated("call-timeout", "use --kube-api-call-timeout")
-	cmd.AddCommand(
-		newDrainCommand(o),
-		newRequestCommand(o),
-		newWithdrawCommand(o),
-		newStatusCommand(o),
-	)
-	return cmd
 }
 
 // complete builds the clients from the kubectl flags.

@@ -1,0 +1,131 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/evictionrequest/apiserver/pkg/drain"
+)
+
+// drainRun is one run of the drain command: its session and what it last
+// reported.
+type drainRun struct {
+	d           *DrainOptions
+	session     *drain.Session
+	stopSignals func()
+	// last is the latest report; requested is true once the evictions
+	// were requested.
+	last      drain.Report
+	requested bool
+}
+
+// follow syncs the session on every change, and every refreshPeriod, until
+// the nodes are drained or waitCtx ends.
+func (r *drainRun) follow(ctx, sigCtx, waitCtx context.Context, changed <-chan struct{}) error {
+	ticker := time.NewTicker(refreshPeriod)
+	defer ticker.Stop()
+	for {
+		report, _ := r.session.Sync(waitCtx)
+		if waitCtx.Err() != nil {
+			return r.ended(ctx, sigCtx, waitCtx.Err())
+		}
+		r.last = report
+		if !r.requested {
+			r.requested = true
+			fmt.Fprintf(r.d.Out, "requested the eviction of %s as %s\n", drain.Pods(report.Summary.Total), r.d.requesterName())
+		}
+		r.d.printer.update(report.Summary, report.Progress, time.Now())
+		if report.Drained() {
+			for _, node := range r.d.Nodes {
+				fmt.Fprintf(r.d.Out, "node/%s drained\n", node)
+			}
+			return nil
+		}
+		select {
+		case <-waitCtx.Done():
+			return r.ended(ctx, sigCtx, waitCtx.Err())
+		case <-changed:
+		case <-ticker.C:
+		}
+	}
+}
+
+// requested notes a request that failed, which the session retries, and a
+// pod that landed on a node after the drain started.
+func (d *DrainOptions) requested(pod *corev1.Pod, late bool, err error) {
+	switch {
+	case err != nil:
+		d.printer.note(fmt.Sprintf("error: requesting the eviction of pod %s/%s (retrying): %v", pod.Namespace, pod.Name, err))
+	case late:
+		d.printer.note(fmt.Sprintf("pod %s/%s landed on node %s: requested its eviction", pod.Namespace, pod.Name, pod.Spec.NodeName))
+	}
+}
+
+// ended turns how the drain stopped into the command's error: on an
+// interrupt it withdraws the drain's requester first; on a time-out it names
+// what blocks each remaining pod.
+func (r *drainRun) ended(ctx, sigCtx context.Context, err error) error {
+	if sigCtx.Err() != nil && ctx.Err() == nil {
+		r.stopSignals()
+		if !r.d.WithdrawOnInterrupt {
+			return errors.New("interrupted; the EvictionRequests stay (--withdraw-on-interrupt=false)")
+		}
+		return fmt.Errorf("interrupted: %s", r.withdraw(ctx))
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if r.session.Tracked() == 0 {
+		return fmt.Errorf("timed out after %s before the evictions were requested: %w", r.d.Timeout, err)
+	}
+	now := time.Now()
+	var lines []string
+	for _, p := range r.last.Progress {
+		if !p.Done() {
+			lines = append(lines, fmt.Sprintf("  pod %s/%s: %s", p.Namespace, p.Name, p.Describe(now)))
+		}
+	}
+	return fmt.Errorf("timed out after %s waiting for %s:\n%s", r.d.Timeout, drain.Pods(len(lines)), strings.Join(lines, "\n"))
+}
+
+// withdraw withdraws the drain's requester from the requests that are not
+// complete, and says how that went.
+func (r *drainRun) withdraw(ctx context.Context) string {
+	report := r.session.Withdraw(ctx)
+	for _, err := range report.ForbiddenErrors {
+		fmt.Fprintln(r.d.ErrOut, err)
+	}
+	msg := fmt.Sprintf("withdrew %s from %d EvictionRequests that were not complete", r.d.requesterName(), report.Withdrawn)
+	if report.Forbidden > 0 {
+		msg += fmt.Sprintf("; %d cannot be canceled (their interceptor set the cancellation policy to Forbid)", report.Forbidden)
+	}
+	if len(report.Errors) > 0 {
+		failures := make([]string, 0, len(report.Errors))
+		for _, err := range report.Errors {
+			failures = append(failures, err.Error())
+		}
+		msg += "; failed for " + strings.Join(failures, "; ")
+	}
+	return msg
+}
