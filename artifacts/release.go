@@ -18,7 +18,6 @@ package artifacts
 
 import (
 	"fmt"
-	"regexp"
 
 	"sigs.k8s.io/yaml"
 )
@@ -56,14 +55,4 @@ func ReleaseImage() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s pins no image named %s", ReleaseComponent, ImageName)
-}
-
-var newTagLine = regexp.MustCompile(`(?m)^(\s*newTag:\s*).*$`)
-var newNameLine = regexp.MustCompile(`(?m)^(\s*newName:\s*).*$`)
-
-// PinRelease returns the release component's file pinning repository and
-// tag, its comments kept.
-func PinRelease(component []byte, repository, tag string) []byte {
-	out := newNameLine.ReplaceAll(component, []byte("${1}"+repository))
-	return newTagLine.ReplaceAll(out, []byte("${1}"+tag))
 }

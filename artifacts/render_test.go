@@ -350,15 +350,6 @@ func TestEveryOverlayPinsTheReleaseImage(t *testing.T) {
 	}
 }
 
-func TestPinReleaseKeepsTheComments(t *testing.T) {
-	in := []byte("# pinned\nimages:\n- name: evictionrequest-apiserver\n  newName: a.example/x\n  newTag: v0.1.0\n")
-	got := string(PinRelease(in, "registry.example.com/team/evictionrequest-apiserver", "v1.2.3"))
-	want := "# pinned\nimages:\n- name: evictionrequest-apiserver\n  newName: registry.example.com/team/evictionrequest-apiserver\n  newTag: v1.2.3\n"
-	if got != want {
-		t.Errorf("PinRelease() =\n%s\nwant\n%s", got, want)
-	}
-}
-
 // Users edit requests but only interceptors write their status; the
 // roles an interceptor, a requester and a drainer need ship ready to bind.
 func TestUserRoles(t *testing.T) {

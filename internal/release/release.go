@@ -53,7 +53,17 @@ func Pin(component, repository, version string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(component, artifacts.PinRelease(data, repository, version), 0o644)
+	return os.WriteFile(component, pinImage(data, repository, version), 0o644)
+}
+
+var newTagLine = regexp.MustCompile(`(?m)^(\s*newTag:\s*).*$`)
+var newNameLine = regexp.MustCompile(`(?m)^(\s*newName:\s*).*$`)
+
+// pinImage returns the release component's file pinning repository and
+// tag, its comments kept.
+func pinImage(component []byte, repository, tag string) []byte {
+	out := newNameLine.ReplaceAll(component, []byte("${1}"+repository))
+	return newTagLine.ReplaceAll(out, []byte("${1}"+tag))
 }
 
 // Options are the inputs of Package.

@@ -160,3 +160,12 @@ func untar(t *testing.T, data []byte) map[string]string {
 		files[h.Name] = string(content)
 	}
 }
+
+func TestPinKeepsTheComments(t *testing.T) {
+	in := []byte("# pinned\nimages:\n- name: evictionrequest-apiserver\n  newName: a.example/x\n  newTag: v0.1.0\n")
+	got := string(pinImage(in, "registry.example.com/team/evictionrequest-apiserver", "v1.2.3"))
+	want := "# pinned\nimages:\n- name: evictionrequest-apiserver\n  newName: registry.example.com/team/evictionrequest-apiserver\n  newTag: v1.2.3\n"
+	if got != want {
+		t.Errorf("pinImage() =\n%s\nwant\n%s", got, want)
+	}
+}
