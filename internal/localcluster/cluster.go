@@ -74,6 +74,11 @@ type Config struct {
 	// of evictionrequest-apiserver, from LifecycleOverlay unless Overlay says
 	// otherwise.
 	Lifecycle bool
+	// LifecycleController serves Kubernetes' lifecycle.k8s.io API too and
+	// runs, beside our server and in its namespace, evictionrequest-controller
+	// as LifecycleOverlay deploys it: both APIs at once, as an admin who
+	// applies both overlays has them.
+	LifecycleController bool
 	// Logf reports progress; nil is silent.
 	Logf func(format string, args ...any)
 }
@@ -177,8 +182,14 @@ func (c *Cluster) start(ctx context.Context) error {
 		{"kwok and its nodes", c.startKwok},
 		{"evictionrequest-apiserver", c.startEvictionServer},
 	}
-	if c.cfg.Lifecycle {
+	switch {
+	case c.cfg.Lifecycle:
 		steps[len(steps)-1].what, steps[len(steps)-1].run = "evictionrequest-controller", c.startLifecycleController
+	case c.cfg.LifecycleController:
+		steps = append(steps, struct {
+			what string
+			run  func(context.Context) error
+		}{"evictionrequest-controller beside the server", c.startLifecycleControllerBeside})
 	}
 	if c.cfg.SurgeInterceptor {
 		steps = append(steps, struct {

@@ -158,7 +158,7 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 		"--audit-log-path=" + c.AuditLogPath,
 		"--audit-log-maxbackup=1",
 	}
-	if c.cfg.Lifecycle {
+	if c.cfg.Lifecycle || c.cfg.LifecycleController {
 		// GenericWorkload lets a pod name its scheduling group, which the
 		// lifecycle controller refuses to evict alone.
 		args = append(args, "--feature-gates=EvictionRequestAPI=true,GenericWorkload=true", "--runtime-config=lifecycle.k8s.io/v1alpha1=true")

@@ -20,6 +20,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/evictionrequest/apiserver/artifacts"
 )
 
 const (
@@ -99,6 +104,33 @@ func (c *Cluster) startLifecycleController(ctx context.Context) error {
 	return c.runLifecycleController(ctx, lifecycleControllerName)
 }
 
+// startLifecycleControllerBeside adds the lifecycle overlay to the deployed
+// one (the objects they share once), applies what it adds, and starts its
+// evictionrequest-controller.
+func (c *Cluster) startLifecycleControllerBeside(ctx context.Context) error {
+	objects, err := artifacts.Render(LifecycleOverlay, c.CertFiles())
+	if err != nil {
+		return err
+	}
+	var added []*unstructured.Unstructured
+	for _, obj := range objects {
+		if _, err := c.manifest(obj.GetKind(), obj.GetName()); err != nil {
+			added = append(added, obj)
+		}
+	}
+	c.manifests = append(c.manifests, added...)
+	var apply []*unstructured.Unstructured
+	for _, obj := range added {
+		if !standsIn(obj) {
+			apply = append(apply, obj)
+		}
+	}
+	if err := c.Apply(ctx, apply, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		return err
+	}
+	return c.runLifecycleController(ctx, lifecycleControllerName)
+}
+
 // runLifecycleController starts the cluster's evictionrequest-controller
 // with its flags, its log named name.
 func (c *Cluster) runLifecycleController(ctx context.Context, name string) error {
@@ -113,7 +145,7 @@ func (c *Cluster) runLifecycleController(ctx context.Context, name string) error
 }
 
 // LifecycleController is the evictionrequest-controller of a cluster of the
-// lifecycle API, nil on one of ours.
+// lifecycle API, or the one beside our server; nil otherwise.
 func (c *Cluster) LifecycleController() *Process {
 	c.mu.Lock()
 	defer c.mu.Unlock()

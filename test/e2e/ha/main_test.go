@@ -17,7 +17,8 @@ limitations under the License.
 // Package ha holds the e2e tests that kill, freeze and restart processes of
 // the local control plane, on a cluster of their own that deploys the ha
 // overlay: two replicas of the server behind the one APIService, storing
-// in a three-member etcd. They run one at a time, since each disturbs the
+// in a three-member etcd, and beside them the lifecycle overlay's
+// evictionrequest-controller on Kubernetes' lifecycle.k8s.io. They run one at a time, since each disturbs the
 // whole cluster, and each leaves the cluster whole again.
 package ha
 
@@ -27,6 +28,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
@@ -42,5 +44,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	os.Exit(framework.Run(m, &f))
+	// The lifecycle overlay's evictionrequest-controller runs beside the
+	// server, in its namespace: an admin who installs both overlays.
+	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) { cfg.LifecycleController = true }))
 }

@@ -33,8 +33,12 @@ import (
 )
 
 // controllerLease is the Lease the replicas of the ha overlay elect their
-// controller leader on.
-const controllerLease = "evictionrequest-apiserver"
+// controller leader on; lifecycleLease that of evictionrequest-controller,
+// which runs beside them.
+const (
+	controllerLease = "evictionrequest-apiserver"
+	lifecycleLease  = "evictionrequest-controller"
+)
 
 // TestLeaderReplicaKilledMidFlow kills the replica that leads while an
 // interceptor holds ten requests: the API stays served through the other
