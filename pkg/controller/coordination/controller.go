@@ -25,13 +25,11 @@ package coordination
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -44,6 +42,7 @@ import (
 
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller"
 	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	erscheme "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/scheme"
@@ -85,7 +84,7 @@ type Controller struct {
 
 	// handlers are the registrations on the shared informers, removed when
 	// the controller stops so that a later leadership term starts clean.
-	handlers []handlerRegistration
+	handlers controller.Handlers
 
 	queue       workqueue.TypedRateLimitingInterface[string]
 	broadcaster record.EventBroadcaster
@@ -134,42 +133,23 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, erClien
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: clock}),
 	}
-	for informer, enqueue := range map[cache.SharedIndexInformer]func(interface{}){
+	for informer, enqueue := range map[cache.SharedIndexInformer]func(any){
 		erInformer.Informer():  c.enqueueEvictionRequest,
 		podInformer.Informer(): c.enqueuePod,
 	} {
-		registration, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    enqueue,
-			UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
-			DeleteFunc: enqueue,
-		})
-		if err != nil {
+		if err := c.handlers.Add(informer, controller.OnEveryChange(enqueue)); err != nil {
+			c.Close(ctx)
 			return nil, err
 		}
-		c.handlers = append(c.handlers, handlerRegistration{informer, registration})
 	}
 	return c, nil
-}
-
-type handlerRegistration struct {
-	informer     cache.SharedIndexInformer
-	registration cache.ResourceEventHandlerRegistration
 }
 
 // Close releases what NewController took, for a controller that will not
 // run: its handlers on the shared informers, which outlive it.
 func (c *Controller) Close(ctx context.Context) {
-	c.removeHandlers(ctx)
+	c.handlers.RemoveAll(ctx)
 	c.broadcaster.Shutdown()
-}
-
-func (c *Controller) removeHandlers(ctx context.Context) {
-	for _, h := range c.handlers {
-		if err := h.informer.RemoveEventHandler(h.registration); err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Removing an event handler")
-		}
-	}
-	c.handlers = nil
 }
 
 // Run processes EvictionRequests with workers goroutines until ctx is
@@ -177,72 +157,20 @@ func (c *Controller) removeHandlers(ctx context.Context) {
 func (c *Controller) Run(ctx context.Context, workers int) {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
-
 	c.broadcaster.StartStructuredLogging(3)
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.eventClient.CoreV1().Events("")})
 	defer c.broadcaster.Shutdown()
-
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down the eviction request controller")
-		c.queue.ShutDown()
-		wg.Wait()
-		c.removeHandlers(ctx)
-	}()
-
+	defer c.handlers.RemoveAll(ctx)
 	logger.Info("Starting the eviction request controller", "workers", workers)
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.erSynced, c.podSynced) {
+		c.queue.ShutDown()
 		return
 	}
+	// The gauges count from the caches: only once they are whole.
 	metrics.SetSource(c)
 	defer metrics.SetSource(nil)
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wait.UntilWithContext(ctx, c.worker, time.Second)
-		}()
-	}
-	<-ctx.Done()
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
-}
-
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-
-	requeueAfter, err := c.sync(ctx, key)
-	switch {
-	case apierrors.IsNotFound(err):
-		// The request was deleted since the cache saw it, for example by
-		// the garbage collector with its pod: there is nothing left to do.
-		klog.FromContext(ctx).V(4).Info("EvictionRequest deleted while syncing", "evictionRequest", key)
-		c.queue.Forget(key)
-		c.forget(key)
-		return true
-	case apierrors.IsConflict(err):
-		// Someone wrote the request since the cache saw it: the next sync
-		// reads the newer object.
-		klog.FromContext(ctx).V(4).Info("EvictionRequest changed while syncing, requeuing", "evictionRequest", key)
-		c.queue.AddRateLimited(key)
-		return true
-	case err != nil:
-		utilruntime.HandleErrorWithContext(ctx, err, "Syncing EvictionRequest failed, requeuing", "evictionRequest", key)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	if requeueAfter > 0 {
-		c.queue.AddAfter(key, requeueAfter)
-	}
-	return true
+	controller.RunWorkers(ctx, workers, nil, controller.Worker{Queue: c.queue, Sync: c.sync, Kind: "EvictionRequest"})
+	logger.Info("Shut down the eviction request controller")
 }
 
 func (c *Controller) enqueueEvictionRequest(obj interface{}) {

@@ -38,9 +38,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	lifecycleinformers "k8s.io/client-go/informers/lifecycle/v1alpha1"
 	"k8s.io/client-go/kubernetes"
@@ -55,6 +53,7 @@ import (
 	"k8s.io/utils/clock"
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
@@ -200,67 +199,21 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	c.broadcaster.StartStructuredLogging(3)
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.eventClient.CoreV1().Events("")})
 	defer c.broadcaster.Shutdown()
-
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down the eviction request controller")
-		c.evictions.ShutDown()
-		c.requests.ShutDown()
-		c.metadata.ShutDown()
-		wg.Wait()
-	}()
+	queues := []controller.Worker{
+		{Queue: c.evictions, Sync: c.syncEviction, Kind: "Eviction"},
+		{Queue: c.requests, Sync: c.syncRequest, Kind: "EvictionRequest"},
+		{Queue: c.metadata, Sync: c.syncMetadata, Kind: "Eviction metadata"},
+	}
 	logger.Info("Starting the eviction request controller", "workers", workers, "heartbeatDeadline", c.heartbeatDeadline)
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
+		for _, q := range queues {
+			q.Queue.ShutDown()
+		}
 		return
 	}
+	// The gauges count from the caches: only once they are whole.
 	metrics.SetSource(c)
 	defer metrics.SetSource(nil)
-	for _, q := range []struct {
-		queue workqueue.TypedRateLimitingInterface[string]
-		sync  func(context.Context, string) (time.Duration, error)
-		kind  string
-	}{
-		{c.evictions, c.syncEviction, "Eviction"},
-		{c.requests, c.syncRequest, "EvictionRequest"},
-		{c.metadata, c.syncMetadata, "Eviction metadata"},
-	} {
-		for range workers {
-			wg.Go(func() {
-				wait.UntilWithContext(ctx, func(ctx context.Context) {
-					for processNext(ctx, q.queue, q.sync, q.kind) {
-					}
-				}, time.Second)
-			})
-		}
-	}
-	<-ctx.Done()
-}
-
-// processNext syncs the next key of queue: on success it is looked at
-// again after the duration sync asked for, on failure with backoff.
-func processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string],
-	sync func(context.Context, string) (time.Duration, error), kind string) bool {
-	key, quit := queue.Get()
-	if quit {
-		return false
-	}
-	defer queue.Done(key)
-	logger := klog.LoggerWithValues(klog.FromContext(ctx), "kind", kind, "key", key)
-	requeueAfter, err := sync(klog.NewContext(ctx, logger), key)
-	switch {
-	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-		// Someone wrote or deleted the object since the cache saw it: the
-		// next sync reads the newer state.
-		logger.V(4).Info("Object changed while syncing, requeuing", "err", err)
-		queue.AddRateLimited(key)
-	case err != nil:
-		utilruntime.HandleErrorWithContext(ctx, err, "Sync failed, requeuing", "kind", kind, "key", key)
-		queue.AddRateLimited(key)
-	default:
-		queue.Forget(key)
-		if requeueAfter > 0 {
-			queue.AddAfter(key, requeueAfter)
-		}
-	}
-	return true
+	controller.RunWorkers(ctx, workers, nil, queues...)
+	logger.Info("Shut down the eviction request controller")
 }

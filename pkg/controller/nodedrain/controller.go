@@ -30,14 +30,13 @@ package nodedrain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
@@ -50,6 +49,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/evictionrequest/apiserver/pkg/controller"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
@@ -93,7 +93,7 @@ type Controller struct {
 	podIndexer cache.Indexer
 	podLister  corelisters.PodLister
 	synced     []cache.InformerSynced
-	handlers   []handlerRegistration
+	handlers   controller.Handlers
 
 	// mu guards the drain session of each node and the phase of each
 	// node's drain last announced by an event.
@@ -105,11 +105,6 @@ type Controller struct {
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorder
 	clock       clock.PassiveClock
-}
-
-type handlerRegistration struct {
-	informer     cache.SharedIndexInformer
-	registration cache.ResourceEventHandlerRegistration
 }
 
 // NewController returns a node drain controller that requests evictions as
@@ -146,43 +141,23 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		Clock:       clock,
 		OnBlocked:   c.eventBlocked,
 	}
-	add := func(informer cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
-		registration, err := informer.AddEventHandler(h)
-		if err != nil {
-			return err
-		}
-		c.handlers = append(c.handlers, handlerRegistration{informer, registration})
-		return nil
-	}
-	requestHandler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueRequest,
-		UpdateFunc: func(_, obj any) { c.enqueueRequest(obj) },
-		DeleteFunc: c.enqueueRequest,
-	}
 	errs := []error{
-		add(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{
+		c.handlers.Add(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.enqueueNode,
 			UpdateFunc: c.updateNode,
 			DeleteFunc: c.deleteNode,
 		}),
-		add(podInformer.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.enqueuePod,
-			UpdateFunc: func(_, obj any) { c.enqueuePod(obj) },
-			DeleteFunc: c.enqueuePod,
-		}),
+		c.handlers.Add(podInformer.Informer(), controller.OnEveryChange(c.enqueuePod)),
 	}
 	requestInformers, err := p.Inform(factories)
 	errs = append(errs, err)
 	for _, informer := range requestInformers {
 		c.synced = append(c.synced, informer.HasSynced)
-		errs = append(errs, add(informer, requestHandler))
+		errs = append(errs, c.handlers.Add(informer, controller.OnEveryChange(c.enqueueRequest)))
 	}
-	for _, err := range errs {
-		if err != nil {
-			c.removeHandlers(ctx)
-			broadcaster.Shutdown()
-			return nil, err
-		}
+	if err := errors.Join(errs...); err != nil {
+		c.Close(ctx)
+		return nil, err
 	}
 	return c, nil
 }
@@ -192,68 +167,16 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
 	defer c.broadcaster.Shutdown()
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down the node drain controller")
-		c.queue.ShutDown()
-		wg.Wait()
-		c.removeHandlers(ctx)
-	}()
+	defer c.handlers.RemoveAll(ctx)
 	logger.Info("Starting the node drain controller", "requester", c.drainer.Participant.Name())
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
-		return
-	}
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wait.UntilWithContext(ctx, c.worker, time.Second)
-		}()
-	}
-	<-ctx.Done()
+	controller.RunWorkers(ctx, workers, c.synced, controller.Worker{Queue: c.queue, Sync: c.sync, Kind: "Node"})
+	logger.Info("Shut down the node drain controller")
 }
 
 // Close releases what NewController took, for a controller that will not
 // run: its handlers on the shared informers, which outlive it, and its
 // event broadcaster.
 func (c *Controller) Close(ctx context.Context) {
-	c.removeHandlers(ctx)
+	c.handlers.RemoveAll(ctx)
 	c.broadcaster.Shutdown()
-}
-
-func (c *Controller) removeHandlers(ctx context.Context) {
-	for _, h := range c.handlers {
-		if err := h.informer.RemoveEventHandler(h.registration); err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Removing an event handler")
-		}
-	}
-	c.handlers = nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
-}
-
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	name, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(name)
-	requeueAfter, err := c.sync(klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "node", name)), name)
-	switch {
-	case apierrors.IsConflict(err):
-		klog.FromContext(ctx).V(4).Info("Node changed while syncing, requeuing", "node", name)
-		c.queue.AddRateLimited(name)
-	case err != nil:
-		utilruntime.HandleErrorWithContext(ctx, err, "Syncing the drain of a node failed, requeuing", "node", name)
-		c.queue.AddRateLimited(name)
-	default:
-		c.queue.Forget(name)
-		if requeueAfter > 0 {
-			c.queue.AddAfter(name, requeueAfter)
-		}
-	}
-	return true
 }

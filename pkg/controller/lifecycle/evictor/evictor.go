@@ -27,14 +27,11 @@ package evictor
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	lifecycleinformers "k8s.io/client-go/informers/lifecycle/v1alpha1"
 	"k8s.io/client-go/kubernetes"
@@ -50,6 +47,7 @@ import (
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
+	"github.com/evictionrequest/apiserver/pkg/controller"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/util/lifecycleindex"
@@ -179,47 +177,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	c.broadcaster.StartStructuredLogging(3)
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.eventClient.CoreV1().Events("")})
 	defer c.broadcaster.Shutdown()
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down the evictor")
-		c.queue.ShutDown()
-		wg.Wait()
-	}()
 	logger.Info("Starting the evictor", "responder", Name, "workers", workers)
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
-		return
-	}
-	for range workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, c.worker, time.Second) })
-	}
-	<-ctx.Done()
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
-}
-
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	logger := klog.LoggerWithValues(klog.FromContext(ctx), "eviction", key)
-	requeueAfter, err := c.sync(klog.NewContext(ctx, logger), key)
-	switch {
-	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-		logger.V(4).Info("Eviction changed while syncing, requeuing", "err", err)
-		c.queue.AddRateLimited(key)
-	case err != nil:
-		utilruntime.HandleErrorWithContext(ctx, err, "Syncing an Eviction failed, requeuing", "eviction", key)
-		c.queue.AddRateLimited(key)
-	default:
-		c.queue.Forget(key)
-		if requeueAfter > 0 {
-			c.queue.AddAfter(key, requeueAfter)
-		}
-	}
-	return true
+	controller.RunWorkers(ctx, workers, c.synced, controller.Worker{Queue: c.queue, Sync: c.sync, Kind: "Eviction"})
+	logger.Info("Shut down the evictor")
 }
