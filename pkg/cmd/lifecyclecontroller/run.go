@@ -20,12 +20,10 @@ import (
 	"context"
 
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
@@ -47,18 +45,11 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := logsapi.ValidateAndApply(o.Logs, nil); err != nil {
 		return err
 	}
-	config, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	config, err := o.Client.Config(o.Kubeconfig, componentName)
 	if err != nil {
 		return err
 	}
-	config = rest.AddUserAgent(o.Client.ApplyTo(config), componentName)
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return err
-	}
-	// A client of its own is a rate limiter of its own: events never
-	// delay an eviction.
-	eventClient, err := kubernetes.NewForConfig(config)
+	client, eventClient, err := options.Clients(config)
 	if err != nil {
 		return err
 	}

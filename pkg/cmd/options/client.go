@@ -24,7 +24,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
@@ -70,4 +72,26 @@ func (o *ClientOptions) ApplyTo(config *rest.Config) *rest.Config {
 	config = rest.CopyConfig(config)
 	config.QPS, config.Burst = o.QPS, o.Burst
 	return config
+}
+
+// Config is the client configuration of kubeconfig (in-cluster when
+// empty), limited to the options' QPS and burst, with userAgent.
+func (o *ClientOptions) Config(kubeconfig, userAgent string) (*rest.Config, error) {
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return rest.AddUserAgent(o.ApplyTo(config), userAgent), nil
+}
+
+// Clients are two clientsets of config: client, and eventClient for the
+// events, a rate limiter of its own so that events never delay the work.
+func Clients(config *rest.Config) (client, eventClient kubernetes.Interface, err error) {
+	if client, err = kubernetes.NewForConfig(config); err != nil {
+		return nil, nil, err
+	}
+	if eventClient, err = kubernetes.NewForConfig(config); err != nil {
+		return nil, nil, err
+	}
+	return client, eventClient, nil
 }

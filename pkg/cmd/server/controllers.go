@@ -22,7 +22,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	componentbaseconfig "k8s.io/component-base/config"
 
@@ -140,14 +139,7 @@ func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 	if config.GenericConfig.ClientConfig == nil || factory == nil {
 		return fmt.Errorf("the eviction request controller needs a kubeconfig of the cluster (--kubeconfig or in-cluster)")
 	}
-	kubeConfig := rest.AddUserAgent(o.Client.ApplyTo(config.GenericConfig.ClientConfig), componentName)
-	client, err := kubernetes.NewForConfig(kubeConfig)
-	if err != nil {
-		return err
-	}
-	// A client of its own is a rate limiter of its own: events never delay
-	// an eviction.
-	eventClient, err := kubernetes.NewForConfig(kubeConfig)
+	client, eventClient, err := options.Clients(rest.AddUserAgent(o.Client.ApplyTo(config.GenericConfig.ClientConfig), componentName))
 	if err != nil {
 		return err
 	}

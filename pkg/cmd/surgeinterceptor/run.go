@@ -22,15 +22,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
@@ -49,12 +47,11 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := logsapi.ValidateAndApply(o.Logs, nil); err != nil {
 		return err
 	}
-	config, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	config, err := o.Client.Config(o.Kubeconfig, componentName)
 	if err != nil {
 		return err
 	}
-	config = rest.AddUserAgent(o.Client.ApplyTo(config), componentName)
-	kube, err := kubernetes.NewForConfig(config)
+	kube, eventClient, err := options.Clients(config)
 	if err != nil {
 		return err
 	}
@@ -81,6 +78,7 @@ func (o *Options) Run(ctx context.Context) error {
 		Name:               componentName,
 		LeaderElection:     o.LeaderElection,
 		Client:             kube,
+		EventClient:        eventClient,
 		EvictionRequests:   evr,
 		InformerOptions:    []informers.SharedInformerOption{informers.WithNamespace(o.Namespace)},
 		MetricsBindAddress: o.MetricsBindAddress,
