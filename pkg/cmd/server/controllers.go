@@ -28,13 +28,13 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
+	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
-	"github.com/evictionrequest/apiserver/pkg/surge/metrics"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
