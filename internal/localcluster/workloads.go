@@ -101,7 +101,7 @@ func (c *Cluster) startLifecycleController(ctx context.Context) error {
 	if err := c.applyManifests(ctx); err != nil {
 		return err
 	}
-	return c.runLifecycleController(ctx, lifecycleControllerName)
+	return c.runLifecycleController(ctx, lifecycleControllerName, c.cfg.ServerArgs...)
 }
 
 // startLifecycleControllerBeside adds the lifecycle overlay to the deployed
@@ -128,13 +128,15 @@ func (c *Cluster) startLifecycleControllerBeside(ctx context.Context) error {
 	if err := c.Apply(ctx, apply, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 		return err
 	}
-	return c.runLifecycleController(ctx, lifecycleControllerName)
+	// The server's flags are not its: one node drain is enough, the
+	// server's, since both would act on the same Node annotations.
+	return c.runLifecycleController(ctx, lifecycleControllerName, "--v=2")
 }
 
 // runLifecycleController starts the cluster's evictionrequest-controller
-// with its flags, its log named name.
-func (c *Cluster) runLifecycleController(ctx context.Context, name string) error {
-	p, err := c.StartLifecycleController(ctx, WorkloadOptions{Name: name, Args: c.cfg.ServerArgs})
+// with args, its log named name.
+func (c *Cluster) runLifecycleController(ctx context.Context, name string, args ...string) error {
+	p, err := c.StartLifecycleController(ctx, WorkloadOptions{Name: name, Args: args})
 	if err != nil {
 		return err
 	}
@@ -159,5 +161,5 @@ func (c *Cluster) RestartLifecycleController(ctx context.Context) error {
 	if old := c.LifecycleController(); old != nil {
 		old.Stop()
 	}
-	return c.runLifecycleController(ctx, lifecycleControllerName+"-restarted")
+	return c.runLifecycleController(ctx, lifecycleControllerName+"-restarted", c.cfg.ServerArgs...)
 }

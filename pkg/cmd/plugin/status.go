@@ -71,6 +71,14 @@ PodDisruptionBudget that blocks them, and the latest events.`,
 	return cmd
 }
 
+// now is the time of the report.
+func (s *StatusOptions) now() time.Time {
+	if s.Clock != nil {
+		return s.Clock.Now()
+	}
+	return time.Now()
+}
+
 // Validate checks that one way of choosing requests is used.
 func (s *StatusOptions) Validate() error {
 	chosen := 0
@@ -129,12 +137,7 @@ func (s *StatusOptions) Run(ctx context.Context) error {
 		}
 		return a.Name < b.Name
 	})
-	var now time.Time
-	if s.Clock != nil {
-		now = s.Clock.Now()
-	} else {
-		now = time.Now()
-	}
+	now := s.now()
 	for i, e := range entries {
 		if i > 0 {
 			fmt.Fprintln(s.Out)

@@ -101,7 +101,7 @@ func (c coordinationStatus) record(er *v1alpha1.EvictionRequest, pod *corev1.Pod
 		kind: "EvictionRequest", name: er.Namespace + "/" + er.Name,
 		pod: types.NamespacedName{Namespace: er.Namespace, Name: coordinationutil.PodName(er)}, uid: types.UID(er.Name), target: pod,
 		created:    er.CreationTimestamp.Time,
-		request:    participant.CoordinationStatus(er, c.s.requesterName()),
+		request:    participant.CoordinationStatus(er, c.s.requesterName(), c.s.now()),
 		requesters: coordinationutil.RequesterNames(er),
 		chainTitle: "Interceptors", chainOrder: ", highest index first",
 		noChain: "<none>: the controller evicts the pod through the Eviction API",

@@ -133,25 +133,24 @@ func (c *Controller) progress(ctx context.Context, key string, er *v1alpha1.Evic
 	if active == "" && len(order) > 0 {
 		return c.selectFirst(ctx, er, order, now)
 	}
-	if active != "" {
-		deadline := coordinationutil.HeartbeatDeadline(er)
-		end := eviction.Judge(er.Status.ActiveInterceptorCompleted, deadline, now)
+	deadline := coordinationutil.HeartbeatDeadline(er)
+	end := eviction.Judge(er.Status.ActiveInterceptorCompleted, deadline, now)
+	if !coordinationutil.AtEvictionStep(er, now) {
 		if end == eviction.Waiting {
 			// The interceptor is within its deadline: wait for it. A heartbeat
 			// that moved the deadline cancels a pending eviction.
 			c.backoff.Forget(key)
 			return deadline.Sub(now), nil
 		}
-		if next, ok := eviction.Next(order, active); ok {
-			return c.handOff(ctx, er, active, next, end, deadline, now)
-		}
-		// Counted and reported once per missed deadline; one missed before
-		// this leadership term was the previous leader's.
-		if end == eviction.TimedOut && !deadline.Before(c.since) && c.lastTurns.first(key, deadline) {
-			metrics.InterceptorTimeouts.Inc()
-			c.eventf(er, corev1.EventTypeWarning, EventInterceptorTimedOut, "%s The pod is evicted through the Eviction API.",
-				eviction.LastTurnMessage(interceptorRole, active, end.Why(coordinationutil.HeartbeatDeadlineDuration(er), deadline)))
-		}
+		next, _ := eviction.Next(order, active)
+		return c.handOff(ctx, er, active, next, end, deadline, now)
+	}
+	// Counted and reported once per missed deadline; one missed before this
+	// leadership term was the previous leader's.
+	if active != "" && end == eviction.TimedOut && !deadline.Before(c.since) && c.lastTurns.first(key, deadline) {
+		metrics.InterceptorTimeouts.Inc()
+		c.eventf(er, corev1.EventTypeWarning, EventInterceptorTimedOut, "%s The pod is evicted through the Eviction API.",
+			eviction.LastTurnMessage(interceptorRole, active, end.Why(coordinationutil.HeartbeatDeadlineDuration(er), deadline)))
 	}
 	return c.evict(ctx, key, er, pod)
 }

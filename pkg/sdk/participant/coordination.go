@@ -69,7 +69,7 @@ func (c *coordination) Status(ctx context.Context, namespace string, uid types.U
 	if err != nil {
 		return Status{}, err
 	}
-	return CoordinationStatus(er, c.Name()), nil
+	return CoordinationStatus(er, c.Name(), time.Now()), nil
 }
 
 func (c *coordination) Request(ctx context.Context, pod *corev1.Pod) (Status, error) {
@@ -77,7 +77,7 @@ func (c *coordination) Request(ctx context.Context, pod *corev1.Pod) (Status, er
 	if err != nil {
 		return Status{}, err
 	}
-	return CoordinationStatus(er, c.Name()), nil
+	return CoordinationStatus(er, c.Name(), time.Now()), nil
 }
 
 func (c *coordination) Withdraw(ctx context.Context, namespace string, uid types.UID) (Withdrawal, error) {
@@ -97,9 +97,9 @@ func (c *coordination) Wait(ctx context.Context, pod *corev1.Pod) (requester.Res
 	return c.requester.Wait(ctx, pod)
 }
 
-// CoordinationStatus is what the participant name reads of er; nil is no
-// request.
-func CoordinationStatus(er *v1alpha1.EvictionRequest, name string) Status {
+// CoordinationStatus is what the participant name reads of er at now; nil
+// is no request.
+func CoordinationStatus(er *v1alpha1.EvictionRequest, name string, now time.Time) Status {
 	if er == nil {
 		return Status{}
 	}
@@ -109,17 +109,19 @@ func CoordinationStatus(er *v1alpha1.EvictionRequest, name string) Status {
 	if requested {
 		others--
 	}
+	complete := coordinationutil.IsComplete(er)
 	return Status{
 		Request:             er.Name,
 		Exists:              true,
 		Requested:           requested,
 		OtherRequesters:     others,
 		Locked:              coordinationutil.CancellationForbidden(er),
-		Complete:            coordinationutil.IsComplete(er),
+		Complete:            complete,
 		Canceled:            coordinationutil.IsCanceled(er),
 		ActiveInterceptor:   active,
 		InterceptorDone:     er.Status.ActiveInterceptorCompleted,
 		AwaitingInterceptor: active == "" && len(er.Spec.Interceptors) > 0,
+		Evicting:            !complete && coordinationutil.AtEvictionStep(er, now),
 		LastHeartbeat:       timeOf(er.Status.HeartbeatTime),
 		ExpectedFinish:      timeOf(er.Status.ExpectedInterceptorFinishTime),
 		FailedEvictions:     coordinationutil.FailedEvictions(er),

@@ -166,6 +166,7 @@ func LifecycleStatus(er *lifecyclev1alpha1.EvictionRequest, evictions []*lifecyc
 		s.Complete, s.Canceled = true, true
 	}
 	active := lifecycleutil.ActiveResponder(ev)
+	s.Evicting = active == lifecycleutil.Evictor && !lifecycleutil.IsFinished(ev)
 	s.AwaitingInterceptor = len(ev.Status.TargetResponders) == 0
 	if active == "" {
 		return s

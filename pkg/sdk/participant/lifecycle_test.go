@@ -45,7 +45,7 @@ var lifecycleStatusCases = map[string]struct {
 }{
 	"no request of the participant: the pod's eviction as others asked for it": {
 		evictions: []*lifecyclev1alpha1.Eviction{lifecycleEviction().Obj()},
-		want:      Status{LastHeartbeat: &lifecycleStart},
+		want:      Status{Evicting: true, LastHeartbeat: &lifecycleStart},
 	},
 	"a request with no Eviction yet": {
 		request: wrappers.MakeLifecycleRequest("r", wrappers.MakePod("web").Obj(), "acme.io/drain").Obj(),
@@ -62,7 +62,7 @@ var lifecycleStatusCases = map[string]struct {
 		request: wrappers.MakeLifecycleRequest("r", wrappers.MakePod("web").Obj(), "acme.io/drain").Obj(),
 		evictions: []*lifecyclev1alpha1.Eviction{lifecycleEviction().Heartbeat(lifecycleutil.Evictor, lifecycleStart).
 			ResponderMessage(lifecycleutil.Evictor, "Eviction failed (attempts=2): ...").Obj()},
-		want: Status{Exists: true, Requested: true, FailedEvictions: 2, Message: "Eviction failed (attempts=2): ...", LastHeartbeat: &lifecycleStart},
+		want: Status{Exists: true, Requested: true, Evicting: true, FailedEvictions: 2, Message: "Eviction failed (attempts=2): ...", LastHeartbeat: &lifecycleStart},
 	},
 	"evicted": {
 		request: wrappers.MakeLifecycleRequest("r", wrappers.MakePod("web").Obj(), "acme.io/drain").Obj(),

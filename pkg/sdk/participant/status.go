@@ -45,6 +45,9 @@ type Status struct {
 	// AwaitingInterceptor is true while interceptors are declared but none
 	// has been made active yet.
 	AwaitingInterceptor bool
+	// Evicting is true once no interceptor or responder is left to take a
+	// turn: the pod is evicted through the Eviction API.
+	Evicting bool
 	// LastHeartbeat is the active interceptor's last heartbeat, or when it
 	// was handed the request; ExpectedFinish its estimate.
 	LastHeartbeat, ExpectedFinish *time.Time

@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
@@ -60,7 +61,8 @@ func TestBothAPIsActInOneNamespace(t *testing.T) {
 	f.WaitForCompletion(t, ns, string(ours.UID), v1alpha1.CompleteReasonPodDeleted)
 
 	theirs := f.CreatePod(t, ns, "theirs", framework.PodOptions{})
-	framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/both-apis"), theirs)
+	// The request outlives the pod, and its Eviction with it, to be read.
+	framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/both-apis", requester.Options{KeepAfterPod: true}), theirs)
 	f.WaitForEviction(t, theirs, "the pod evicted through lifecycle.k8s.io",
 		framework.ConditionIs(lifecyclev1alpha1.EvictionConditionTargetEvicted, lifecyclev1alpha1.EvictionConditionReasonPodDeleted))
 	f.WaitForPodGone(t, ns, theirs.Name)

@@ -144,6 +144,22 @@ func InterceptorOrder(er *v1alpha1.EvictionRequest) []string {
 	return order
 }
 
+// AtEvictionStep is true once no interceptor of er is left to take a turn
+// at now: it declares none, or the active one is the last (index 0) and
+// its turn ended, completed or past its heartbeat deadline. The controller
+// then evicts the pod through the Eviction API, and the eviction API bridge
+// lets evictions of the pod through.
+func AtEvictionStep(er *v1alpha1.EvictionRequest, now time.Time) bool {
+	order := InterceptorOrder(er)
+	if len(order) == 0 {
+		return true
+	}
+	if ActiveInterceptor(er) != order[len(order)-1] {
+		return false
+	}
+	return er.Status.ActiveInterceptorCompleted || !now.Before(HeartbeatDeadline(er))
+}
+
 // IsHeldBy is true while the interceptor named name holds er: it is the
 // active interceptor, has not completed its turn, and er is not complete.
 // Interceptors, and whoever undoes what an interceptor left behind, judge by

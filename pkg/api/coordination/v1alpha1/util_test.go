@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	"testing"
+	"time"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -67,5 +68,34 @@ func TestRequesters(t *testing.T) {
 	er := wrappers.MakeEvictionRequest(wrappers.MakePod("web-0").Obj(), "a.example.com", "b.example.com").Obj()
 	if RequesterIndex(er, "b.example.com") != 1 || HasRequester(er, "c.example.com") || len(RequesterNames(er)) != 2 {
 		t.Errorf("requesters of %v: index %d, has c %v, names %v", er.Spec.Requesters, RequesterIndex(er, "b.example.com"), HasRequester(er, "c.example.com"), RequesterNames(er))
+	}
+}
+
+// The eviction step comes once no interceptor is left: none declared, or
+// the last one's turn ended by completion or by its deadline.
+func TestAtEvictionStep(t *testing.T) {
+	created := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	pod := wrappers.MakePod("web-0").Obj()
+	// Index 0 takes the last turn.
+	withInterceptors := func() *wrappers.EvictionRequestWrapper {
+		return wrappers.MakeEvictionRequest(pod, "r.example.com").Created(created).HeartbeatDeadlineSeconds(600).Interceptors("last.example.com", "first.example.com")
+	}
+	for name, tc := range map[string]struct {
+		er   *v1alpha1.EvictionRequest
+		now  time.Time
+		want bool
+	}{
+		"no interceptor":                   {er: wrappers.MakeEvictionRequest(pod, "r.example.com").Obj(), now: created, want: true},
+		"none selected yet":                {er: withInterceptors().Obj(), now: created},
+		"the first one works":              {er: withInterceptors().Active("first.example.com").Obj(), now: created},
+		"the first one completed":          {er: withInterceptors().Active("first.example.com").ActiveCompleted().Obj(), now: created},
+		"the last one works":               {er: withInterceptors().Active("last.example.com").Heartbeat(created).Obj(), now: created.Add(time.Minute)},
+		"the last one completed":           {er: withInterceptors().Active("last.example.com").ActiveCompleted().Obj(), now: created, want: true},
+		"the last one missed its deadline": {er: withInterceptors().Active("last.example.com").Heartbeat(created).Obj(), now: created.Add(10 * time.Minute), want: true},
+		"the last one heartbeat in time":   {er: withInterceptors().Active("last.example.com").Heartbeat(created.Add(5 * time.Minute)).Obj(), now: created.Add(10 * time.Minute)},
+	} {
+		if got := AtEvictionStep(tc.er, tc.now); got != tc.want {
+			t.Errorf("%s: AtEvictionStep() = %v, want %v", name, got, tc.want)
+		}
 	}
 }
