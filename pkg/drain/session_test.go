@@ -68,6 +68,10 @@ func (f *fakeRequests) Wait(context.Context, *corev1.Pod) (requester.Result, err
 	return requester.Result{}, errors.New("a drain does not wait")
 }
 
+func (f *fakeRequests) Annotate(context.Context, string, types.UID, map[string]*string) error {
+	return errors.New("a drain does not annotate")
+}
+
 func (f *fakeRequests) Inform(participant.Informers) ([]cache.SharedIndexInformer, error) {
 	return nil, nil
 }

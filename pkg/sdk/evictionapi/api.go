@@ -26,8 +26,11 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
 // API is one of the two EvictionRequest APIs.
@@ -109,6 +112,17 @@ func (a API) Resources() []string {
 		return []string{"evictionrequests", "evictions"}
 	}
 	return []string{"evictionrequests"}
+}
+
+// DeclaresParticipants is true when pod names participants of its
+// eviction on api: interceptors in the evictionrequest.coordination.k8s.io/interceptors
+// annotation on coordination.k8s.io, responders in spec.evictionResponders
+// on lifecycle.k8s.io.
+func (a API) DeclaresParticipants(pod *corev1.Pod) bool {
+	if a == Lifecycle {
+		return len(pod.Spec.EvictionResponders) > 0
+	}
+	return len(v1alpha1.PodInterceptorNames(pod.Annotations)) > 0
 }
 
 // WriterMustDeletePod is true when api lets only those who may delete a pod

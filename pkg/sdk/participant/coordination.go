@@ -93,6 +93,10 @@ func (c *coordination) Withdraw(ctx context.Context, namespace string, uid types
 	return Withdrawn, nil
 }
 
+func (c *coordination) Annotate(ctx context.Context, namespace string, uid types.UID, annotations map[string]*string) error {
+	return annotate(ctx, c.client.CoordinationV1alpha1().RESTClient(), "evictionrequests", namespace, string(uid), annotations, c.requester.CallTimeout())
+}
+
 func (c *coordination) Wait(ctx context.Context, pod *corev1.Pod) (requester.Result, error) {
 	return c.requester.Wait(ctx, pod)
 }
@@ -126,6 +130,7 @@ func CoordinationStatus(er *v1alpha1.EvictionRequest, name string, now time.Time
 		ExpectedFinish:      timeOf(er.Status.ExpectedInterceptorFinishTime),
 		FailedEvictions:     coordinationutil.FailedEvictions(er),
 		Message:             er.Status.Message,
+		Annotations:         er.Annotations,
 	}
 }
 

@@ -135,6 +135,10 @@ func (l *lifecycle) Withdraw(ctx context.Context, namespace string, uid types.UI
 	return Withdrawn, nil
 }
 
+func (l *lifecycle) Annotate(ctx context.Context, namespace string, uid types.UID, annotations map[string]*string) error {
+	return annotate(ctx, l.client.LifecycleV1alpha1().RESTClient(), "evictionrequests", namespace, l.requester.RequestName(uid), annotations, l.callTimeout)
+}
+
 func (l *lifecycle) Wait(ctx context.Context, pod *corev1.Pod) (requester.Result, error) {
 	return l.requester.Wait(ctx, pod)
 }
@@ -147,7 +151,7 @@ func (l *lifecycle) Wait(ctx context.Context, pod *corev1.Pod) (requester.Result
 func LifecycleStatus(er *lifecyclev1alpha1.EvictionRequest, evictions []*lifecyclev1alpha1.Eviction, name string) Status {
 	var s Status
 	if er != nil {
-		s = Status{Exists: true, Requested: lifecycleutil.WantsEviction(er)}
+		s = Status{Exists: true, Requested: lifecycleutil.WantsEviction(er), Annotations: er.Annotations}
 		if failed := lifecycleutil.Condition(er.Status.Conditions, lifecyclev1alpha1.EvictionConditionFailed); failed != nil {
 			s.Message = failed.Message
 		}

@@ -27,7 +27,9 @@ package participant
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -62,6 +64,10 @@ type Participant interface {
 	// stands: from the informers of Inform once it was called, else from
 	// kube-apiserver.
 	Status(ctx context.Context, namespace string, uid types.UID) (Status, error)
+	// Annotate merges annotations into the metadata of the participant's
+	// request for the pod with uid (a nil value removes one); the request
+	// must exist.
+	Annotate(ctx context.Context, namespace string, uid types.UID, annotations map[string]*string) error
 	// Inform makes Status read from informers of factories, which the
 	// caller starts, and returns those informers: their changes are the
 	// changes of the participant's evictions (Target names the pod of each
@@ -114,4 +120,16 @@ func NewForConfig(name string, config *rest.Config, api evictionapi.API, opts re
 		}
 	}
 	return New(api, name, kube, evictionRequests, opts)
+}
+
+// annotate merge-patches the annotations of the object name of resource
+// through client.
+func annotate(ctx context.Context, client rest.Interface, resource, namespace, name string, annotations map[string]*string, timeout time.Duration) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return client.Patch(types.MergePatchType).Namespace(namespace).Resource(resource).Name(name).Body(patch).Do(callCtx).Error()
 }

@@ -55,6 +55,8 @@ type Status struct {
 	FailedEvictions int32
 	// Message says where the request stands.
 	Message string
+	// Annotations are those of the participant's request.
+	Annotations map[string]string
 }
 
 // NeedsRequest is true when the participant has to ask for the pod's

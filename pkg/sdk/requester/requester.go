@@ -102,6 +102,11 @@ func New(name string, client versioned.Interface, pods corev1client.PodsGetter, 
 	return &Requester{name: name, client: client, requests: client.CoordinationV1alpha1(), pods: pods, opts: opts}, nil
 }
 
+// CallTimeout bounds each of its API calls.
+func (r *Requester) CallTimeout() time.Duration {
+	return r.opts.CallTimeout
+}
+
 // Name is the name the requester lists itself under in spec.requesters.
 func (r *Requester) Name() string {
 	return r.name
