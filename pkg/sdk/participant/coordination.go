@@ -94,7 +94,11 @@ func (c *coordination) Withdraw(ctx context.Context, namespace string, uid types
 }
 
 func (c *coordination) Annotate(ctx context.Context, namespace string, uid types.UID, annotations map[string]*string) error {
-	return annotate(ctx, c.client.CoordinationV1alpha1().RESTClient(), "evictionrequests", namespace, string(uid), annotations, c.requester.CallTimeout())
+	callCtx, cancel := context.WithTimeout(ctx, c.requester.CallTimeout())
+	defer cancel()
+	_, err := c.client.CoordinationV1alpha1().EvictionRequests(namespace).Patch(callCtx, string(uid), types.MergePatchType,
+		annotationsPatch(annotations), metav1.PatchOptions{FieldManager: c.requester.Name()})
+	return err
 }
 
 func (c *coordination) Wait(ctx context.Context, pod *corev1.Pod) (requester.Result, error) {

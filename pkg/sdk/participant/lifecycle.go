@@ -136,7 +136,11 @@ func (l *lifecycle) Withdraw(ctx context.Context, namespace string, uid types.UI
 }
 
 func (l *lifecycle) Annotate(ctx context.Context, namespace string, uid types.UID, annotations map[string]*string) error {
-	return annotate(ctx, l.client.LifecycleV1alpha1().RESTClient(), "evictionrequests", namespace, l.requester.RequestName(uid), annotations, l.callTimeout)
+	callCtx, cancel := context.WithTimeout(ctx, l.callTimeout)
+	defer cancel()
+	_, err := l.client.LifecycleV1alpha1().EvictionRequests(namespace).Patch(callCtx, l.requester.RequestName(uid), types.MergePatchType,
+		annotationsPatch(annotations), metav1.PatchOptions{FieldManager: l.Name()})
+	return err
 }
 
 func (l *lifecycle) Wait(ctx context.Context, pod *corev1.Pod) (requester.Result, error) {

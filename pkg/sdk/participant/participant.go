@@ -29,7 +29,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -122,14 +121,9 @@ func NewForConfig(name string, config *rest.Config, api evictionapi.API, opts re
 	return New(api, name, kube, evictionRequests, opts)
 }
 
-// annotate merge-patches the annotations of the object name of resource
-// through client.
-func annotate(ctx context.Context, client rest.Interface, resource, namespace, name string, annotations map[string]*string, timeout time.Duration) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-	if err != nil {
-		return err
-	}
-	callCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	return client.Patch(types.MergePatchType).Namespace(namespace).Resource(resource).Name(name).Body(patch).Do(callCtx).Error()
+// annotationsPatch is the merge patch of annotations (nil removes one).
+func annotationsPatch(annotations map[string]*string) []byte {
+	// A map of strings and nils always marshals.
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	return patch
 }

@@ -1,0 +1,366 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package bridge is the eviction API bridge: admission on pods/eviction
+// that sends the evictions of pods which declare interceptors (or, on
+// lifecycle.k8s.io, responders) through the EvictionRequest process, as
+// KEP-4563's "Changes to the Eviction API" describes. An eviction of such a
+// pod is refused with 429 until the pod's request reaches its eviction
+// step; the bridge asks for that request itself, as a requester of its own,
+// so that kubectl drain, autoscalers and deschedulers take part without a
+// change. The answer carries "Eviction triggered evacuation", which the
+// descheduler's background evictions understand, as they do KubeVirt's.
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+)
+
+const (
+	// CoordinationRequester is the bridge's requester name on
+	// coordination.k8s.io, LifecycleRequester on lifecycle.k8s.io.
+	CoordinationRequester = "eviction-bridge.evictionrequest.coordination.k8s.io"
+	LifecycleRequester    = "evictionrequest.github.io/eviction-bridge"
+
+	// Evacuation is in the message of every eviction the bridge refuses:
+	// the descheduler's background evictions (EvictionsInBackground) take a
+	// 429 that says it as an eviction under way, as KubeVirt answers.
+	Evacuation = "Eviction triggered evacuation"
+
+	// LastCallAnnotation, on the bridge's request, is when an eviction of
+	// the pod last reached the bridge (RFC 3339); once it is older than the
+	// inactivity time-out the bridge withdraws (Janitor).
+	LastCallAnnotation = "evictionrequest.coordination.k8s.io/eviction-api-last-call"
+	// CallersAnnotation, on the bridge's request, names who asked for the
+	// eviction through the Eviction API (at most maxCallers, comma-separated).
+	CallersAnnotation = "evictionrequest.coordination.k8s.io/eviction-api-callers"
+
+	// RequestEvictOnlyAnnotation marks a pod the descheduler evicts in the
+	// background; EvictionInProgressAnnotation is set on it while its
+	// request is under way, removed when it ends without eviction.
+	RequestEvictOnlyAnnotation   = "descheduler.alpha.kubernetes.io/request-evict-only"
+	EvictionInProgressAnnotation = "descheduler.alpha.kubernetes.io/eviction-in-progress"
+
+	// EventRequestedThroughEvictionAPI is the reason of the event on the
+	// request that names the caller whose eviction the bridge turned into it.
+	EventRequestedThroughEvictionAPI = "RequestedThroughEvictionAPI"
+
+	// DefaultInactivity is how long the bridge keeps its request without an
+	// eviction of the pod reaching it. kubectl drain asks every 5 s,
+	// cluster-autoscaler and Karpenter retry within seconds with backoff
+	// capped at tens of seconds; five minutes outlasts a client that
+	// restarts, and ends what a client that gave up (kubectl drain
+	// interrupted with Ctrl-C) left behind.
+	DefaultInactivity = 5 * time.Minute
+	// DefaultRetryAfter is the Retry-After of a refusal: how soon a client
+	// that honours it asks again (kubectl drain asks every 5 s regardless).
+	DefaultRetryAfter = 5 * time.Second
+
+	// maxCallers bounds CallersAnnotation.
+	maxCallers = 5
+)
+
+// Outcomes of a decision, the label of the decisions metric.
+const (
+	OutcomeNoParticipants = "no-participants"
+	OutcomePodGone        = "pod-gone"
+	OutcomePodTerminating = "pod-terminating"
+	OutcomeExempt         = "exempt"
+	OutcomeEvictionStep   = "eviction-step"
+	OutcomeComplete       = "request-complete"
+	OutcomeRequested      = "requested"
+	OutcomeInProgress     = "in-progress"
+	OutcomeForbidden      = "cancellation-forbidden"
+)
+
+// Config is what a Bridge works with.
+type Config struct {
+	// Participant is the bridge's requester on the API it serves; New
+	// makes it read from informers of Informers, which must keep the
+	// requests' annotations and which the caller starts.
+	Participant participant.Participant
+	Informers   participant.Informers
+	// Pods is a cache of the cluster's pods; Kube reads a pod the cache
+	// misses and annotates pods for the descheduler.
+	Pods corelisters.PodLister
+	Kube kubernetes.Interface
+	// Recorder records events on the requests.
+	Recorder record.EventRecorder
+	// Clock is the bridge's notion of now; the real clock when nil.
+	Clock clock.WithTicker
+	// Inactivity is DefaultInactivity when zero; RetryAfter DefaultRetryAfter.
+	Inactivity, RetryAfter time.Duration
+	// CallTimeout bounds each call to kube-apiserver.
+	CallTimeout time.Duration
+	// Exempt are user names whose evictions pass untouched: the
+	// controllers' own, which evict at the eviction step.
+	Exempt []string
+}
+
+// Bridge decides evictions.
+type Bridge struct {
+	cfg Config
+	// informers are those Participant reads from.
+	informers []cache.SharedIndexInformer
+}
+
+// New returns a Bridge of cfg.
+func New(cfg Config) (*Bridge, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Inactivity <= 0 {
+		cfg.Inactivity = DefaultInactivity
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = DefaultRetryAfter
+	}
+	informers, err := cfg.Participant.Inform(cfg.Informers)
+	if err != nil {
+		return nil, err
+	}
+	return &Bridge{cfg: cfg, informers: informers}, nil
+}
+
+// HasSynced is true once the caches the bridge answers from have synced:
+// the bridge is ready.
+func (b *Bridge) HasSynced() bool {
+	for _, informer := range b.informers {
+		if !informer.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// Eviction is one call of pods/eviction, as admission sees it.
+type Eviction struct {
+	Namespace, Pod string
+	// User is the caller's user name; DryRun is true for a dry run, which
+	// writes nothing and is answered as the real one would be.
+	User   string
+	DryRun bool
+}
+
+// Decision is the bridge's answer to an Eviction.
+type Decision struct {
+	Allowed bool
+	// Outcome labels the decision in the metrics.
+	Outcome string
+	// Message, for a refusal, names the request and whose turn it is.
+	Message string
+	// RetryAfter, for a refusal, is how soon to ask again.
+	RetryAfter time.Duration
+}
+
+// Decide answers e. An error is the bridge's own failure, which
+// kube-apiserver treats by the webhook's failurePolicy.
+func (b *Bridge) Decide(ctx context.Context, e Eviction) (Decision, error) {
+	if slices.Contains(b.cfg.Exempt, e.User) {
+		return Decision{Allowed: true, Outcome: OutcomeExempt}, nil
+	}
+	pod, err := b.pod(ctx, e.Namespace, e.Pod)
+	switch {
+	case err != nil:
+		return Decision{}, err
+	case pod == nil:
+		// kube-apiserver answers 404 itself.
+		return Decision{Allowed: true, Outcome: OutcomePodGone}, nil
+	case !b.cfg.Participant.API().DeclaresParticipants(pod):
+		return Decision{Allowed: true, Outcome: OutcomeNoParticipants}, nil
+	case podutil.IsTerminating(pod) || podutil.IsTerminal(pod):
+		return Decision{Allowed: true, Outcome: OutcomePodTerminating}, nil
+	}
+	status, err := b.cfg.Participant.Status(ctx, pod.Namespace, pod.UID)
+	if err != nil {
+		return Decision{}, err
+	}
+	switch {
+	case status.Evicting:
+		return Decision{Allowed: true, Outcome: OutcomeEvictionStep}, nil
+	case status.Complete && !status.Canceled:
+		return Decision{Allowed: true, Outcome: OutcomeComplete}, nil
+	case status.Requested:
+		b.touch(ctx, pod, status, e)
+		return b.refuse(OutcomeInProgress, pod, status), nil
+	case status.Exists && status.Locked:
+		// The active interceptor forbids canceling, so the bridge cannot
+		// join; the eviction goes ahead without it, in its own time.
+		return b.refuse(OutcomeForbidden, pod, status), nil
+	}
+	if !e.DryRun {
+		if status, err = b.request(ctx, pod, e); err != nil {
+			return Decision{}, err
+		}
+	}
+	return b.refuse(OutcomeRequested, pod, status), nil
+}
+
+// pod reads the pod from the cache, or from kube-apiserver when the cache
+// misses it (created a moment ago); nil when it does not exist.
+func (b *Bridge) pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	pod, err := b.cfg.Pods.Pods(namespace).Get(name)
+	if err == nil {
+		return pod, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, b.cfg.CallTimeout)
+	defer cancel()
+	pod, err = b.cfg.Kube.CoreV1().Pods(namespace).Get(callCtx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return pod, err
+}
+
+// request asks for the pod's eviction as the bridge, records who asked
+// through the Eviction API, and marks a pod the descheduler evicts in the
+// background.
+func (b *Bridge) request(ctx context.Context, pod *corev1.Pod, e Eviction) (participant.Status, error) {
+	status, err := b.cfg.Participant.Request(ctx, pod)
+	if err != nil {
+		return participant.Status{}, fmt.Errorf("requesting the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Requested the eviction of a pod evicted through the Eviction API", "pod", klog.KObj(pod), "user", e.User, "request", status.Request)
+	b.cfg.Recorder.Eventf(b.requestRef(pod, status), corev1.EventTypeNormal, EventRequestedThroughEvictionAPI,
+		"Requested through the eviction API by %s.", e.User)
+	if err := b.cfg.Participant.Annotate(ctx, pod.Namespace, pod.UID, map[string]*string{
+		LastCallAnnotation: ptr.To(b.cfg.Clock.Now().UTC().Format(time.RFC3339)),
+		CallersAnnotation:  ptr.To(addCaller(status.Annotations[CallersAnnotation], e.User)),
+	}); err != nil {
+		return participant.Status{}, fmt.Errorf("annotating the EvictionRequest of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if _, ok := pod.Annotations[RequestEvictOnlyAnnotation]; ok {
+		if err := b.markInProgress(ctx, pod, ptr.To("")); err != nil {
+			return participant.Status{}, err
+		}
+	}
+	return status, nil
+}
+
+// touch records that an eviction of the pod reached the bridge again, at
+// most a few times per inactivity time-out, so that a client retrying every
+// few seconds costs one write a minute or so.
+func (b *Bridge) touch(ctx context.Context, pod *corev1.Pod, status participant.Status, e Eviction) {
+	if e.DryRun {
+		return
+	}
+	now := b.cfg.Clock.Now()
+	last, err := time.Parse(time.RFC3339, status.Annotations[LastCallAnnotation])
+	callers := addCaller(status.Annotations[CallersAnnotation], e.User)
+	if err == nil && now.Sub(last) < b.cfg.Inactivity/4 && callers == status.Annotations[CallersAnnotation] {
+		return
+	}
+	if err := b.cfg.Participant.Annotate(ctx, pod.Namespace, pod.UID, map[string]*string{
+		LastCallAnnotation: ptr.To(now.UTC().Format(time.RFC3339)),
+		CallersAnnotation:  ptr.To(callers),
+	}); err != nil {
+		// The refusal stands; the next call writes it.
+		klog.FromContext(ctx).Error(err, "Recording an eviction call", "pod", klog.KObj(pod))
+	}
+}
+
+// markInProgress sets (value non-nil) or removes the descheduler's
+// eviction-in-progress annotation of pod.
+func (b *Bridge) markInProgress(ctx context.Context, pod *corev1.Pod, value *string) error {
+	return annotatePod(ctx, b.cfg.Kube, b.cfg.CallTimeout, pod, EvictionInProgressAnnotation, value)
+}
+
+// refuse is the 429 of an eviction the process has not reached the
+// eviction step of: it names the request and whose turn it is.
+func (b *Bridge) refuse(outcome string, pod *corev1.Pod, status participant.Status) Decision {
+	return Decision{
+		Outcome:    outcome,
+		RetryAfter: b.cfg.RetryAfter,
+		Message: fmt.Sprintf("%s: pod %s/%s leaves through evictionrequest/%s (%s); %s; retry later",
+			Evacuation, pod.Namespace, pod.Name, status.Request, b.cfg.Participant.API().Group(), turn(status)),
+	}
+}
+
+// turn says where the pod's eviction stands, for the refusal.
+func turn(s participant.Status) string {
+	switch {
+	case s.ActiveInterceptor != "" && !s.InterceptorDone:
+		return "it is the turn of " + s.ActiveInterceptor
+	case s.Locked:
+		return "its interceptor forbids canceling it and it goes ahead"
+	case s.AwaitingInterceptor || !s.Exists:
+		return "waiting for its first interceptor or responder to take its turn"
+	}
+	return "waiting for the next interceptor or responder"
+}
+
+// requestRef is the bridge's request of pod, for events.
+func (b *Bridge) requestRef(pod *corev1.Pod, status participant.Status) *corev1.ObjectReference {
+	return &corev1.ObjectReference{
+		APIVersion: string(b.cfg.Participant.API()), Kind: "EvictionRequest",
+		Namespace: pod.Namespace, Name: status.Request,
+	}
+}
+
+// addCaller adds user to the comma-separated callers, the newest last, at
+// most maxCallers.
+func addCaller(callers, user string) string {
+	var names []string
+	for _, name := range strings.Split(callers, ",") {
+		if name = strings.TrimSpace(name); name != "" && name != user {
+			names = append(names, name)
+		}
+	}
+	names = append(names, user)
+	return strings.Join(names[max(0, len(names)-maxCallers):], ",")
+}
+
+// annotatePod merge-patches one annotation of pod (nil removes it),
+// guarded by its UID.
+func annotatePod(ctx context.Context, kube kubernetes.Interface, timeout time.Duration, pod *corev1.Pod, key string, value *string) error {
+	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"annotations":{%q:%s}}}`, pod.UID, key, jsonString(value))
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err := kube.CoreV1().Pods(pod.Namespace).Patch(callCtx, pod.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("annotating pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+func jsonString(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *s)
+}

@@ -1,0 +1,93 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bridge
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+)
+
+// runJanitor runs the fixture's janitor until the test ends.
+func (f *fixture) runJanitor() {
+	f.t.Helper()
+	j, err := NewJanitor(f.bridge)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = j.Run(ctx)
+	}()
+	f.t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// A caller that stops asking does not leave the pod to be evicted later:
+// once no eviction reached the bridge for the inactivity time-out, it
+// withdraws; a call before that keeps the request.
+func TestTheJanitorWithdrawsWhenNobodyAsksAnyMore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pod := interceptedPod("db-0").Obj()
+		f := newFixture(t, evictionapi.Coordination, pod)
+		f.runJanitor()
+		f.decide(pod, drainer, false)
+		f.setActive(pod, "surge.example.com")
+
+		time.Sleep(DefaultInactivity - time.Minute)
+		f.decide(pod, drainer, false) // the caller asks again: the request stays
+		time.Sleep(DefaultInactivity - time.Minute)
+		if s := f.status(pod); !s.Requested {
+			t.Fatalf("withdrawn %s after the last call, within the inactivity time-out", DefaultInactivity-time.Minute)
+		}
+		time.Sleep(2 * time.Minute)
+		if s := f.status(pod); s.Requested {
+			t.Errorf("still a requester %s after the last call: %+v", DefaultInactivity+time.Minute, s)
+		}
+	})
+}
+
+// The descheduler does not call again after its background eviction: its
+// pod's request stays however long it takes, and once the bridge no longer
+// requests the eviction of a pod that stays, the mark goes.
+func TestTheJanitorKeepsBackgroundEvictions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pod := interceptedPod("db-0").Annotation(RequestEvictOnlyAnnotation, "").Obj()
+		f := newFixture(t, evictionapi.Coordination, pod)
+		f.runJanitor()
+		f.decide(pod, "system:serviceaccount:kube-system:descheduler", false)
+		f.setActive(pod, "surge.example.com")
+		time.Sleep(3 * DefaultInactivity)
+		if s := f.status(pod); !s.Requested {
+			t.Fatal("the background eviction was withdrawn")
+		}
+		if _, err := f.p.Withdraw(f.ctx, pod.Namespace, pod.UID); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if f.podAnnotated(pod, EvictionInProgressAnnotation) {
+			t.Error("the pod stays marked eviction-in-progress after the bridge withdrew")
+		}
+	})
+}

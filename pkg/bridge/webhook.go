@@ -1,0 +1,92 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/bridge/metrics"
+)
+
+// Path is where the bridge's webhook is served.
+const Path = "/eviction-bridge"
+
+// maxReviewBytes bounds an AdmissionReview the webhook reads: an Eviction
+// is small, and kube-apiserver's own limit on a request is 3 MiB.
+const maxReviewBytes = 3 << 20
+
+// ServeHTTP answers an AdmissionReview (admission.k8s.io/v1) of a CREATE of
+// pods/eviction with the bridge's decision. A review of anything else is
+// allowed: the webhook configuration selects only pods/eviction.
+func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := b.cfg.Clock.Now()
+	ctx := r.Context()
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST an AdmissionReview", http.StatusMethodNotAllowed)
+		return
+	}
+	var review admissionv1.AdmissionReview
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxReviewBytes))
+	if err == nil {
+		err = json.Unmarshal(body, &review)
+	}
+	if err != nil || review.Request == nil {
+		http.Error(w, fmt.Sprintf("not an AdmissionReview: %v", err), http.StatusBadRequest)
+		return
+	}
+	req := review.Request
+	response := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	outcome := "ignored"
+	if req.Operation == admissionv1.Create && req.SubResource == "eviction" && req.Resource.Resource == "pods" {
+		decision, err := b.Decide(ctx, Eviction{Namespace: req.Namespace, Pod: req.Name, User: req.UserInfo.Username, DryRun: ptr.Deref(req.DryRun, false)})
+		if err != nil {
+			// kube-apiserver applies the webhook's failurePolicy.
+			metrics.Decisions.WithLabelValues(metrics.OutcomeError).Inc()
+			klog.FromContext(ctx).Error(err, "Deciding an eviction", "pod", klog.KRef(req.Namespace, req.Name))
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		outcome = decision.Outcome
+		if !decision.Allowed {
+			response.Allowed = false
+			response.Result = &metav1.Status{
+				Status: metav1.StatusFailure, Code: http.StatusTooManyRequests, Reason: metav1.StatusReasonTooManyRequests,
+				Message: decision.Message,
+				Details: &metav1.StatusDetails{Name: req.Name, Kind: "pods", RetryAfterSeconds: int32(decision.RetryAfter / time.Second)},
+			}
+		}
+		metrics.Decisions.WithLabelValues(outcome).Inc()
+		metrics.DecisionDuration.Observe(b.cfg.Clock.Since(start).Seconds())
+	}
+	klog.FromContext(ctx).V(4).Info("Answered an eviction", "pod", klog.KRef(req.Namespace, req.Name), "user", req.UserInfo.Username,
+		"allowed", response.Allowed, "outcome", outcome)
+	review.Response = response
+	review.Request = nil
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(review); err != nil {
+		klog.FromContext(ctx).Error(err, "Writing an AdmissionReview")
+	}
+}

@@ -1,0 +1,80 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/evictionrequest/apiserver/internal/wrappers"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+)
+
+// review posts an AdmissionReview of the eviction of pod to the bridge's
+// handler and returns the HTTP code and the response.
+func (f *fixture) review(namespace, pod string) (int, *admissionv1.AdmissionResponse) {
+	f.t.Helper()
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID: types.UID("review-1"), Operation: admissionv1.Create, Namespace: namespace, Name: pod,
+			Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"}, SubResource: "eviction",
+			UserInfo: authenticationv1.UserInfo{Username: drainer},
+		},
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	recorder := httptest.NewRecorder()
+	f.bridge.ServeHTTP(recorder, httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body)))
+	var review admissionv1.AdmissionReview
+	if recorder.Code == http.StatusOK {
+		if err := json.Unmarshal(recorder.Body.Bytes(), &review); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return recorder.Code, review.Response
+}
+
+// The webhook answers kube-apiserver's review: 429 with a Retry-After and
+// the message, the review's UID echoed; a pod without interceptors passes.
+func TestTheWebhookAnswersWithA429(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		intercepted, plain := interceptedPod("db-0").Obj(), wrappers.MakePod("web-0").UID("uid-web-0").Obj()
+		f := newFixture(t, evictionapi.Coordination, intercepted, plain)
+		code, response := f.review(intercepted.Namespace, intercepted.Name)
+		if code != http.StatusOK || response == nil || response.UID != "review-1" || response.Allowed {
+			t.Fatalf("HTTP %d, response %+v: want a refusal of review-1", code, response)
+		}
+		if r := response.Result; r.Code != http.StatusTooManyRequests || r.Details.RetryAfterSeconds != 5 || !strings.Contains(r.Message, Evacuation) {
+			t.Errorf("result %+v, want 429, Retry-After 5 and %q", r, Evacuation)
+		}
+		if code, response := f.review(plain.Namespace, plain.Name); code != http.StatusOK || !response.Allowed {
+			t.Errorf("HTTP %d, response %+v: want a pod without interceptors allowed", code, response)
+		}
+	})
+}
