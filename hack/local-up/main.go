@@ -70,6 +70,10 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 	logger := klog.FromContext(ctx)
 	// make run shows the whole product: the node drain requester too.
 	cfg.ServerArgs = []string{"--enable-node-drain-controller"}
+	// ... and the eviction API bridge, for the namespaces that opt in.
+	if !cfg.Lifecycle {
+		cfg.Components = []string{"eviction-bridge"}
+	}
 	group := "coordination.k8s.io"
 	if cfg.Lifecycle {
 		group = "lifecycle.k8s.io"

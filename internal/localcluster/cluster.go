@@ -74,6 +74,9 @@ type Config struct {
 	// of evictionrequest-apiserver, from LifecycleOverlay unless Overlay says
 	// otherwise.
 	Lifecycle bool
+	// Components of artifacts/components are added to Overlay, as a user's
+	// kustomization adds them: eviction-bridge, for instance.
+	Components []string
 	// LifecycleController serves Kubernetes' lifecycle.k8s.io API too and
 	// runs, beside our server and in its namespace, evictionrequest-controller
 	// as LifecycleOverlay deploys it: both APIs at once, as an admin who

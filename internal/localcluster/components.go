@@ -56,6 +56,11 @@ rules:
 // hands a node back to nobody, as if its kubelet died.
 const KwokNodeLabel = "kwok.x-k8s.io/node"
 
+// ReadyAfterAnnotation delays the readiness of a pod on the kwok nodes by
+// its value, a duration ("3s"), as an application that loads before it
+// serves: without it a pod is ready the moment it runs.
+const ReadyAfterAnnotation = "kwok.evictionrequest.github.io/ready-after"
+
 // controllers of kube-controller-manager the product relies on: PDB status
 // (disruption), cross-server garbage collection, default service accounts
 // for pods, namespace deletion, and the node lifecycle, taint eviction and

@@ -51,7 +51,7 @@ const LifecycleOverlay = "lifecycle"
 // renderManifests renders the deployed overlay with the cluster's serving
 // certificate in place of the one users generate.
 func (c *Cluster) renderManifests() error {
-	objects, err := artifacts.Render(c.cfg.Overlay, c.CertFiles())
+	objects, err := artifacts.RenderWith(c.cfg.Overlay, artifacts.Install{Components: c.cfg.Components}, c.CertFiles())
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (c *Cluster) CertFiles() map[string][]byte {
 // the APIService, applied once the server runs.
 func standsIn(obj *unstructured.Unstructured) bool {
 	switch obj.GetKind() {
-	case "Deployment", "StatefulSet", "PersistentVolumeClaim", "APIService":
+	case "Deployment", "StatefulSet", "PersistentVolumeClaim", "APIService", "ValidatingWebhookConfiguration":
 		return true
 	}
 	return false
@@ -124,6 +124,17 @@ func (c *Cluster) Apply(ctx context.Context, objects []*unstructured.Unstructure
 		}
 	}
 	return nil
+}
+
+// manifestsOf returns the rendered objects of kind.
+func (c *Cluster) manifestsOf(kind string) []*unstructured.Unstructured {
+	var objects []*unstructured.Unstructured
+	for _, obj := range c.manifests {
+		if obj.GetKind() == kind {
+			objects = append(objects, obj.DeepCopy())
+		}
+	}
+	return objects
 }
 
 // manifest returns the rendered object of kind and name.

@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,6 +146,8 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 		"tls-private-key-file":   c.pki.evictionServing.KeyFile,
 		"embedded-etcd-data-dir": c.path(opts.Name + "-etcd"),
 		"cert-dir":               c.path(opts.Name + "-certs"),
+		// The harness trusts the bridge's webhook itself (register).
+		"eviction-bridge-webhook-configuration": "",
 	}
 	if urls := c.ServerEtcdURLs(); len(urls) > 0 {
 		replace["etcd-servers"] = strings.Join(urls, ",")
@@ -258,7 +261,39 @@ func (c *Cluster) register(ctx context.Context, port int) error {
 	if err := unstructured.SetNestedField(apiService.Object, int64(port), "spec", "service", "port"); err != nil {
 		return err
 	}
-	return c.Apply(ctx, []*unstructured.Unstructured{apiService}, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	objects := []*unstructured.Unstructured{apiService}
+	for _, webhook := range c.manifestsOf("ValidatingWebhookConfiguration") {
+		if err := c.standIn(webhook, port); err != nil {
+			return err
+		}
+		objects = append(objects, webhook)
+	}
+	return c.Apply(ctx, objects, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+}
+
+// standIn points the webhooks of a ValidatingWebhookConfiguration of the
+// overlay that call our server's Service at the local Service on port, and
+// makes them trust the cluster's serving CA, as the APIService does.
+func (c *Cluster) standIn(config *unstructured.Unstructured, port int) error {
+	webhooks, _, err := unstructured.NestedSlice(config.Object, "webhooks")
+	if err != nil {
+		return err
+	}
+	for _, w := range webhooks {
+		webhook := w.(map[string]any)
+		if name, _, _ := unstructured.NestedString(webhook, "clientConfig", "service", "name"); name != serverName {
+			continue
+		}
+		for field, value := range map[string]any{"name": localServiceName, "port": int64(port)} {
+			if err := unstructured.SetNestedField(webhook, value, "clientConfig", "service", field); err != nil {
+				return err
+			}
+		}
+		if err := unstructured.SetNestedField(webhook, base64.StdEncoding.EncodeToString(c.pki.servingCA.certPEM()), "clientConfig", "caBundle"); err != nil {
+			return err
+		}
+	}
+	return unstructured.SetNestedSlice(config.Object, webhooks, "webhooks")
 }
 
 // waitAggregated waits until kube-apiserver serves our API: the APIService

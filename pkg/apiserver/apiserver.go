@@ -42,6 +42,9 @@ type ExtraConfig struct {
 	// Controllers, when set, run in the server process while it holds
 	// their Lease: the eviction request controller and the node drain.
 	Controllers *controllermanager.Manager
+	// EvictionBridge, when set, is the eviction API bridge's webhook,
+	// served on every replica.
+	EvictionBridge *EvictionBridge
 }
 
 // Config is the configuration of the EvictionRequest API server.
@@ -108,6 +111,11 @@ func (c completedConfig) New() (*EvictionRequestServer, error) {
 		return nil, fmt.Errorf("installing %s: %w", v1alpha1.SchemeGroupVersion, err)
 	}
 	server := &EvictionRequestServer{GenericAPIServer: genericServer}
+	if b := c.ExtraConfig.EvictionBridge; b != nil {
+		if err := server.installEvictionBridge(b); err != nil {
+			return nil, fmt.Errorf("installing the eviction API bridge: %w", err)
+		}
+	}
 	if c.ExtraConfig.Controllers != nil {
 		if err := server.installControllers(c); err != nil {
 			return nil, fmt.Errorf("installing the controllers: %w", err)

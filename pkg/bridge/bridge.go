@@ -28,14 +28,16 @@ package bridge
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -59,6 +61,11 @@ const (
 	// 429 that says it as an eviction under way, as KubeVirt answers.
 	Evacuation = "Eviction triggered evacuation"
 
+	// NamespaceLabel opts a namespace in with the value NamespaceOptIn: the
+	// webhook of the eviction-bridge component selects such namespaces.
+	NamespaceLabel = "evictionrequest.coordination.k8s.io/eviction-bridge"
+	NamespaceOptIn = "enabled"
+
 	// LastCallAnnotation, on the bridge's request, is when an eviction of
 	// the pod last reached the bridge (RFC 3339); once it is older than the
 	// inactivity time-out the bridge withdraws (Janitor).
@@ -70,8 +77,8 @@ const (
 	// RequestEvictOnlyAnnotation marks a pod the descheduler evicts in the
 	// background; EvictionInProgressAnnotation is set on it while its
 	// request is under way, removed when it ends without eviction.
-	RequestEvictOnlyAnnotation   = "descheduler.alpha.kubernetes.io/request-evict-only"
-	EvictionInProgressAnnotation = "descheduler.alpha.kubernetes.io/eviction-in-progress"
+	RequestEvictOnlyAnnotation   = podutil.RequestEvictOnlyAnnotation
+	EvictionInProgressAnnotation = podutil.EvictionInProgressAnnotation
 
 	// EventRequestedThroughEvictionAPI is the reason of the event on the
 	// request that names the caller whose eviction the bridge turned into it.
@@ -124,8 +131,8 @@ type Config struct {
 	Inactivity, RetryAfter time.Duration
 	// CallTimeout bounds each call to kube-apiserver.
 	CallTimeout time.Duration
-	// Exempt are user names whose evictions pass untouched: the
-	// controllers' own, which evict at the eviction step.
+	// Exempt are user names whose evictions pass untouched (Exempt adds
+	// more): the controllers' own, which evict at the eviction step.
 	Exempt []string
 }
 
@@ -134,6 +141,9 @@ type Bridge struct {
 	cfg Config
 	// informers are those Participant reads from.
 	informers []cache.SharedIndexInformer
+
+	mu     sync.RWMutex
+	exempt map[string]bool
 }
 
 // New returns a Bridge of cfg.
@@ -151,7 +161,43 @@ func New(cfg Config) (*Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bridge{cfg: cfg, informers: informers}, nil
+	b := &Bridge{cfg: cfg, informers: informers, exempt: map[string]bool{}}
+	for _, user := range cfg.Exempt {
+		b.Exempt(user)
+	}
+	return b, nil
+}
+
+// Exempt lets the evictions of user through untouched: the identity the
+// controllers evict as, which its process learns once it runs.
+func (b *Bridge) Exempt(user string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.exempt[user] = true
+}
+
+func (b *Bridge) exempted(user string) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.exempt[user]
+}
+
+// ExemptSelf exempts the identity of kube, as kube-apiserver knows it
+// (a SelfSubjectReview), retrying until it succeeds or ctx ends: the
+// controllers of the process evict as that identity.
+func (b *Bridge) ExemptSelf(ctx context.Context, kube kubernetes.Interface) {
+	_ = wait.PollUntilContextCancel(ctx, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		callCtx, cancel := context.WithTimeout(ctx, b.cfg.CallTimeout)
+		defer cancel()
+		review, err := kube.AuthenticationV1().SelfSubjectReviews().Create(callCtx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Learning the identity the controllers evict as; retrying")
+			return false, nil
+		}
+		b.Exempt(review.Status.UserInfo.Username)
+		klog.FromContext(ctx).V(2).Info("The eviction API bridge lets the controllers' own evictions through", "user", review.Status.UserInfo.Username)
+		return true, nil
+	})
 }
 
 // HasSynced is true once the caches the bridge answers from have synced:
@@ -188,7 +234,7 @@ type Decision struct {
 // Decide answers e. An error is the bridge's own failure, which
 // kube-apiserver treats by the webhook's failurePolicy.
 func (b *Bridge) Decide(ctx context.Context, e Eviction) (Decision, error) {
-	if slices.Contains(b.cfg.Exempt, e.User) {
+	if b.exempted(e.User) {
 		return Decision{Allowed: true, Outcome: OutcomeExempt}, nil
 	}
 	pod, err := b.pod(ctx, e.Namespace, e.Pod)

@@ -21,9 +21,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -61,7 +63,7 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	response := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	outcome := "ignored"
 	if req.Operation == admissionv1.Create && req.SubResource == "eviction" && req.Resource.Resource == "pods" {
-		decision, err := b.Decide(ctx, Eviction{Namespace: req.Namespace, Pod: req.Name, User: req.UserInfo.Username, DryRun: ptr.Deref(req.DryRun, false)})
+		decision, err := b.Decide(ctx, Eviction{Namespace: req.Namespace, Pod: req.Name, User: req.UserInfo.Username, DryRun: isDryRun(req)})
 		if err != nil {
 			// kube-apiserver applies the webhook's failurePolicy.
 			metrics.Decisions.WithLabelValues(metrics.OutcomeError).Inc()
@@ -89,4 +91,18 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := json.NewEncoder(w).Encode(review); err != nil {
 		klog.FromContext(ctx).Error(err, "Writing an AdmissionReview")
 	}
+}
+
+// isDryRun is true for a dry run: of the request, or of the eviction itself,
+// whose deleteOptions kubectl drain --dry-run=server sets (the request then
+// is not one).
+func isDryRun(req *admissionv1.AdmissionRequest) bool {
+	if ptr.Deref(req.DryRun, false) {
+		return true
+	}
+	var eviction policyv1.Eviction
+	if err := json.Unmarshal(req.Object.Raw, &eviction); err != nil || eviction.DeleteOptions == nil {
+		return false
+	}
+	return slices.Contains(eviction.DeleteOptions.DryRun, metav1.DryRunAll)
 }

@@ -27,7 +27,9 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
@@ -36,14 +38,23 @@ import (
 
 // review posts an AdmissionReview of the eviction of pod to the bridge's
 // handler and returns the HTTP code and the response.
-func (f *fixture) review(namespace, pod string) (int, *admissionv1.AdmissionResponse) {
+func (f *fixture) review(namespace, pod string, dryRun ...string) (int, *admissionv1.AdmissionResponse) {
 	f.t.Helper()
+	eviction, err := json.Marshal(policyv1.Eviction{
+		TypeMeta:      metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
+		ObjectMeta:    metav1.ObjectMeta{Namespace: namespace, Name: pod},
+		DeleteOptions: &metav1.DeleteOptions{DryRun: dryRun},
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{
 			UID: types.UID("review-1"), Operation: admissionv1.Create, Namespace: namespace, Name: pod,
 			Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"}, SubResource: "eviction",
 			UserInfo: authenticationv1.UserInfo{Username: drainer},
+			Object:   runtime.RawExtension{Raw: eviction},
 		},
 	})
 	if err != nil {
@@ -75,6 +86,23 @@ func TestTheWebhookAnswersWithA429(t *testing.T) {
 		}
 		if code, response := f.review(plain.Namespace, plain.Name); code != http.StatusOK || !response.Allowed {
 			t.Errorf("HTTP %d, response %+v: want a pod without interceptors allowed", code, response)
+		}
+	})
+}
+
+// kubectl drain --dry-run=server asks for a dry run in the eviction's
+// deleteOptions, not in the request: the webhook reads it there, and
+// writes nothing.
+func TestTheWebhookTakesADryRunFromTheEviction(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pod := interceptedPod("db-0").Obj()
+		f := newFixture(t, evictionapi.Coordination, pod)
+		code, response := f.review(pod.Namespace, pod.Name, metav1.DryRunAll)
+		if code != http.StatusOK || response.Allowed {
+			t.Fatalf("HTTP %d, response %+v: want the refusal a real eviction gets", code, response)
+		}
+		if w := append(writes(f.kube.Actions()), writes(f.evr.Actions())...); len(w) != 0 {
+			t.Errorf("a dry run wrote %v", w)
 		}
 	})
 }

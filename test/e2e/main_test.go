@@ -22,6 +22,9 @@ package e2e
 import (
 	"os"
 	"testing"
+	"time"
+
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
@@ -29,6 +32,15 @@ import (
 // f is the cluster of the suite.
 var f *framework.Framework
 
+// bridgeInactivity is the eviction API bridge's inactivity time-out in
+// the suite, short enough to watch a withdrawal.
+const bridgeInactivity = 15 * time.Second
+
 func TestMain(m *testing.M) {
-	os.Exit(framework.Run(m, &f))
+	// The eviction API bridge is installed as users add it: the component
+	// on the default overlay; it acts in the namespaces that opt in.
+	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) {
+		cfg.Components = append(cfg.Components, "eviction-bridge")
+		cfg.ServerArgs = append(cfg.ServerArgs, "--eviction-bridge-inactivity-timeout="+bridgeInactivity.String())
+	}))
 }

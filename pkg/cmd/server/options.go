@@ -83,6 +83,7 @@ type Options struct {
 	// AuthorizationClient limits the delegated authorizer's reviews.
 	AuthorizationClient *AuthorizationClientOptions
 	Controller          *ControllerOptions
+	Bridge              *BridgeOptions
 	Logs                *logsapi.LoggingConfiguration
 	// ComponentGlobalsRegistry holds the effective version and the feature gates.
 	ComponentGlobalsRegistry basecompatibility.ComponentGlobalsRegistry
@@ -120,6 +121,7 @@ func NewOptions() *Options {
 		EmbeddedEtcd:                        NewEmbeddedEtcdOptions(),
 		AuthorizationClient:                 NewAuthorizationClientOptions(),
 		Controller:                          NewControllerOptions(),
+		Bridge:                              NewBridgeOptions(),
 		Logs:                                logsapi.NewLoggingConfiguration(),
 		ComponentGlobalsRegistry:            compatibility.DefaultComponentGlobalsRegistry,
 		SelfSignedCertHosts:                 serviceDNSNames(options.InstallNamespace()),
@@ -176,6 +178,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	ro.EgressSelector.AddFlags(fss.FlagSet("egress selector"))
 	ro.Traces.AddFlags(fss.FlagSet("traces"))
 	o.Controller.AddFlags(fss.FlagSet("controllers"))
+	o.Bridge.AddFlags(fss.FlagSet("eviction bridge"))
 	o.Metrics.AddFlags(fss.FlagSet("metrics"))
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
 	return fss
@@ -192,6 +195,10 @@ func (o *Options) Complete() error {
 	if clientURL != "" {
 		transport.ServerList = []string{clientURL}
 	}
+	o.AnonymousAuthPaths = append(o.AnonymousAuthPaths, o.Bridge.servePaths()...)
+	if authz := o.RecommendedOptions.Authorization; authz != nil {
+		authz.AlwaysAllowPaths = append(authz.AlwaysAllowPaths, o.Bridge.servePaths()...)
+	}
 	return nil
 }
 
@@ -202,6 +209,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.EmbeddedEtcd.Validate()...)
 	errs = append(errs, o.AuthorizationClient.Validate()...)
 	errs = append(errs, o.Controller.Validate()...)
+	errs = append(errs, o.Bridge.Validate()...)
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
 	errs = append(errs, o.Metrics.Validate()...)
 	for _, path := range o.AnonymousAuthPaths {

@@ -21,14 +21,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
 // PodAnnotations are the only pod annotations TrimPod keeps: the interceptors
 // a pod declares, which admission copies into spec.interceptors and the
-// controller counts, and the mirror-pod marker, for which no eviction is
-// attempted.
-var PodAnnotations = []string{v1alpha1.PodInterceptorsAnnotation, corev1.MirrorPodAnnotationKey}
+// controller counts, the mirror-pod marker, for which no eviction is
+// attempted, and the descheduler's background-eviction marks, which the
+// eviction API bridge reads and sets.
+var PodAnnotations = []string{v1alpha1.PodInterceptorsAnnotation, corev1.MirrorPodAnnotationKey,
+	podutil.RequestEvictOnlyAnnotation, podutil.EvictionInProgressAnnotation}
 
 // TrimPod is a cache.TransformFunc that keeps of a pod only what the
 // server's readers of the pod cache use: its identity and labels (admission
