@@ -23,8 +23,13 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	coordinationv1alpha1 "github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -173,16 +178,120 @@ func TestTheBridgeLeavesTheRestAsItWas(t *testing.T) {
 	if r.Err == nil || !strings.Contains(r.Stderr, "disruption budget") {
 		t.Errorf("kubectl drain got past a PodDisruptionBudget: %v\n%s", r.Err, r.Stderr)
 	}
-	er := f.WaitForRequest(t, ns, string(pod.UID), "the interceptor to complete its turn", func(er *coordinationv1alpha1.EvictionRequest) error {
-		if !er.Status.ActiveInterceptorCompleted {
+	// The interceptor completed its turn: the bridge let the evictions
+	// through, and the budget refused them, kubectl's and the controller's.
+	f.WaitForRequest(t, ns, string(pod.UID), "the controller's evictions refused by the budget", func(er *coordinationv1alpha1.EvictionRequest) error {
+		if er.Status.PodEvictionStatus == nil || er.Status.PodEvictionStatus.FailedAPIEvictionCounter == 0 {
 			return fmt.Errorf("status %+v", er.Status)
 		}
 		return nil
 	})
-	if er.Status.PodEvictionStatus == nil || er.Status.PodEvictionStatus.FailedAPIEvictionCounter == 0 {
-		t.Errorf("the controller's own evictions were not refused by the budget: %+v", er.Status.PodEvictionStatus)
-	}
 	if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil {
 		t.Errorf("the budget's pod is gone: %v", err)
 	}
+}
+
+// bridgeVariant registers, beside the component's webhook, a copy of it for
+// the namespaces labelled value (and no others), changed by mutate, until
+// the test ends: a test changes how the bridge is installed without
+// touching the other tests' namespaces.
+func bridgeVariant(t *testing.T, value string, mutate func(*admissionregistrationv1.ValidatingWebhook)) {
+	t.Helper()
+	ctx := t.Context()
+	configs := f.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	installed, err := configs.Get(ctx, "evictionrequest-eviction-bridge", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	variant := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-" + value},
+		Webhooks:   installed.Webhooks,
+	}
+	w := &variant.Webhooks[0]
+	w.Name = value + ".e2e.example.com"
+	w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{bridge.NamespaceLabel: value}}
+	mutate(w)
+	if _, err := configs.Create(ctx, variant, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = configs.Delete(context.Background(), variant.Name, metav1.DeleteOptions{}) })
+}
+
+// labelNamespace sets the bridge's namespace label of ns to value.
+func labelNamespace(t *testing.T, ns, value string) {
+	t.Helper()
+	f.MustKubectl(t, "label", "namespace", ns, "--overwrite", bridge.NamespaceLabel+"="+value)
+}
+
+// A bridge that cannot be reached, with the component's failurePolicy
+// Ignore, leaves evictions as they are without it: kubectl drain evicts a
+// pod with interceptors at once.
+func TestABridgeThatIsDownLetsEvictionsThrough(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	bridgeVariant(t, "down", func(w *admissionregistrationv1.ValidatingWebhook) {
+		// A port nothing listens on: the call fails.
+		w.ClientConfig.Service.Port = ptr.To(int32(1))
+	})
+	labelNamespace(t, ns, "down")
+	node := f.NewNode(t)
+	pod := f.CreatePod(t, ns, "held", framework.PodOptions{Node: node, Interceptors: []string{"hold.e2e.example.com"}})
+	// kube-apiserver calls the webhook, fails, and lets the eviction
+	// through: its fail-open counter shows it, once it loaded the webhook.
+	failedOpen := func() float64 {
+		v, _ := framework.ScrapeMetrics(t, f.AdminConfig).Value(`apiserver_admission_webhook_fail_open_count{name="down.e2e.example.com",type="validating"}`)
+		return v
+	}
+	framework.Eventually(t, time.Minute, "kube-apiserver to call the webhook that is down", func(ctx context.Context) error {
+		err := f.Kube.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name},
+			DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}})
+		if n := failedOpen(); err != nil || n == 0 {
+			return fmt.Errorf("dry-run eviction: %v; failed open %v times", err, n)
+		}
+		return nil
+	})
+	before := failedOpen()
+	if r := kubectlDrain(t, node, "--force", "--timeout=1m"); r.Err != nil {
+		t.Fatalf("kubectl drain with the bridge down: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	f.WaitForPodGone(t, ns, pod.Name)
+	if after := failedOpen(); after <= before {
+		t.Errorf("kube-apiserver's fail-open count of the webhook went from %v to %v: the drain's eviction did not go past it", before, after)
+	}
+	if list, err := f.EvictionRequests(ns).List(t.Context(), metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
+		t.Errorf("%d EvictionRequests (%v), want none: the bridge was down", len(list.Items), err)
+	}
+}
+
+// An identity the webhook's matchConditions exempt, such as an interceptor
+// that evicts its own pod as the KEP recommends, evicts at once; anyone
+// else waits.
+func TestAnExemptIdentityEvictsAtOnce(t *testing.T) {
+	t.Parallel()
+	const exempt = "e2e-exempt-interceptor"
+	ns := f.NewNamespace(t)
+	bridgeVariant(t, "exempt", func(w *admissionregistrationv1.ValidatingWebhook) {
+		w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "exempt-identities",
+			Expression: fmt.Sprintf("!(request.userInfo.username in ['%s'])", exempt)}}
+	})
+	labelNamespace(t, ns, "exempt")
+	pod := f.CreatePod(t, ns, "own", framework.PodOptions{Interceptors: []string{"hold.e2e.example.com"}})
+	evict := func(user string) error {
+		client, err := kubernetes.NewForConfig(f.ImpersonatingConfig(user, "system:masters"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return client.PolicyV1().Evictions(ns).Evict(t.Context(), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name}})
+	}
+	// The new webhook may take kube-apiserver a moment to call.
+	framework.Eventually(t, time.Minute, "an eviction by another identity refused by the bridge", func(context.Context) error {
+		if err := evict("e2e-someone-else"); !apierrors.IsTooManyRequests(err) {
+			return fmt.Errorf("eviction: %v", err)
+		}
+		return nil
+	})
+	if err := evict(exempt); err != nil {
+		t.Fatalf("the exempt identity's eviction: %v", err)
+	}
+	f.WaitForPodGone(t, ns, pod.Name)
 }
