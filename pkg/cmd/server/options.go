@@ -83,7 +83,7 @@ type Options struct {
 	// AuthorizationClient limits the delegated authorizer's reviews.
 	AuthorizationClient *AuthorizationClientOptions
 	Controller          *ControllerOptions
-	Bridge              *BridgeOptions
+	Bridge              *options.BridgeOptions
 	Logs                *logsapi.LoggingConfiguration
 	// ComponentGlobalsRegistry holds the effective version and the feature gates.
 	ComponentGlobalsRegistry basecompatibility.ComponentGlobalsRegistry
@@ -121,7 +121,7 @@ func NewOptions() *Options {
 		EmbeddedEtcd:                        NewEmbeddedEtcdOptions(),
 		AuthorizationClient:                 NewAuthorizationClientOptions(),
 		Controller:                          NewControllerOptions(),
-		Bridge:                              NewBridgeOptions(),
+		Bridge:                              options.NewBridgeOptions(),
 		Logs:                                logsapi.NewLoggingConfiguration(),
 		ComponentGlobalsRegistry:            compatibility.DefaultComponentGlobalsRegistry,
 		SelfSignedCertHosts:                 serviceDNSNames(options.InstallNamespace()),
@@ -195,9 +195,9 @@ func (o *Options) Complete() error {
 	if clientURL != "" {
 		transport.ServerList = []string{clientURL}
 	}
-	o.AnonymousAuthPaths = append(o.AnonymousAuthPaths, o.Bridge.servePaths()...)
+	o.AnonymousAuthPaths = append(o.AnonymousAuthPaths, bridgePaths(o.Bridge)...)
 	if authz := o.RecommendedOptions.Authorization; authz != nil {
-		authz.AlwaysAllowPaths = append(authz.AlwaysAllowPaths, o.Bridge.servePaths()...)
+		authz.AlwaysAllowPaths = append(authz.AlwaysAllowPaths, bridgePaths(o.Bridge)...)
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.Controller.ApplyTo(config); err != nil {
 		return nil, err
 	}
-	if err := o.Bridge.ApplyTo(config, o.Controller, o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile); err != nil {
+	if err := applyBridge(o.Bridge, config, o.Controller, o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile); err != nil {
 		return nil, err
 	}
 	return config, nil

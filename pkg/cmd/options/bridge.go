@@ -1,0 +1,112 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package options
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/evictionrequest/apiserver/pkg/bridge"
+)
+
+// BridgeOptions configure the eviction API bridge evictionrequest-apiserver
+// and evictionrequest-controller can serve: admission on pods/eviction that
+// sends the evictions of pods with interceptors or responders through
+// EvictionRequests.
+type BridgeOptions struct {
+	Enabled bool
+	// Inactivity is how long the bridge keeps its request without an
+	// eviction of the pod reaching it.
+	Inactivity time.Duration
+	// RetryAfter is the Retry-After of its refusals.
+	RetryAfter time.Duration
+	// ExemptUsers are user names whose evictions pass untouched, besides
+	// those the webhook configuration's matchConditions exempt.
+	ExemptUsers []string
+	// WebhookConfiguration, when set, is the ValidatingWebhookConfiguration
+	// whose caBundle the server keeps equal to the CA of its serving
+	// certificate: CAFile, else ca.crt beside --tls-cert-file, else the
+	// self-signed certificate's own bundle.
+	WebhookConfiguration, CAFile string
+}
+
+// NewBridgeOptions returns the defaults: off.
+func NewBridgeOptions() *BridgeOptions {
+	return &BridgeOptions{Inactivity: bridge.DefaultInactivity, RetryAfter: bridge.DefaultRetryAfter}
+}
+
+// AddFlags adds the bridge's flags to fs.
+func (o *BridgeOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.Enabled, "enable-eviction-bridge", o.Enabled,
+		"Serve the eviction API bridge at "+bridge.Path+" on the secure port, for a ValidatingWebhookConfiguration on pods/eviction "+
+			"(the eviction-bridge component): evictions of pods with interceptors (responders) wait for their eviction step.")
+	fs.DurationVar(&o.Inactivity, "eviction-bridge-inactivity-timeout", o.Inactivity,
+		"How long the bridge keeps its request for a pod once no eviction of it reaches the bridge: then it withdraws.")
+	fs.DurationVar(&o.RetryAfter, "eviction-bridge-retry-after", o.RetryAfter, "Retry-After of the bridge's 429 answers.")
+	fs.StringSliceVar(&o.ExemptUsers, "eviction-bridge-exempt-users", o.ExemptUsers,
+		"User names whose evictions the bridge lets through untouched (the webhook's matchConditions are the first place for this).")
+	fs.StringVar(&o.WebhookConfiguration, "eviction-bridge-webhook-configuration", o.WebhookConfiguration,
+		"ValidatingWebhookConfiguration whose caBundle the server keeps equal to the CA of its serving certificate, so that kube-apiserver trusts the bridge however the certificate was issued.")
+	fs.StringVar(&o.CAFile, "eviction-bridge-ca-file", o.CAFile,
+		"CA of the serving certificate, for --eviction-bridge-webhook-configuration; default: ca.crt beside --tls-cert-file, else the self-signed certificate's bundle.")
+}
+
+// Validate checks the options.
+func (o *BridgeOptions) Validate() []error {
+	if !o.Enabled {
+		return nil
+	}
+	var errs []error
+	if o.Inactivity < 10*time.Second {
+		errs = append(errs, fmt.Errorf("--eviction-bridge-inactivity-timeout must be at least 10s (clients retry every few seconds), got %s", o.Inactivity))
+	}
+	if o.RetryAfter < time.Second {
+		errs = append(errs, fmt.Errorf("--eviction-bridge-retry-after must be at least 1s, got %s", o.RetryAfter))
+	}
+	return errs
+}
+
+// SyncCABundle keeps retrying, until it succeeds or ctx ends, to make the
+// CA of the serving certificate the caBundle of the bridge's webhook.
+func (o *BridgeOptions) SyncCABundle(ctx context.Context, kube kubernetes.Interface, certFile string, timeout time.Duration) {
+	caFile := o.CAFile
+	if caFile == "" {
+		caFile = filepath.Join(filepath.Dir(certFile), "ca.crt")
+		if _, err := os.Stat(caFile); err != nil {
+			// A self-signed certificate's file bundles its CA.
+			caFile = certFile
+		}
+	}
+	_ = wait.PollUntilContextCancel(ctx, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		ca, err := os.ReadFile(caFile)
+		if err == nil {
+			err = bridge.SyncCABundle(ctx, kube.AdmissionregistrationV1().ValidatingWebhookConfigurations(), o.WebhookConfiguration, ca, timeout)
+		}
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "The eviction API bridge's webhook may not trust the server yet; retrying")
+		}
+		return err == nil, nil
+	})
+}
