@@ -71,8 +71,9 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 	// make run shows the whole product: the node drain requester too.
 	cfg.ServerArgs = []string{"--enable-node-drain-controller"}
 	// ... and the eviction API bridge, for the namespaces that opt in.
-	if !cfg.Lifecycle {
-		cfg.Components = []string{"eviction-bridge"}
+	cfg.Components = []string{"eviction-bridge"}
+	if cfg.Lifecycle {
+		cfg.Components = []string{"eviction-bridge-lifecycle"}
 	}
 	group := "coordination.k8s.io"
 	if cfg.Lifecycle {

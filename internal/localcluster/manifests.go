@@ -78,7 +78,9 @@ func (c *Cluster) CertFiles() map[string][]byte {
 // the APIService, applied once the server runs.
 func standsIn(obj *unstructured.Unstructured) bool {
 	switch obj.GetKind() {
-	case "Deployment", "StatefulSet", "PersistentVolumeClaim", "APIService", "ValidatingWebhookConfiguration":
+	case "Deployment", "StatefulSet", "PersistentVolumeClaim", "APIService", "ValidatingWebhookConfiguration",
+		// The cluster's PKI stands in for cert-manager.
+		"Certificate", "Issuer":
 		return true
 	}
 	return false
@@ -217,12 +219,13 @@ func localArgs(args []string, replace map[string]string) []string {
 // control plane, beside the overlay's own Service, which selects no pod here.
 const localServiceName = serverName + "-local"
 
-// externalNameService is the Service the APIService points at: localhost,
-// on the server's port, since loopback addresses are invalid in Endpoints.
-func externalNameService(port int) *corev1.Service {
+// externalNameService is the Service name the APIService (or a webhook)
+// points at: localhost, on port, since loopback addresses are invalid in
+// Endpoints.
+func externalNameService(name string, port int) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: localServiceName, Namespace: serverNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: serverNamespace},
 		Spec: corev1.ServiceSpec{
 			Type:         corev1.ServiceTypeExternalName,
 			ExternalName: "localhost",

@@ -155,8 +155,12 @@ func newPKI(dir string) (*pki, error) {
 			commonName:   "system:serviceaccount:" + serverNamespace + ":" + lifecycleControllerName,
 			organization: []string{"system:serviceaccounts", "system:serviceaccounts:" + serverNamespace}, usage: x509.ExtKeyUsageClientAuth}},
 		{p.frontProxyCA, &p.frontProxyClient, certRequest{name: "front-proxy-client", commonName: frontProxyClientName, usage: x509.ExtKeyUsageClientAuth}},
+		// The serving certificate of our server, and of the eviction API
+		// bridge wherever it runs: the names of the local Services that
+		// stand in for theirs.
 		{p.servingCA, &p.evictionServing, certRequest{name: "evictionrequest-apiserver", commonName: serverName,
-			dnsNames: []string{serverName + "." + serverNamespace + ".svc", localServiceName + "." + serverNamespace + ".svc", "localhost"}, ips: loopbackIP, usage: x509.ExtKeyUsageServerAuth}},
+			dnsNames: []string{serverName + "." + serverNamespace + ".svc", localServiceName + "." + serverNamespace + ".svc",
+				lifecycleControllerName + "-local." + serverNamespace + ".svc", "localhost"}, ips: loopbackIP, usage: x509.ExtKeyUsageServerAuth}},
 	}
 	for _, i := range issue {
 		if *i.into, err = i.ca.sign(dir, i.req); err != nil {

@@ -248,7 +248,7 @@ func (c *Cluster) ServerClientConfig(server *Server) *rest.Config {
 // balancer's in front of the replicas: an ExternalName Service to localhost
 // and the APIService of the overlay, which trusts the serving CA.
 func (c *Cluster) register(ctx context.Context, port int) error {
-	if _, err := c.Client.CoreV1().Services(serverNamespace).Create(ctx, externalNameService(port), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Services(serverNamespace).Create(ctx, externalNameService(localServiceName, port), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	apiService, err := c.manifest("APIService", apiServiceName)
@@ -261,39 +261,69 @@ func (c *Cluster) register(ctx context.Context, port int) error {
 	if err := unstructured.SetNestedField(apiService.Object, int64(port), "spec", "service", "port"); err != nil {
 		return err
 	}
-	objects := []*unstructured.Unstructured{apiService}
+	if err := c.Apply(ctx, []*unstructured.Unstructured{apiService}, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		return err
+	}
+	return c.registerWebhooks(ctx, serverName, localServiceName)
+}
+
+// registerWebhooks applies the ValidatingWebhookConfigurations of the
+// overlay whose webhooks call service, pointed at local, the Service of
+// localhost that stands in for it.
+func (c *Cluster) registerWebhooks(ctx context.Context, service, local string) error {
+	var objects []*unstructured.Unstructured
 	for _, webhook := range c.manifestsOf("ValidatingWebhookConfiguration") {
-		if err := c.standIn(webhook, port); err != nil {
+		if standsIn, err := c.standIn(ctx, webhook, service, local); err != nil {
 			return err
+		} else if standsIn {
+			objects = append(objects, webhook)
 		}
-		objects = append(objects, webhook)
 	}
 	return c.Apply(ctx, objects, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 }
 
 // standIn points the webhooks of a ValidatingWebhookConfiguration of the
-// overlay that call our server's Service at the local Service on port, and
-// makes them trust the cluster's serving CA, as the APIService does.
-func (c *Cluster) standIn(config *unstructured.Unstructured, port int) error {
+// overlay that call service at the Service local, on the port the local
+// Service names, and makes them trust the cluster's serving CA, as the
+// APIService does; it is false when none calls service.
+func (c *Cluster) standIn(ctx context.Context, config *unstructured.Unstructured, service, local string) (bool, error) {
 	webhooks, _, err := unstructured.NestedSlice(config.Object, "webhooks")
 	if err != nil {
-		return err
+		return false, err
 	}
+	found := false
 	for _, w := range webhooks {
 		webhook := w.(map[string]any)
-		if name, _, _ := unstructured.NestedString(webhook, "clientConfig", "service", "name"); name != serverName {
+		if name, _, _ := unstructured.NestedString(webhook, "clientConfig", "service", "name"); name != service {
 			continue
 		}
-		for field, value := range map[string]any{"name": localServiceName, "port": int64(port)} {
+		found = true
+		// The local Service's port is the process's own: the webhook calls
+		// port 443 of it, which kube-apiserver resolves to localhost:443
+		// for an ExternalName Service, so the port is set on the webhook.
+		port, err := c.localServicePort(ctx, local)
+		if err != nil {
+			return false, err
+		}
+		for field, value := range map[string]any{"name": local, "port": int64(port)} {
 			if err := unstructured.SetNestedField(webhook, value, "clientConfig", "service", field); err != nil {
-				return err
+				return false, err
 			}
 		}
 		if err := unstructured.SetNestedField(webhook, base64.StdEncoding.EncodeToString(c.pki.servingCA.certPEM()), "clientConfig", "caBundle"); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return unstructured.SetNestedSlice(config.Object, webhooks, "webhooks")
+	return found, unstructured.SetNestedSlice(config.Object, webhooks, "webhooks")
+}
+
+// localServicePort is the port of the local Service name.
+func (c *Cluster) localServicePort(ctx context.Context, name string) (int, error) {
+	svc, err := c.Client.CoreV1().Services(serverNamespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	return int(svc.Spec.Ports[0].Port), nil
 }
 
 // waitAggregated waits until kube-apiserver serves our API: the APIService

@@ -19,8 +19,11 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -59,21 +62,54 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	if err != nil {
 		return nil, err
 	}
-	ports, err := c.reservePorts(1)
+	ports, err := c.reservePorts(2)
 	if err != nil {
 		return nil, err
 	}
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	args := append(localArgs(w.args, map[string]string{"metrics-bind-address": metrics, "kubeconfig": ""}),
-		"--kubeconfig="+kubeconfig, "--metrics-bind-address="+metrics)
-	p, err := c.run(opts.Name, nil, binary, append(args, opts.Args...)...)
+	replace := map[string]string{"metrics-bind-address": metrics, "kubeconfig": ""}
+	args := []string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=" + metrics}
+	bridge := slices.Contains(w.args, "--enable-eviction-bridge")
+	if bridge {
+		// The eviction API bridge serves with the cluster's serving
+		// certificate on a port of its own, which the harness trusts its
+		// webhook with (the --eviction-bridge-webhook-configuration of a pod
+		// would write a caBundle of its own).
+		maps.Copy(replace, map[string]string{"tls-cert-file": "", "tls-private-key-file": "", "eviction-bridge-webhook-configuration": ""})
+		args = append(args, fmt.Sprintf("--secure-port=%d", ports[1]), "--bind-address=127.0.0.1",
+			"--tls-cert-file="+c.pki.evictionServing.CertFile, "--tls-private-key-file="+c.pki.evictionServing.KeyFile)
+	}
+	p, err := c.run(opts.Name, nil, binary, append(append(localArgs(w.args, replace), args...), opts.Args...)...)
 	if err != nil {
 		return nil, err
 	}
 	p.MetricsURL = "http://" + metrics + "/metrics"
-	return p, c.waitUntilReady(ctx, p, opts.Name, func(ctx context.Context) error {
+	err = c.waitUntilReady(ctx, p, opts.Name, func(ctx context.Context) error {
 		return httpGetOK(ctx, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0]), "ok")
 	})
+	if err != nil || !bridge {
+		return p, err
+	}
+	return p, c.serveWebhooksOf(ctx, name, ports[1])
+}
+
+// serveWebhooksOf points the webhooks of the overlay that call the Service
+// name (a workload's own) at the process on port.
+func (c *Cluster) serveWebhooksOf(ctx context.Context, name string, port int) error {
+	local := name + "-local"
+	services := c.Client.CoreV1().Services(serverNamespace)
+	svc, err := services.Get(ctx, local, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = services.Create(ctx, externalNameService(local, port), metav1.CreateOptions{})
+	case err == nil:
+		svc.Spec.Ports = externalNameService(local, port).Spec.Ports
+		_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return err
+	}
+	return c.registerWebhooks(ctx, name, local)
 }
 
 // StartSurgeInterceptor starts a surge-interceptor as the overlay deploys it.

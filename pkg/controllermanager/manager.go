@@ -73,6 +73,10 @@ type Manager struct {
 	// (with the leader check) and /readyz while Run runs; an API server
 	// serves them itself and adds HealthChecks to its own.
 	MetricsBindAddress string
+	// ReadyChecks are added to /readyz of MetricsBindAddress: what the
+	// process serves besides its controllers, such as the eviction API
+	// bridge, on every replica.
+	ReadyChecks []healthz.HealthChecker
 	// Controllers are the controllers, built in this order each term.
 	Controllers []Descriptor
 
@@ -100,7 +104,7 @@ func (m *Manager) leaderHealth() *leaderelection.HealthzAdaptor {
 // the Lease is given up and campaigned for again.
 func (m *Manager) Run(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), m.Name))
-	stopServing, err := Serve(ctx, m.MetricsBindAddress, m.HealthChecks()...)
+	stopServing, err := Serve(ctx, m.MetricsBindAddress, m.HealthChecks(), m.ReadyChecks)
 	if err != nil {
 		return err
 	}

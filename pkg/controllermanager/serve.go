@@ -29,18 +29,18 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Serve serves /metrics, /healthz (with checks) and /readyz on address
-// until the returned function is called; "" or "0" serves nothing. The
-// managers of commands that are not API servers serve
-// --metrics-bind-address with it.
-func Serve(ctx context.Context, address string, checks ...healthz.HealthChecker) (stop func(), err error) {
+// Serve serves /metrics, /healthz (with health checks) and /readyz (with
+// ready checks) on address until the returned function is called; "" or
+// "0" serves nothing. The managers of commands that are not API servers
+// serve --metrics-bind-address with it.
+func Serve(ctx context.Context, address string, health, ready []healthz.HealthChecker) (stop func(), err error) {
 	if address == "" || address == "0" {
 		return func() {}, nil
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
-	healthz.InstallHandler(mux, append([]healthz.HealthChecker{healthz.PingHealthz}, checks...)...)
-	healthz.InstallReadyzHandler(mux, healthz.PingHealthz)
+	healthz.InstallHandler(mux, append([]healthz.HealthChecker{healthz.PingHealthz}, health...)...)
+	healthz.InstallReadyzHandler(mux, append([]healthz.HealthChecker{healthz.PingHealthz}, ready...)...)
 	listener, err := net.Listen("tcp", address)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-bind-address: %w", err)

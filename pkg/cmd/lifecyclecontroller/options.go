@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"time"
 
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfig "k8s.io/component-base/config"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -57,6 +58,9 @@ type Options struct {
 	// events have a budget of their own with the same limits.
 	Client         *options.ClientOptions
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	// Bridge is the eviction API bridge, served with TLS on SecureServing.
+	Bridge        *options.BridgeOptions
+	SecureServing *genericoptions.SecureServingOptions
 	// MetricsBindAddress serves /metrics, /healthz and /readyz.
 	MetricsBindAddress string
 	Logs               *logsapi.LoggingConfiguration
@@ -76,6 +80,8 @@ func NewOptions() *Options {
 		// seconds; client-go's default of 5 requests/s would make it crawl.
 		Client:             options.NewClientOptions(100, 200),
 		LeaderElection:     options.NewLeaderElection(componentName),
+		Bridge:             options.NewBridgeOptions(),
+		SecureServing:      newSecureServing(),
 		MetricsBindAddress: ":8080",
 		Logs:               logsapi.NewLoggingConfiguration(),
 	}
@@ -102,6 +108,9 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster; in-cluster when empty.")
 	o.Client.AddFlags(fs, "the controllers")
 	options.AddLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
+	bridgeFlags := fss.FlagSet("eviction bridge")
+	o.Bridge.AddFlags(bridgeFlags)
+	o.SecureServing.AddFlags(bridgeFlags)
 	fs = fss.FlagSet("metrics")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of /metrics, /healthz and /readyz; \"0\" serves none.")
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
@@ -126,6 +135,20 @@ func (o *Options) Validate() error {
 		}
 	}
 	errs = append(errs, o.Client.Validate()...)
+	errs = append(errs, o.Bridge.Validate()...)
+	if o.Bridge.Enabled {
+		errs = append(errs, o.SecureServing.Validate()...)
+	}
 	errs = append(errs, options.ValidateLeaderElection(o.LeaderElection)...)
 	return errors.Join(errs...)
+}
+
+// newSecureServing is where the eviction API bridge is served: port 8443,
+// the certificate of --tls-cert-file or a self-signed one in --cert-dir.
+func newSecureServing() *genericoptions.SecureServingOptions {
+	ss := genericoptions.NewSecureServingOptions()
+	ss.BindPort = 8443
+	ss.ServerCert.PairName = "eviction-bridge"
+	ss.ServerCert.CertDirectory = "/tmp/evictionrequest-controller"
+	return ss
 }

@@ -19,6 +19,7 @@ package lifecyclecontroller
 import (
 	"context"
 
+	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
@@ -55,6 +56,15 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	metrics.Register()
 	klog.FromContext(ctx).Info("Starting evictionrequest-controller", "version", version.Get())
+	descriptors := o.controllers()
+	var ready []healthz.HealthChecker
+	if o.Bridge.Enabled {
+		janitor, check, err := o.startBridge(ctx, client, eventClient)
+		if err != nil {
+			return err
+		}
+		descriptors, ready = append(descriptors, janitor), append(ready, check)
+	}
 	m := &controllermanager.Manager{
 		Name:           componentName,
 		LeaderElection: o.LeaderElection,
@@ -64,7 +74,8 @@ func (o *Options) Run(ctx context.Context) error {
 		// caches need not hold managedFields, about a third of an Eviction.
 		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cachetransform.StripManagedFields)},
 		MetricsBindAddress: o.MetricsBindAddress,
-		Controllers:        o.controllers(),
+		ReadyChecks:        ready,
+		Controllers:        descriptors,
 	}
 	return m.Run(ctx)
 }

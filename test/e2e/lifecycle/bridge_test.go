@@ -1,0 +1,125 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/internal/wrappers"
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
+	"github.com/evictionrequest/apiserver/pkg/surge"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+// optIn labels ns so that the eviction API bridge acts in it.
+func optIn(t *testing.T, ns string) {
+	t.Helper()
+	f.MustKubectl(t, "label", "namespace", ns, bridge.NamespaceLabel+"="+bridge.NamespaceOptIn)
+}
+
+// Plain kubectl drain of the node of a one-replica Deployment whose pods
+// list the surge interceptor as a responder completes, and the Deployment
+// never has zero ready replicas: on lifecycle.k8s.io the bridge asks for
+// the eviction through an EvictionRequest of its own. Without it, the same
+// drain leaves the Deployment without a ready pod for a while.
+func TestPlainKubectlDrainWaitsForTheSurgeResponder(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		optIn   bool
+		wantMin int
+	}{
+		{"opted in", true, 1},
+		{"not opted in", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ns := f.NewNamespace(t)
+			if tc.optIn {
+				optIn(t, ns)
+			}
+			drained := f.PoolNode(t, ns)
+			f.CreateDeployment(t, ns, "db", 1, "", func(dep *appsv1.Deployment) {
+				dep.Spec.Template.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(surge.DefaultLifecycleName, lifecycleutil.ManagingControllerPriority)}
+				dep.Spec.Template.Annotations = map[string]string{localcluster.ReadyAfterAnnotation: "3s"}
+			})
+			original := f.PodsOf(t, ns, "db")[0]
+			if original.Spec.NodeName != drained {
+				t.Fatalf("the pod runs on %s, want %s", original.Spec.NodeName, drained)
+			}
+			f.PoolNode(t, ns)
+			w := f.WatchReady(t, ns, "db")
+			r := f.RunCommand(t, 4*time.Minute, "kubectl", "drain", drained, "--ignore-daemonsets", "--timeout=3m")
+			if r.Err != nil {
+				t.Fatalf("kubectl drain failed: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+			}
+			f.WaitForReplicas(t, ns, "db", 1)
+			w.Stop()
+			if minReady, _ := w.Extremes(); minReady != tc.wantMin {
+				t.Errorf("the fewest ready pods during kubectl drain: %d, want %d", minReady, tc.wantMin)
+			}
+		})
+	}
+}
+
+// A pod whose responder never answers stays: kubectl drain --timeout fails
+// naming the responder whose turn it is, and the bridge withdraws its
+// request once kubectl stops asking.
+func TestKubectlDrainTimesOutOnAHeldPod(t *testing.T) {
+	t.Parallel()
+	const holder = "e2e.example.com/hold"
+	ns := f.NewNamespace(t)
+	optIn(t, ns)
+	node := f.NewNode(t)
+	pod := f.CreatePod(t, ns, "held", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
+		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(holder, 5000)}
+	}})
+	r := f.RunCommand(t, 2*time.Minute, "kubectl", "drain", node, "--ignore-daemonsets", "--force", "--timeout=20s")
+	if r.Err == nil {
+		t.Fatalf("kubectl drain evicted a pod whose responder holds it:\n%s", r.Stdout)
+	}
+	for _, want := range []string{bridge.Evacuation, "lifecycle.k8s.io", "it is the turn of " + holder} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("kubectl drain's output lacks %q:\n%s", want, r.Stderr)
+		}
+	}
+	if _, err := f.Kube.CoreV1().Pods(ns).Get(t.Context(), pod.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the held pod is gone: %v", err)
+	}
+	framework.WaitFor(t, "the bridge to withdraw its EvictionRequest", func(ctx context.Context) (bool, error) {
+		list, err := f.Kube.LifecycleV1alpha1().EvictionRequests(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		return len(list.Items) == 1 && !lifecycleutil.WantsEviction(&list.Items[0]), nil
+	}, func(withdrawn bool) error {
+		if !withdrawn {
+			return fmt.Errorf("the bridge's request still wants the eviction")
+		}
+		return nil
+	})
+}
