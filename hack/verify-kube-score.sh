@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: Apache-2.0
 
 # Runs kube-score over every rendered overlay of artifacts/, with the
-# monitoring component added. A finding fails unless
+# monitoring component and the overlay's eviction API bridge added. A finding fails unless
 # artifacts/kube-score-ignore.txt names its test with the reason it does not
 # apply.
 
@@ -28,7 +28,9 @@ OUT="$(mktemp -d)"
 trap 'rm -rf "${OUT}"' EXIT
 failed=0
 for overlay in "${OVERLAYS[@]}"; do
-  go run ./hack/render "${overlay}" monitoring > "${OUT}/${overlay}.yaml"
+  bridge=eviction-bridge
+  [[ "${overlay}" == lifecycle ]] && bridge=eviction-bridge-lifecycle
+  go run ./hack/render "${overlay}" monitoring "${bridge}" > "${OUT}/${overlay}.yaml"
   if ! "${KUBE_SCORE}" score --output-format ci --exit-one-on-warning "${ignores[@]}" "${OUT}/${overlay}.yaml" > "${OUT}/${overlay}.txt"; then
     echo "kube-score finds, in overlay ${overlay}:"
     grep -v '^\[OK\]' "${OUT}/${overlay}.txt" || true
