@@ -113,6 +113,12 @@ func (w *EvictionRequestWrapper) FailedEvictions(n int32) *EvictionRequestWrappe
 	return w
 }
 
+// Annotation sets an annotation.
+func (w *EvictionRequestWrapper) Annotation(key, value string) *EvictionRequestWrapper {
+	w.Annotations = setKey(w.Annotations, key, value)
+	return w
+}
+
 // Message sets status.message.
 func (w *EvictionRequestWrapper) Message(message string) *EvictionRequestWrapper {
 	w.Status.Message = message

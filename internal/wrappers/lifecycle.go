@@ -59,6 +59,12 @@ func MakeLifecycleRequest(name string, pod *corev1.Pod, requester string) *Lifec
 // Obj returns the EvictionRequest.
 func (w *LifecycleRequestWrapper) Obj() *lifecyclev1alpha1.EvictionRequest { return &w.EvictionRequest }
 
+// Annotation sets an annotation.
+func (w *LifecycleRequestWrapper) Annotation(key, value string) *LifecycleRequestWrapper {
+	w.Annotations = setKey(w.Annotations, key, value)
+	return w
+}
+
 // Withdrawn sets the intent to Withdrawn.
 func (w *LifecycleRequestWrapper) Withdrawn() *LifecycleRequestWrapper {
 	w.Spec.Intent = lifecyclev1alpha1.EvictionRequestIntentWithdrawn

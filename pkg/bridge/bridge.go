@@ -28,6 +28,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -306,7 +307,7 @@ func (b *Bridge) request(ctx context.Context, pod *corev1.Pod, e Eviction) (part
 		"Requested through the eviction API by %s.", e.User)
 	if err := b.cfg.Participant.Annotate(ctx, pod.Namespace, pod.UID, map[string]*string{
 		LastCallAnnotation: ptr.To(b.cfg.Clock.Now().UTC().Format(time.RFC3339)),
-		CallersAnnotation:  ptr.To(addCaller(status.Annotations[CallersAnnotation], e.User)),
+		CallersAnnotation:  ptr.To(addCaller(status.Annotations, e.User)),
 	}); err != nil {
 		return participant.Status{}, fmt.Errorf("annotating the EvictionRequest of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
@@ -327,7 +328,7 @@ func (b *Bridge) touch(ctx context.Context, pod *corev1.Pod, status participant.
 	}
 	now := b.cfg.Clock.Now()
 	last, err := time.Parse(time.RFC3339, status.Annotations[LastCallAnnotation])
-	callers := addCaller(status.Annotations[CallersAnnotation], e.User)
+	callers := addCaller(status.Annotations, e.User)
 	if err == nil && now.Sub(last) < b.cfg.Inactivity/4 && callers == status.Annotations[CallersAnnotation] {
 		return
 	}
@@ -378,17 +379,24 @@ func (b *Bridge) requestRef(pod *corev1.Pod, status participant.Status) *corev1.
 	}
 }
 
-// addCaller adds user to the comma-separated callers, the newest last, at
-// most maxCallers.
-func addCaller(callers, user string) string {
+// addCaller adds user to the callers in annotations, the newest last, at
+// most maxCallers, comma-separated.
+func addCaller(annotations map[string]string, user string) string {
+	names := slices.DeleteFunc(Callers(annotations), func(name string) bool { return name == user })
+	names = append(names, user)
+	return strings.Join(names[max(0, len(names)-maxCallers):], ",")
+}
+
+// Callers are the users whose evictions the bridge turned into the request
+// annotated with annotations, oldest first (at most five).
+func Callers(annotations map[string]string) []string {
 	var names []string
-	for _, name := range strings.Split(callers, ",") {
-		if name = strings.TrimSpace(name); name != "" && name != user {
+	for _, name := range strings.Split(annotations[CallersAnnotation], ",") {
+		if name = strings.TrimSpace(name); name != "" {
 			names = append(names, name)
 		}
 	}
-	names = append(names, user)
-	return strings.Join(names[max(0, len(names)-maxCallers):], ",")
+	return names
 }
 
 // annotatePod merge-patches one annotation of pod (nil removes it),

@@ -28,6 +28,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
@@ -37,13 +38,15 @@ func TestLifecycleStatusShowsTheRespondersAndRequesters(t *testing.T) {
 	pod := testPod("web-0", "node-a").Responders(wrappers.Responder(appResponder, 500)).Obj()
 	own := wrappers.MakeLifecycleRequest("web-0-kubectl", pod, DefaultLifecycleRequesterName).Created(now.Add(-time.Minute)).Obj()
 	other := wrappers.MakeLifecycleRequest("web-0-descheduler", pod, "descheduler.example.com/x").Withdrawn().Created(now.Add(-2 * time.Minute)).Obj()
+	viaEvictionAPI := wrappers.MakeLifecycleRequest("web-0-bridge", pod, bridge.LifecycleRequester).
+		Annotation(bridge.CallersAnnotation, "system:admin,system:serviceaccount:kube-system:cluster-autoscaler").Created(now.Add(-time.Minute)).Obj()
 	ev := wrappers.MakeEviction("pod-1-web-0", pod).Created(now.Add(-time.Minute)).
 		TargetResponder("surge.example.com/surge", 10000, lifecyclev1alpha1.ResponderStateCompleted).
 		TargetResponder(appResponder, 500, lifecyclev1alpha1.ResponderStateActive).
 		TargetResponder(lifecycleutil.Evictor, lifecycleutil.EvictorPriority, lifecyclev1alpha1.ResponderStateInactive).
 		Started(appResponder, now.Add(-time.Minute)).Heartbeat(appResponder, now.Add(-12*time.Second)).
 		ResponderMessage(appResponder, "closing connections").Obj()
-	o, out, _ := testLifecycleOptions(t, pod, own, other, ev)
+	o, out, _ := testLifecycleOptions(t, pod, own, other, viaEvictionAPI, ev)
 	s := &StatusOptions{Options: o, Pods: []string{"web-0"}, Events: 5, Clock: testingclock.NewFakePassiveClock(now)}
 	if err := s.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -58,6 +61,7 @@ func TestLifecycleStatusShowsTheRespondersAndRequesters(t *testing.T) {
 		"[100] " + lifecycleutil.Evictor,
 		"closing connections",
 		"web-0-descheduler", "web-0-kubectl",
+		"requested through the eviction API by system:admin, system:serviceaccount:kube-system:cluster-autoscaler\n",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status lacks %q:\n%s", want, out)

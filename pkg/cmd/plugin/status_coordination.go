@@ -19,6 +19,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ import (
 
 	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
@@ -108,6 +110,9 @@ func (c coordinationStatus) record(er *v1alpha1.EvictionRequest, pod *corev1.Pod
 		chain:   interceptorChain(er),
 		extra:   [][2]string{{"Cancellation policy", string(coordinationutil.CancellationPolicy(er))}},
 		objects: []string{"EvictionRequest/" + er.Name},
+	}
+	if line, ok := bridgeLine(er.Annotations, slices.Contains(r.requesters, bridge.CoordinationRequester)); ok {
+		r.extra = append(r.extra, line)
 	}
 	if reason := coordinationutil.CompletionReason(er); reason != "" {
 		r.state = fmt.Sprintf("Complete (%s)", reason)

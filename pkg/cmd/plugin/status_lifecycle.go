@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
@@ -159,6 +160,14 @@ func (l lifecycleStatus) record(t *lifecycleTarget, pods map[types.UID]*corev1.P
 		}
 	}
 	r.extra = [][2]string{{"EvictionRequests", strings.Join(names, ", ")}}
+	for _, er := range t.requests {
+		if er.Spec.Requester != bridge.LifecycleRequester {
+			continue
+		}
+		if line, ok := bridgeLine(er.Annotations, lifecycleutil.WantsEviction(er)); ok {
+			r.extra = append(r.extra, line)
+		}
+	}
 	ev, _ := lifecycleutil.RelevantEviction(t.evictions)
 	var evictions []*lifecyclev1alpha1.Eviction
 	if ev != nil {

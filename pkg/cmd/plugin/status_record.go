@@ -18,11 +18,13 @@ package plugin
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
@@ -76,4 +78,20 @@ func (s *StatusOptions) source() statusSource {
 		return lifecycleStatus{s}
 	}
 	return coordinationStatus{s}
+}
+
+// bridgeLine names who asked for the eviction through the Eviction API, read
+// from the eviction API bridge's annotations on its request; requesting says
+// whether the bridge still requests it. ok is false when no eviction call
+// reached the bridge.
+func bridgeLine(annotations map[string]string, requesting bool) (line [2]string, ok bool) {
+	callers := bridge.Callers(annotations)
+	if len(callers) == 0 {
+		return line, false
+	}
+	text := "requested through the eviction API by " + strings.Join(callers, ", ")
+	if !requesting {
+		text += " (withdrawn)"
+	}
+	return [2]string{"Eviction API", text}, true
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
 
 func TestStatusShowsTheInterceptorChain(t *testing.T) {
@@ -50,6 +51,37 @@ func TestStatusShowsTheInterceptorChain(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A request the eviction API bridge made names whose eviction calls it
+// stands for, and says when the bridge no longer requests it.
+func TestStatusNamesWhoRequestedThroughTheEvictionAPI(t *testing.T) {
+	pod := testPod("db-0", "node-a").Obj()
+	caller := "system:serviceaccount:kube-system:cluster-autoscaler"
+	for _, tc := range []struct {
+		name       string
+		requesters []string
+		want       string
+	}{
+		{"requesting", []string{bridge.CoordinationRequester}, "requested through the eviction API by " + caller + "\n"},
+		{"withdrawn", []string{"a.example.com"}, "requested through the eviction API by " + caller + " (withdrawn)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			er := wrappers.MakeEvictionRequest(pod, tc.requesters...).Annotation(bridge.CallersAnnotation, caller).Obj()
+			o, out, _, _ := testOptions(t, nil, nil)
+			s := &StatusOptions{Options: o}
+			s.print(out, statusEntry{record: coordinationStatus{s}.record(er, pod)}, now)
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("status lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+	o, out, _, _ := testOptions(t, nil, nil)
+	s := &StatusOptions{Options: o}
+	s.print(out, statusEntry{record: coordinationStatus{s}.record(wrappers.MakeEvictionRequest(pod, "a.example.com").Obj(), pod)}, now)
+	if strings.Contains(out.String(), "requested through the eviction API") {
+		t.Errorf("status of a request no eviction call made names the eviction API:\n%s", out)
 	}
 }
 
