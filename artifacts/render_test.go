@@ -423,6 +423,9 @@ func TestTheEvictionBridgeComponents(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := config.Webhooks[0]
+			if w.Name != bridge.WebhookName {
+				t.Errorf("webhook %q, want %q, which the alerts and the dashboard read", w.Name, bridge.WebhookName)
+			}
 			if *w.FailurePolicy != admissionregistrationv1.Ignore || *w.SideEffects != admissionregistrationv1.SideEffectClassNoneOnDryRun ||
 				*w.TimeoutSeconds > 10 || len(w.MatchConditions) == 0 {
 				t.Errorf("webhook failurePolicy %v, sideEffects %v, timeout %ds, %d matchConditions", *w.FailurePolicy, *w.SideEffects, *w.TimeoutSeconds, len(w.MatchConditions))

@@ -30,6 +30,10 @@ import (
 
 const certValidity = 365 * 24 * time.Hour
 
+// AdminUser is the user name of the admin kubeconfig's client certificate,
+// a member of system:masters, as kubeadm names it.
+const AdminUser = "kubernetes-admin"
+
 // authority is a certificate authority the harness generates and signs
 // certificates with; nothing of it outlives the cluster directory.
 type authority struct {
@@ -138,7 +142,7 @@ func newPKI(dir string) (*pki, error) {
 	}{
 		{p.clusterCA, &p.apiserverServing, certRequest{name: "kube-apiserver", commonName: "kube-apiserver",
 			dnsNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}, ips: loopbackIP, usage: x509.ExtKeyUsageServerAuth}},
-		{p.clusterCA, &p.admin, certRequest{name: "admin", commonName: "kubernetes-admin", organization: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth}},
+		{p.clusterCA, &p.admin, certRequest{name: "admin", commonName: AdminUser, organization: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth}},
 		{p.clusterCA, &p.controllerManager, certRequest{name: "kube-controller-manager", commonName: "system:kube-controller-manager",
 			organization: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth}},
 		{p.clusterCA, &p.scheduler, certRequest{name: "kube-scheduler", commonName: "system:kube-scheduler", usage: x509.ExtKeyUsageClientAuth}},

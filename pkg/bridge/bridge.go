@@ -62,6 +62,11 @@ const (
 	// 429 that says it as an eviction under way, as KubeVirt answers.
 	Evacuation = "Eviction triggered evacuation"
 
+	// WebhookName is the name of the webhook the eviction-bridge components
+	// register, by which kube-apiserver's admission webhook metrics label
+	// its calls.
+	WebhookName = "eviction-bridge.evictionrequest.coordination.k8s.io"
+
 	// NamespaceLabel opts a namespace in with the value NamespaceOptIn: the
 	// webhook of the eviction-bridge component selects such namespaces.
 	NamespaceLabel = "evictionrequest.coordination.k8s.io/eviction-bridge"

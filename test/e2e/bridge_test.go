@@ -133,6 +133,11 @@ func TestKubectlDrainTimesOutOnAHeldPodAndTheBridgeWithdraws(t *testing.T) {
 	if _, err := f.Kube.CoreV1().Pods(ns).Get(t.Context(), pod.Name, metav1.GetOptions{}); err != nil {
 		t.Errorf("the held pod is gone: %v", err)
 	}
+	status := f.RunCommand(t, time.Minute, pluginBinary, "status", "-n", ns, pod.Name)
+	if want := "requested through the eviction API by " + localcluster.AdminUser; !strings.Contains(status.Stdout, want) {
+		t.Errorf("kubectl evictionrequest status lacks %q:\n%s%s", want, status.Stdout, status.Stderr)
+	}
+	framework.CheckBridgeMetrics(t, framework.ScrapeMetrics(t, f.ServerClientConfig(f.EvictionServer())), framework.ScrapeMetrics(t, f.AdminConfig))
 	f.WaitForRequest(t, ns, string(pod.UID), "the bridge to withdraw", func(er *coordinationv1alpha1.EvictionRequest) error {
 		for _, r := range er.Spec.Requesters {
 			if r.Name == bridge.CoordinationRequester {
@@ -141,6 +146,9 @@ func TestKubectlDrainTimesOutOnAHeldPodAndTheBridgeWithdraws(t *testing.T) {
 		}
 		return nil
 	})
+	if v := framework.ScrapeMetrics(t, f.ServerClientConfig(f.EvictionServer())).Sample(t, "evictionrequest_eviction_bridge_withdrawals_total"); v < 1 {
+		t.Errorf("withdrawals_total = %v, want at least the withdrawal of this test", v)
+	}
 }
 
 // Pods without interceptors drain as without the bridge, and no request is
@@ -261,6 +269,7 @@ func TestABridgeThatIsDownLetsEvictionsThrough(t *testing.T) {
 	if list, err := f.EvictionRequests(ns).List(t.Context(), metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
 		t.Errorf("%d EvictionRequests (%v), want none: the bridge was down", len(list.Items), err)
 	}
+	framework.CheckMonitoredMetrics(t, framework.ScrapeMetrics(t, f.AdminConfig), "apiserver_admission_webhook_fail_open_count")
 }
 
 // An identity the webhook's matchConditions exempt, such as an interceptor

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/evictionrequest/apiserver/artifacts"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
 
 // MetricSamples is the text of a server's /metrics.
@@ -139,4 +140,26 @@ func CheckMonitoredMetrics(t testing.TB, m MetricSamples, prefixes ...string) {
 	if checked == 0 {
 		t.Errorf("the monitoring component reads no metric named %v", prefixes)
 	}
+}
+
+// CheckBridgeMetrics fails t unless bridge, the /metrics of the binary that
+// serves the eviction API bridge, and apiserver, kube-apiserver's, show an
+// eviction the bridge refused, and hold what the monitoring component reads
+// of the bridge.
+func CheckBridgeMetrics(t testing.TB, bridgeMetrics, apiserver MetricSamples) {
+	t.Helper()
+	refused := `evictionrequest_eviction_bridge_decisions_total{outcome="` + bridge.OutcomeRequested + `"}`
+	if v := bridgeMetrics.Sample(t, refused); v < 1 {
+		t.Errorf("%s = %v, want at least the refusal of this test", refused, v)
+	}
+	if v := bridgeMetrics.Sample(t, "evictionrequest_eviction_bridge_decision_duration_seconds_count"); v < 1 {
+		t.Errorf("decision_duration_seconds_count = %v, want at least the decision of this test", v)
+	}
+	CheckMonitoredMetrics(t, bridgeMetrics, "evictionrequest_eviction_bridge_")
+	rejected := `apiserver_admission_webhook_rejection_count{error_type="no_error",name="` + bridge.WebhookName +
+		`",operation="CREATE",rejection_code="429",type="validating"}`
+	if v := apiserver.Sample(t, rejected); v < 1 {
+		t.Errorf("kube-apiserver's %s = %v, want at least the refusal of this test", rejected, v)
+	}
+	CheckMonitoredMetrics(t, apiserver, "apiserver_admission_webhook_admission_duration_seconds", "apiserver_admission_webhook_rejection_count")
 }

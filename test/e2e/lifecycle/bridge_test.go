@@ -110,6 +110,11 @@ func TestKubectlDrainTimesOutOnAHeldPod(t *testing.T) {
 	if _, err := f.Kube.CoreV1().Pods(ns).Get(t.Context(), pod.Name, metav1.GetOptions{}); err != nil {
 		t.Errorf("the held pod is gone: %v", err)
 	}
+	status := f.RunCommand(t, time.Minute, pluginBinary, "status", "-n", ns, pod.Name)
+	if want := "requested through the eviction API by " + localcluster.AdminUser; !strings.Contains(status.Stdout, want) {
+		t.Errorf("kubectl evictionrequest status lacks %q:\n%s%s", want, status.Stdout, status.Stderr)
+	}
+	framework.CheckBridgeMetrics(t, framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL), framework.ScrapeMetrics(t, f.AdminConfig))
 	framework.WaitFor(t, "the bridge to withdraw its EvictionRequest", func(ctx context.Context) (bool, error) {
 		list, err := f.Kube.LifecycleV1alpha1().EvictionRequests(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -122,4 +127,7 @@ func TestKubectlDrainTimesOutOnAHeldPod(t *testing.T) {
 		}
 		return nil
 	})
+	if v := framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL).Sample(t, "evictionrequest_eviction_bridge_withdrawals_total"); v < 1 {
+		t.Errorf("withdrawals_total = %v, want at least the withdrawal of this test", v)
+	}
 }
