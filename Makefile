@@ -77,7 +77,7 @@ test: verify test-unit test-image test-release test-e2e ## Everything CI runs: v
 # assembly (registry, admission, k8s.io/apiserver and the embedded etcd) runs
 # without it: compiling those libraries a second time for the race detector
 # cost a cold CI run about ten minutes.
-UNIT_PACKAGES := ./pkg/... ./cmd/... ./artifacts/... ./test/integration/... ./internal/...
+UNIT_PACKAGES := ./pkg/... ./cmd/... ./artifacts/... ./test/integration/... ./test/cmd/... ./internal/...
 RACE_PACKAGES := ./pkg/controller/... ./pkg/controllermanager/... ./pkg/sdk/... ./pkg/drain/... ./pkg/surge/... ./pkg/util/... \
 	./pkg/bridge/... ./pkg/cmd/plugin/... ./pkg/cmd/lifecyclecontroller/... ./pkg/cmd/surgeinterceptor/... ./internal/localcluster/...
 
@@ -115,7 +115,7 @@ BENCH_DRAIN_PODS   ?= 500
 BENCH_DRAIN_ROUNDS ?= 3
 
 .PHONY: bench-drain
-bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequest drain against kubectl drain, side by side, on our API and on lifecycle.k8s.io (with the controller's heap per Eviction).
+bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequest drain against kubectl drain, side by side, on our API and on lifecycle.k8s.io (with the controller's heap per Eviction); and the eviction API bridge: kubectl drain opted in against not, its webhook latency, kubectl drain through it against the plugin.
 	$(GO) run ./test/cmd/bench-drain --dir=_output/bench-drain --bin-dir=$(BIN_DIR) --out=_output/bench/drain.json \
 		--pods=$(BENCH_DRAIN_PODS) --rounds=$(BENCH_DRAIN_ROUNDS)
 	$(GO) run ./test/cmd/bench-drain --api=lifecycle --dir=_output/bench-drain-lifecycle --bin-dir=$(BIN_DIR) \

@@ -23,6 +23,14 @@ limitations under the License.
 // Kubernetes' lifecycle.k8s.io API with evictionrequest-controller, the
 // plugin speaks it, and the benchmark then measures the controller's heap
 // per Eviction held. `make bench-drain` runs it on both APIs.
+//
+// The cluster has the eviction API bridge installed (its component), so
+// that, in the same rounds, it also measures what the bridge costs plain
+// `kubectl drain` of pods without interceptors (a namespace opted in
+// against one not opted in, which kube-apiserver does not call the bridge
+// for), the bridge's latency as kube-apiserver records it, and `kubectl
+// drain` through the bridge of pods whose interceptor completes at once (the
+// sample interceptor) against `kubectl evictionrequest drain` of the same.
 package main
 
 import (
@@ -48,6 +56,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
 
 type options struct {
@@ -56,6 +65,8 @@ type options struct {
 	api          string
 	pods, rounds int
 	timeout      time.Duration
+	// bridge measures the eviction API bridge too.
+	bridge bool
 }
 
 // result is what the benchmark writes as JSON.
@@ -71,8 +82,9 @@ type result struct {
 	// HeapPerEvictionBytes is, on lifecycle.k8s.io, how much the
 	// controller's heap grew per Eviction (and its EvictionRequest) it
 	// holds.
-	HeapPerEvictionBytes float64   `json:"heapPerEvictionBytes,omitempty"`
-	When                 time.Time `json:"when"`
+	HeapPerEvictionBytes float64       `json:"heapPerEvictionBytes,omitempty"`
+	Bridge               *bridgeResult `json:"bridge,omitempty"`
+	When                 time.Time     `json:"when"`
 }
 
 func main() {
@@ -84,6 +96,7 @@ func main() {
 	flag.IntVar(&o.pods, "pods", 500, "Pods on each drained node.")
 	flag.IntVar(&o.rounds, "rounds", 3, "Rounds; each drains one node with each command.")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "Time-out of one drain.")
+	flag.BoolVar(&o.bridge, "bridge", true, "Measure the eviction API bridge too: kubectl drain in an opted-in namespace against one that is not, and through the bridge against kubectl evictionrequest drain of pods whose interceptor completes at once.")
 	klog.InitFlags(nil)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -99,36 +112,54 @@ func run(ctx context.Context, o options) error {
 	if o.api != "coordination" && o.api != "lifecycle" {
 		return fmt.Errorf("--api must be coordination or lifecycle, got %q", o.api)
 	}
-	cluster, err := localcluster.Start(ctx, localcluster.Config{
+	cfg := localcluster.Config{
 		Dir: o.dir, BinDir: o.binDir, Lifecycle: o.api == "lifecycle",
 		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
-	})
+	}
+	cases := []drainCase{ours, kubectlDrain}
+	if o.bridge {
+		cfg.Components = []string{bridgeComponent(o.api)}
+		cases = append(cases, bridgeCases...)
+	}
+	cluster, err := localcluster.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer cluster.Stop()
+	if o.bridge {
+		stopInterceptor, err := startSampleInterceptor(ctx, cluster, o)
+		if err != nil {
+			return err
+		}
+		defer stopInterceptor()
+	}
 
 	res := result{Pods: o.pods, Rounds: o.rounds, API: o.api, When: time.Now().UTC()}
+	seconds := map[string][]float64{}
+	var webhook []webhookLatency
 	for round := 0; round < o.rounds; round++ {
-		commands := []string{"ours", "kubectl-drain"}
+		order := slices.Clone(cases)
 		if round%2 == 1 {
-			slices.Reverse(commands)
+			slices.Reverse(order)
 		}
-		for _, which := range commands {
-			seconds, err := drainOnce(ctx, cluster, o, fmt.Sprintf("%s-%d", which, round), which)
+		for _, c := range order {
+			d, err := drainOnce(ctx, cluster, o, fmt.Sprintf("%s-%d", c.name, round), c)
 			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", round, which, err)
+				return fmt.Errorf("round %d, %s: %w", round, c.name, err)
 			}
-			logger.Info("Drained", "round", round, "command", which, "pods", o.pods, "seconds", seconds)
-			if which == "ours" {
-				res.OursSeconds = append(res.OursSeconds, seconds)
-			} else {
-				res.KubectlDrain = append(res.KubectlDrain, seconds)
+			logger.Info("Drained", "round", round, "case", c.name, "pods", o.pods, "seconds", d.seconds)
+			seconds[c.name] = append(seconds[c.name], d.seconds)
+			if d.webhook != nil {
+				webhook = append(webhook, *d.webhook)
 			}
 		}
 	}
+	res.OursSeconds, res.KubectlDrain = seconds[ours.name], seconds[kubectlDrain.name]
 	res.OursMedian, res.KubectlMedian = median(res.OursSeconds), median(res.KubectlDrain)
 	res.Ratio = res.OursMedian / res.KubectlMedian
+	if o.bridge {
+		res.Bridge = newBridgeResult(seconds, res.KubectlMedian, webhook)
+	}
 	if o.api == "lifecycle" {
 		if res.HeapPerEvictionBytes, err = heapPerEviction(ctx, cluster, o.pods); err != nil {
 			return err
@@ -141,6 +172,9 @@ func run(ctx context.Context, o options) error {
 	if res.HeapPerEvictionBytes > 0 {
 		fmt.Printf("  controller heap per Eviction   %6.1f KiB\n", res.HeapPerEvictionBytes/1024)
 	}
+	if res.Bridge != nil {
+		res.Bridge.print()
+	}
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 		return err
 	}
@@ -152,56 +186,78 @@ func run(ctx context.Context, o options) error {
 }
 
 // drainOnce fills a fresh node with pods and times one command draining it.
-func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, name, which string) (float64, error) {
+func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, name string, c drainCase) (drained, error) {
 	client := cluster.Client
 	node, err := client.CoreV1().Nodes().Create(ctx, benchNode(name), metav1.CreateOptions{})
 	if err != nil {
-		return 0, err
+		return drained{}, err
 	}
 	defer func() { _ = client.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) }()
-	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil {
-		return 0, err
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if c.optIn {
+		ns.Labels = map[string]string{bridge.NamespaceLabel: bridge.NamespaceOptIn}
+	}
+	if ns, err = client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return drained{}, err
 	}
 	defer func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) }()
 	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	}); err != nil {
-		return 0, fmt.Errorf("the default service account of %s: %w", ns.Name, err)
+		return drained{}, fmt.Errorf("the default service account of %s: %w", ns.Name, err)
 	}
 
-	if _, err := fillNode(ctx, client, ns.Name, node.Name, o.pods, nil); err != nil {
-		return 0, err
+	var mutate func(*corev1.Pod)
+	if c.intercepted {
+		mutate = declareSampleInterceptor(o.api)
+	}
+	if _, err := fillNode(ctx, client, ns.Name, node.Name, o.pods, mutate); err != nil {
+		return drained{}, err
 	}
 
 	args := []string{"--kubeconfig=" + cluster.KubeconfigPath}
 	bin := filepath.Join(o.binDir, "kubectl-evictionrequest")
-	if which == "ours" {
+	if c.plugin {
 		args = append(args, "drain", node.Name, "--api="+o.api, "--force", "--output=lines", fmt.Sprintf("--timeout=%s", o.timeout))
 	} else {
 		bin = filepath.Join(o.binDir, "kubectl")
 		args = append(args, "drain", node.Name, "--force", "--ignore-daemonsets", "--delete-emptydir-data", fmt.Sprintf("--timeout=%s", o.timeout))
+	}
+	var before webhookHistogram
+	if c.webhookLatency {
+		if before, err = scrapeWebhookHistogram(ctx, cluster); err != nil {
+			return drained{}, err
+		}
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	start := time.Now()
 	err = cmd.Run()
-	elapsed := time.Since(start).Seconds()
+	d := drained{seconds: time.Since(start).Seconds()}
 	logFile := filepath.Join(cluster.LogDir(), name+".log")
 	_ = os.WriteFile(logFile, output.Bytes(), 0o644)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w (output in %s)", bin, err, logFile)
+		return drained{}, fmt.Errorf("%s: %w (output in %s)", bin, err, logFile)
+	}
+	if c.webhookLatency {
+		after, err := scrapeWebhookHistogram(ctx, cluster)
+		if err != nil {
+			return drained{}, err
+		}
+		if d.webhook, err = after.since(before); err != nil {
+			return drained{}, err
+		}
 	}
 	pods, err := client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return 0, err
+		return drained{}, err
 	}
 	if len(pods.Items) != 0 {
-		return 0, fmt.Errorf("%d pods left after %s exited", len(pods.Items), bin)
+		return drained{}, fmt.Errorf("%d pods left after %s exited", len(pods.Items), bin)
 	}
-	return elapsed, nil
+	return d, nil
 }
 
 // fillNode creates n running pods on node in ns, changed by mutate, and

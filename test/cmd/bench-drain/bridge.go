@@ -1,0 +1,268 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
+)
+
+// drainCase is one drain a round times.
+type drainCase struct {
+	name string
+	// plugin drains with kubectl evictionrequest drain, else kubectl drain.
+	plugin bool
+	// optIn labels the namespace for the eviction API bridge.
+	optIn bool
+	// intercepted pods declare the sample interceptor (responder).
+	intercepted bool
+	// webhookLatency reads the bridge's latency from kube-apiserver's
+	// metrics around the drain.
+	webhookLatency bool
+}
+
+var (
+	ours         = drainCase{name: "ours", plugin: true}
+	kubectlDrain = drainCase{name: "kubectl-drain"}
+	// bridgeCases measure the bridge: kubectl drain of pods without
+	// interceptors where kube-apiserver calls it, and drains of pods whose
+	// interceptor completes at once, by kubectl drain through the bridge
+	// and by the plugin.
+	bridgeCases = []drainCase{
+		{name: "kubectl-drain-bridge", optIn: true, webhookLatency: true},
+		{name: "kubectl-drain-intercepted", optIn: true, intercepted: true},
+		{name: "ours-intercepted", plugin: true, optIn: true, intercepted: true},
+	}
+)
+
+// drained is what one drain measured.
+type drained struct {
+	seconds float64
+	// webhook is the bridge's latency during the drain, when measured.
+	webhook *webhookLatency
+}
+
+// bridgeResult is what the benchmark measured of the eviction API bridge.
+type bridgeResult struct {
+	// KubectlDrainOptedIn are the times of kubectl drain of pods without
+	// interceptors in an opted-in namespace; Ratio is their median over
+	// that of kubectl drain in a namespace not opted in.
+	KubectlDrainOptedIn       []float64 `json:"kubectlDrainOptedInSeconds"`
+	KubectlDrainOptedInMedian float64   `json:"kubectlDrainOptedInMedianSeconds"`
+	Ratio                     float64   `json:"ratio"`
+	// WebhookCalls, WebhookP50Seconds and WebhookP99Seconds are
+	// kube-apiserver's calls of the bridge during those drains and their
+	// latency, as its admission webhook histogram records it (medians of
+	// the rounds).
+	WebhookCalls      float64 `json:"webhookCalls"`
+	WebhookP50Seconds float64 `json:"webhookP50Seconds"`
+	WebhookP99Seconds float64 `json:"webhookP99Seconds"`
+	// Intercepted are the drains of pods whose interceptor completes at
+	// once: kubectl drain through the bridge and the plugin;
+	// InterceptedRatio is the former's median over the latter's.
+	InterceptedKubectlDrain []float64 `json:"interceptedKubectlDrainSeconds"`
+	InterceptedOurs         []float64 `json:"interceptedOursSeconds"`
+	InterceptedRatio        float64   `json:"interceptedRatio"`
+}
+
+func newBridgeResult(seconds map[string][]float64, kubectlMedian float64, webhook []webhookLatency) *bridgeResult {
+	r := &bridgeResult{
+		KubectlDrainOptedIn:     seconds[bridgeCases[0].name],
+		InterceptedKubectlDrain: seconds[bridgeCases[1].name],
+		InterceptedOurs:         seconds[bridgeCases[2].name],
+	}
+	r.KubectlDrainOptedInMedian = median(r.KubectlDrainOptedIn)
+	r.Ratio = r.KubectlDrainOptedInMedian / kubectlMedian
+	r.InterceptedRatio = median(r.InterceptedKubectlDrain) / median(r.InterceptedOurs)
+	var calls, p50, p99 []float64
+	for _, w := range webhook {
+		calls, p50, p99 = append(calls, w.calls), append(p50, w.p50), append(p99, w.p99)
+	}
+	r.WebhookCalls, r.WebhookP50Seconds, r.WebhookP99Seconds = median(calls), median(p50), median(p99)
+	return r
+}
+
+func (r *bridgeResult) print() {
+	fmt.Printf("The eviction API bridge:\n")
+	fmt.Printf("  kubectl drain, opted in        %6.1f s  (%.1f-%.1f)\n", r.KubectlDrainOptedInMedian, slices.Min(r.KubectlDrainOptedIn), slices.Max(r.KubectlDrainOptedIn))
+	fmt.Printf("  ratio to kubectl drain         %6.2f\n", r.Ratio)
+	fmt.Printf("  webhook calls per drain        %6.0f  p50 %.1f ms  p99 %.1f ms (kube-apiserver's histogram)\n", r.WebhookCalls, r.WebhookP50Seconds*1000, r.WebhookP99Seconds*1000)
+	fmt.Printf("Pods whose interceptor completes at once:\n")
+	fmt.Printf("  kubectl drain, through bridge  %6.1f s  (%.1f-%.1f)\n", median(r.InterceptedKubectlDrain), slices.Min(r.InterceptedKubectlDrain), slices.Max(r.InterceptedKubectlDrain))
+	fmt.Printf("  kubectl evictionrequest drain  %6.1f s  (%.1f-%.1f)\n", median(r.InterceptedOurs), slices.Min(r.InterceptedOurs), slices.Max(r.InterceptedOurs))
+	fmt.Printf("  ratio                          %6.2f\n", r.InterceptedRatio)
+}
+
+// bridgeComponent is the eviction-bridge component of api.
+func bridgeComponent(api string) string {
+	if api == "lifecycle" {
+		return "eviction-bridge-lifecycle"
+	}
+	return "eviction-bridge"
+}
+
+// The sample interceptor's name on each API.
+const (
+	sampleInterceptor = "bench.interceptor.example.com"
+	sampleResponder   = "bench.example.com/interceptor"
+)
+
+// declareSampleInterceptor makes a pod declare the sample interceptor
+// (responder).
+func declareSampleInterceptor(api string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		if api == "lifecycle" {
+			p.Spec.EvictionResponders = []corev1.EvictionResponder{{Name: sampleResponder, Priority: ptr.To[int32](1000)}}
+			return
+		}
+		p.Annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: sampleInterceptor}
+	}
+}
+
+// startSampleInterceptor runs examples/sample-interceptor, completing each
+// turn at once, with a client fast enough not to be what a drain waits
+// for; the returned function stops it.
+func startSampleInterceptor(ctx context.Context, cluster *localcluster.Cluster, o options) (func(), error) {
+	name := sampleInterceptor
+	if o.api == "lifecycle" {
+		name = sampleResponder
+	}
+	logFile, err := os.Create(filepath.Join(cluster.LogDir(), "sample-interceptor.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(o.binDir, "sample-interceptor"),
+		"--kubeconfig="+cluster.KubeconfigPath, "--api="+o.api, "--name="+name,
+		"--steps=0", "--outcome=complete", "--kube-api-qps=500", "--kube-api-burst=1000", "-v=1")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, err
+	}
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		_ = logFile.Close()
+	}, nil
+}
+
+// webhookHistogram is kube-apiserver's histogram of its calls of the bridge:
+// cumulative counts by upper bound.
+type webhookHistogram map[float64]float64
+
+// webhookLatency is the bridge's latency over a drain.
+type webhookLatency struct {
+	calls, p50, p99 float64
+}
+
+var webhookBucket = regexp.MustCompile(`^apiserver_admission_webhook_admission_duration_seconds_bucket\{(.*)\} ([0-9.e+-]+)$`)
+
+// scrapeWebhookHistogram reads the bridge's buckets from kube-apiserver's
+// /metrics, summed over their other labels.
+func scrapeWebhookHistogram(ctx context.Context, cluster *localcluster.Cluster) (webhookHistogram, error) {
+	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	body, err := cluster.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(callCtx)
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver's /metrics: %w", err)
+	}
+	h := webhookHistogram{}
+	scanner := bufio.NewScanner(bytes.NewReader(body))
+	scanner.Buffer(nil, 1<<20)
+	for scanner.Scan() {
+		m := webhookBucket.FindStringSubmatch(scanner.Text())
+		if m == nil || !strings.Contains(m[1], `name="`+bridge.WebhookName+`"`) {
+			continue
+		}
+		le, ok := label(m[1], "le")
+		if !ok {
+			continue
+		}
+		bound, err1 := strconv.ParseFloat(le, 64)
+		count, err2 := strconv.ParseFloat(m[2], 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("kube-apiserver's /metrics: %q", scanner.Text())
+		}
+		h[bound] += count
+	}
+	return h, scanner.Err()
+}
+
+// label is the value of the label key in a sample's label list.
+func label(labels, key string) (string, bool) {
+	m := regexp.MustCompile(`(?:^|,)` + key + `="([^"]*)"`).FindStringSubmatch(labels)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// since is the latency of the calls between earlier and h: an error when
+// there were none, since the drain was meant to call the bridge.
+func (h webhookHistogram) since(earlier webhookHistogram) (*webhookLatency, error) {
+	delta := webhookHistogram{}
+	for bound, count := range h {
+		delta[bound] = count - earlier[bound]
+	}
+	calls := delta[math.Inf(1)]
+	if calls <= 0 {
+		return nil, fmt.Errorf("kube-apiserver did not call the eviction API bridge during the drain")
+	}
+	return &webhookLatency{calls: calls, p50: delta.quantile(0.5), p99: delta.quantile(0.99)}, nil
+}
+
+// quantile estimates the q-quantile as Prometheus' histogram_quantile does:
+// linearly within the bucket the rank falls in, the highest finite bound
+// when it falls in +Inf.
+func (h webhookHistogram) quantile(q float64) float64 {
+	bounds := slices.Sorted(maps.Keys(h))
+	rank := q * h[math.Inf(1)]
+	lower, below := 0.0, 0.0
+	for _, bound := range bounds {
+		count := h[bound]
+		if count >= rank {
+			if math.IsInf(bound, 1) {
+				return lower
+			}
+			if count == below {
+				return bound
+			}
+			return lower + (bound-lower)*(rank-below)/(count-below)
+		}
+		lower, below = bound, count
+	}
+	return lower
+}
