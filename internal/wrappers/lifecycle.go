@@ -100,6 +100,12 @@ func MakeEviction(name string, pod *corev1.Pod) *EvictionWrapper {
 // Obj returns the Eviction.
 func (w *EvictionWrapper) Obj() *lifecyclev1alpha1.Eviction { return &w.Eviction }
 
+// Name renames the Eviction (and its UID with it).
+func (w *EvictionWrapper) Name(name string) *EvictionWrapper {
+	w.Eviction.Name, w.UID = name, types.UID("uid-"+name)
+	return w
+}
+
 // Created sets the creation time.
 func (w *EvictionWrapper) Created(at time.Time) *EvictionWrapper {
 	w.CreationTimestamp = metav1.NewTime(at)

@@ -85,6 +85,23 @@ func (f *fixture) add(obj runtime.Object) {
 	f.cache(obj)
 }
 
+// update replaces obj in kube-apiserver and in the cache.
+func (f *fixture) update(obj runtime.Object) {
+	f.t.Helper()
+	if err := f.kube.Tracker().Update(lifecyclev1alpha1.SchemeGroupVersion.WithResource(resourceOf(obj)), obj, "shop"); err != nil {
+		f.t.Fatal(err)
+	}
+	f.cache(obj)
+}
+
+// resourceOf is the resource of a lifecycle.k8s.io object.
+func resourceOf(obj runtime.Object) string {
+	if _, ok := obj.(*lifecyclev1alpha1.Eviction); ok {
+		return "evictions"
+	}
+	return "evictionrequests"
+}
+
 // cache puts obj in its informer's cache only.
 func (f *fixture) cache(obj runtime.Object) {
 	f.t.Helper()

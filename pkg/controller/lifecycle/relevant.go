@@ -18,16 +18,13 @@ package lifecycle
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	"k8s.io/apimachinery/pkg/util/validation"
-)
 
-// evictionNamePattern matches the names newEvictionName gives: pod-<n>-<pod>.
-var evictionNamePattern = regexp.MustCompile(`^pod-([0-9]+)-(.*)$`)
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+)
 
 // newEvictionName names the next Eviction of the pod podName among
 // existing: pod-<n>-<pod name>, n one more than the highest of the pod's
@@ -36,16 +33,14 @@ var evictionNamePattern = regexp.MustCompile(`^pod-([0-9]+)-(.*)$`)
 func newEvictionName(podName string, existing []*lifecyclev1alpha1.Eviction) string {
 	highest := 0
 	for _, ev := range existing {
-		m := evictionNamePattern.FindStringSubmatch(ev.Name)
-		if m == nil {
+		n, namePod, ok := lifecycleutil.EvictionNameCounter(ev.Name)
+		if !ok {
 			continue
 		}
-		if m[2] != podName && (len(ev.Name) < validation.DNS1123SubdomainMaxLength-2 || !strings.HasPrefix(podName, m[2])) {
+		if namePod != podName && (len(ev.Name) < validation.DNS1123SubdomainMaxLength-2 || !strings.HasPrefix(podName, namePod)) {
 			continue
 		}
-		if n, err := strconv.Atoi(m[1]); err == nil && n > highest {
-			highest = n
-		}
+		highest = max(highest, n)
 	}
 	name := fmt.Sprintf("pod-%d-%s", highest+1, podName)
 	if len(name) > validation.DNS1123SubdomainMaxLength {

@@ -44,6 +44,10 @@ type decision struct {
 func (c *Controller) decide(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *corev1.Pod, requests []*lifecyclev1alpha1.EvictionRequest, duplicate bool) decision {
 	d := decision{status: lifecyclev1alpha1.EvictionStatus{ObservedGeneration: ptr.To(ev.Generation)}}
 	if message := invalidEviction(ev, pod, duplicate); message != "" {
+		// An Eviction that already started keeps its responders' states:
+		// it fails as a whole.
+		d.status = ownedStatus(ev.Status)
+		d.status.ObservedGeneration = ptr.To(ev.Generation)
 		d.status.Conditions = failed(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid, message).conditions(now, ev.Status.Conditions, ev.Generation)
 		d.events = []event{{corev1.EventTypeWarning, EventInvalid, message}}
 		return d
@@ -60,13 +64,13 @@ func (c *Controller) decide(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *
 	var o outcome
 	switch {
 	case ending != "" && !t.waiting:
-		o = evicted(lifecyclev1alpha1.EvictionConditionReason(ending), endMessage)
+		o = evicted(lifecyclev1alpha1.EvictionConditionReason(ending), endedMessage(ending))
 		d.events = append(d.events, event{corev1.EventTypeNormal, EventCompleted, endMessage})
 	case canceled:
-		o = failed(lifecyclev1alpha1.EvictionConditionReasonCanceledDueToNoRequesters, "Every requester withdrew; the eviction is canceled.")
+		o = failed(lifecyclev1alpha1.EvictionConditionReasonCanceledDueToNoRequesters, MessageCanceled)
 		d.events = append(d.events, event{corev1.EventTypeNormal, EventCanceled, o.message})
 	case t.done:
-		o = failed(lifecyclev1alpha1.EvictionConditionReasonNoFurtherResponder, fmt.Sprintf("Every responder's turn ended and pod %s is still there.", ref.Name))
+		o = failed(lifecyclev1alpha1.EvictionConditionReasonNoFurtherResponder, MessageNoFurtherResponder)
 		d.events = append(d.events, event{corev1.EventTypeWarning, EventNoFurtherResponder, o.message})
 	default:
 		o = awaiting(awaitingMessage(t.responders))
@@ -75,20 +79,21 @@ func (c *Controller) decide(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *
 	return d
 }
 
-// invalidEviction says why ev cannot proceed, on its first sync: it
-// targets no pod, another Eviction of its pod is active, or its pod belongs
-// to a scheduling group, whose eviction the API does not support yet.
+// invalidEviction says why ev cannot proceed, in upstream's words: it
+// targets no pod, another Eviction of its pod is active (the one that counts,
+// lifecycleutil.RelevantEviction), or its pod belongs to a scheduling group,
+// whose eviction the API does not support yet. It is asked on every sync, as
+// upstream does: two Evictions of one pod that both started (created within
+// a second) leave one active.
 func invalidEviction(ev *lifecyclev1alpha1.Eviction, pod *corev1.Pod, duplicate bool) string {
 	ref := ev.Spec.Target.Pod
 	switch {
-	case len(ev.Status.TargetResponders) > 0:
-		return ""
 	case ref == nil:
-		return "The Eviction targets no pod; only pods are supported."
+		return MessageUnsupportedTarget
 	case duplicate:
-		return fmt.Sprintf("Another Eviction of pod %s is active.", ref.Name)
+		return MessageDuplicateEviction
 	case pod != nil && pod.UID == ref.UID && pod.Spec.SchedulingGroup != nil:
-		return fmt.Sprintf("Pod %s references a scheduling group: its eviction is not supported.", ref.Name)
+		return MessageSchedulingGroup
 	}
 	return ""
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package lifecycle
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -297,11 +298,11 @@ func TestInvalidEvictions(t *testing.T) {
 		"a second active Eviction of the pod": {
 			objects: []runtime.Object{podWithResponders, running().Created(start.Add(-time.Minute)).Obj(),
 				wrappers.MakeEviction("pod-2-web", podWithResponders).Created(start).Obj()},
-			message: "Another Eviction of pod web is active.",
+			message: MessageDuplicateEviction,
 		},
 		"a pod in a scheduling group": {
 			objects: []runtime.Object{grouped, wrappers.MakeEviction("pod-2-web", grouped).Obj()},
-			message: "Pod web references a scheduling group: its eviction is not supported.",
+			message: MessageSchedulingGroup,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -317,6 +318,55 @@ func TestInvalidEvictions(t *testing.T) {
 				t.Errorf("an invalid Eviction got responders: %v", states(ev))
 			}
 		})
+	}
+}
+
+// Two Evictions of one pod created within the same second: whatever the
+// order of the syncs, one stays active and the other fails as a duplicate,
+// keeping the states its responders had (a client made the second beside
+// the controller, and both started before either saw the other).
+func TestOfTwoEvictionsCreatedInOneSecondOneStaysActive(t *testing.T) {
+	for name, tc := range map[string]struct {
+		first, second *lifecyclev1alpha1.Eviction
+		loser         string
+	}{
+		"neither started: the lower name counts": {
+			first:  wrappers.MakeEviction("pod-10-web", podWithResponders).Requester(requester, lifecyclev1alpha1.RequesterIntentEviction).Created(start).Obj(),
+			second: wrappers.MakeEviction("pod-9-web", podWithResponders).Requester(requester, lifecyclev1alpha1.RequesterIntentEviction).Created(start).Obj(),
+			loser:  "pod-10-web",
+		},
+		"one started: it counts": {
+			first:  running().Created(start).Obj(),
+			second: wrappers.MakeEviction("a-client-eviction", podWithResponders).Created(start).Obj(),
+			loser:  "a-client-eviction",
+		},
+		"both started: the lower name counts": {
+			first:  running().Created(start).Obj(),
+			second: running().Name("pod-2-web").Created(start).Obj(),
+			loser:  "pod-2-web",
+		},
+	} {
+		for _, order := range [][]int{{0, 1}, {1, 0}} {
+			t.Run(fmt.Sprintf("%s, synced in order %v", name, order), func(t *testing.T) {
+				evictions := []*lifecyclev1alpha1.Eviction{tc.first, tc.second}
+				f := newFixture(t, podWithResponders, evictions[0], evictions[1],
+					wrappers.MakeLifecycleRequest("r1", podWithResponders, requester).Obj())
+				for _, i := range order {
+					f.syncEviction(evictions[i].Name)
+				}
+				for _, ev := range evictions {
+					got := f.eviction(ev.Name)
+					invalid := lifecycleutil.Condition(got.Status.Conditions, lifecyclev1alpha1.EvictionConditionFailed)
+					isLoser := invalid != nil && invalid.Status == metav1.ConditionTrue && invalid.Message == MessageDuplicateEviction
+					if isLoser != (ev.Name == tc.loser) {
+						t.Errorf("Eviction %s failed as a duplicate: %v, want %v (conditions %v)", ev.Name, isLoser, ev.Name == tc.loser, conditionsOf(got.Status.Conditions))
+					}
+					if len(ev.Status.TargetResponders) > 0 && len(got.Status.TargetResponders) != len(ev.Status.TargetResponders) {
+						t.Errorf("Eviction %s lost its responders' states: %v", ev.Name, states(got))
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -52,12 +52,18 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 	if err != nil {
 		return 0, err
 	}
+	now := c.clock.Now()
 	ref := er.Spec.Target.Pod
-	if lifecycleutil.IsRequestFinished(er) || ref == nil {
-		return 0, nil
+	switch {
+	case lifecycleutil.IsRequestFinished(er):
+		// The outcome is final, but a spec that changed since is observed
+		// (status.observedGeneration), the conditions kept.
+		return 0, c.writeRequestConditions(ctx, er, ownedConditions(er.Status.Conditions), event{})
+	case ref == nil:
+		return 0, c.writeRequestConditions(ctx, er, failed(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid, MessageUnsupportedTarget).
+			conditions(now, er.Status.Conditions, er.Generation), event{corev1.EventTypeWarning, EventInvalid, MessageUnsupportedTarget})
 	}
 	ctx = klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KRef(namespace, ref.Name), "requester", er.Spec.Requester))
-	now := c.clock.Now()
 	target := lifecycleutil.RequestTargetKey(er)
 	evictions := c.evictionsOf(target)
 	if len(evictions) == 0 {
@@ -92,11 +98,11 @@ func (c *Controller) invalidRequest(ctx context.Context, er *lifecyclev1alpha1.E
 	case err != nil:
 		return "", err
 	case pod == nil:
-		return fmt.Sprintf("Target pod %s not found.", ref.Name), nil
+		return MessagePodNotFound, nil
 	case pod.UID != ref.UID:
-		return fmt.Sprintf("Target pod %s UID mismatch: expected %s, got %s.", ref.Name, ref.UID, pod.UID), nil
+		return uidMismatchMessage(ref.UID, pod.UID), nil
 	case pod.Spec.SchedulingGroup != nil:
-		return fmt.Sprintf("Target pod %s references a scheduling group: its eviction is not supported.", ref.Name), nil
+		return MessageSchedulingGroup, nil
 	}
 	return "", nil
 }
@@ -142,7 +148,7 @@ func mirroredConditions(now time.Time, er *lifecyclev1alpha1.EvictionRequest, ev
 		want = ownedConditions(ev.Status.Conditions)
 	}
 	if len(want) != 2 {
-		return awaiting("Waiting for an Eviction to report progress.").conditions(now, er.Status.Conditions, er.Generation)
+		return awaiting(MessageAwaitingEviction).conditions(now, er.Status.Conditions, er.Generation)
 	}
 	return setConditions(now, er.Status.Conditions, er.Generation, want)
 }

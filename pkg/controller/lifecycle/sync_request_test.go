@@ -133,17 +133,17 @@ func TestInvalidRequests(t *testing.T) {
 	}{
 		"a pod that does not exist": {
 			request: wrappers.MakeLifecycleRequest("r1", pod, requester).Obj(),
-			message: "Target pod web not found.",
+			message: MessagePodNotFound,
 		},
 		"a pod of the name with another UID": {
 			pod:     wrappers.MakePod("web").UID("uid-other").Obj(),
 			request: wrappers.MakeLifecycleRequest("r1", pod, requester).Obj(),
-			message: "Target pod web UID mismatch: expected uid-web, got uid-other.",
+			message: "Target pod UID mismatch: expected uid-web, got uid-other.",
 		},
 		"a pod in a scheduling group": {
 			pod:     grouped,
 			request: wrappers.MakeLifecycleRequest("r1", grouped, requester).Obj(),
-			message: "Target pod grouped references a scheduling group: its eviction is not supported.",
+			message: MessageSchedulingGroup,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -164,6 +164,19 @@ func TestInvalidRequests(t *testing.T) {
 			}
 			if diff := cmp.Diff([]string{"Warning EvictionInvalid"}, f.events()); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
+			}
+
+			// The outcome is final, but a change of the spec is observed.
+			er.Spec.Intent = lifecyclev1alpha1.EvictionRequestIntentWithdrawn
+			er.Generation = 2
+			f.update(er)
+			f.clock.Step(time.Minute)
+			after := f.syncRequest("r1")
+			if got := after.Status.ObservedGeneration; got == nil || *got != 2 {
+				t.Errorf("observedGeneration after the spec changed = %v, want 2", got)
+			}
+			if diff := cmp.Diff(er.Status.Conditions, after.Status.Conditions); diff != "" {
+				t.Errorf("the final conditions changed (-before +after):\n%s", diff)
 			}
 		})
 	}

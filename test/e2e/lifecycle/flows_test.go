@@ -287,18 +287,29 @@ func TestInvalidTargetsFail(t *testing.T) {
 		target *corev1.Pod
 		want   string
 	}{
-		{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ghost", UID: "0b7c6a8e-0000-4000-8000-000000000001"}}, "Target pod ghost not found."},
+		{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ghost", UID: "0b7c6a8e-0000-4000-8000-000000000001"}}, "not found"},
 		{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: real.Name, UID: types.UID("0b7c6a8e-0000-4000-8000-000000000002")}}, "UID mismatch"},
-		{grouped, "references a scheduling group"},
+		{grouped, "references a SchedulingGroup"},
 	} {
 		er := framework.RequestEviction(t, r, tc.target)
-		f.WaitForLifecycleRequest(t, ns, er.Name, "the request of "+tc.target.Name+" to fail as invalid", func(er *lifecyclev1alpha1.EvictionRequest) error {
-			c := lifecycleutil.Condition(er.Status.Conditions, lifecyclev1alpha1.EvictionConditionFailed)
-			if c == nil || c.Status != metav1.ConditionTrue || c.Reason != string(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid) || !strings.Contains(c.Message, tc.want) {
-				return fmt.Errorf("Failed condition %+v, want EvictionInvalid naming %q", c, tc.want)
+		invalid := func(generation int64) func(er *lifecyclev1alpha1.EvictionRequest) error {
+			return func(er *lifecyclev1alpha1.EvictionRequest) error {
+				c := lifecycleutil.Condition(er.Status.Conditions, lifecyclev1alpha1.EvictionConditionFailed)
+				if c == nil || c.Status != metav1.ConditionTrue || c.Reason != string(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid) || !strings.Contains(c.Message, tc.want) {
+					return fmt.Errorf("Failed condition %+v, want EvictionInvalid naming %q", c, tc.want)
+				}
+				if got := ptr.Deref(er.Status.ObservedGeneration, 0); got != generation {
+					return fmt.Errorf("observedGeneration %d, want %d", got, generation)
+				}
+				return nil
 			}
-			return nil
-		})
+		}
+		f.WaitForLifecycleRequest(t, ns, er.Name, "the request of "+tc.target.Name+" to fail as invalid", invalid(1))
+		// The outcome is final, but a change of the spec is observed.
+		if _, err := r.Withdraw(t.Context(), ns, tc.target.UID); err != nil {
+			t.Fatal(err)
+		}
+		f.WaitForLifecycleRequest(t, ns, er.Name, "the withdrawal of "+tc.target.Name+" to be observed", invalid(2))
 	}
 	list, err := f.Kube.LifecycleV1alpha1().Evictions(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil || len(list.Items) != 0 {

@@ -17,13 +17,18 @@ limitations under the License.
 package v1alpha1
 
 import (
-	policyutil "github.com/evictionrequest/apiserver/pkg/api/policy/v1"
+	"cmp"
+	"regexp"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	policyutil "github.com/evictionrequest/apiserver/pkg/api/policy/v1"
 )
 
 // TargetKey is the key the EvictionRequests and Evictions of one pod share:
@@ -97,21 +102,24 @@ func FailedEvictions(ev *lifecyclev1alpha1.Eviction) int32 {
 // the one that evicted the pod (the latest), else the oldest active one,
 // else the latest that failed. create is true when none is evicted or
 // active: a request that wants the eviction needs a new one. The controller
-// reports it on the requests, and the drains read it.
+// reports it on the requests, and the drains read it. Timestamps have a
+// granularity of one second, so ties are broken the same way by every
+// reader (CompareEvictions): two Evictions of one pod created within a
+// second never both count as the active one.
 func RelevantEviction(evictions []*lifecyclev1alpha1.Eviction) (relevant *lifecyclev1alpha1.Eviction, create bool) {
 	var evicted, active, failed *lifecyclev1alpha1.Eviction
 	for _, ev := range evictions {
 		switch {
 		case IsEvicted(ev):
-			if evicted == nil || transitionedBefore(evicted, ev, lifecyclev1alpha1.EvictionConditionTargetEvicted) {
+			if evicted == nil || finishedBefore(evicted, ev, lifecyclev1alpha1.EvictionConditionTargetEvicted) {
 				evicted = ev
 			}
 		case IsFinished(ev):
-			if failed == nil || transitionedBefore(failed, ev, lifecyclev1alpha1.EvictionConditionFailed) {
+			if failed == nil || finishedBefore(failed, ev, lifecyclev1alpha1.EvictionConditionFailed) {
 				failed = ev
 			}
 		default:
-			if active == nil || ev.CreationTimestamp.Before(&active.CreationTimestamp) {
+			if active == nil || CompareEvictions(ev, active) < 0 {
 				active = ev
 			}
 		}
@@ -125,9 +133,57 @@ func RelevantEviction(evictions []*lifecyclev1alpha1.Eviction) (relevant *lifecy
 	return failed, true
 }
 
-// transitionedBefore is true when condition t of a turned True before that
-// of b.
-func transitionedBefore(a, b *lifecyclev1alpha1.Eviction, t lifecyclev1alpha1.EvictionConditionType) bool {
+// CompareEvictions orders two active Evictions of one target, the one that
+// counts first: the older, then (created within the same second) the one
+// whose responders' turns started, then the lower name (CompareEvictionNames).
+func CompareEvictions(a, b *lifecyclev1alpha1.Eviction) int {
+	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	if startedA, startedB := len(a.Status.TargetResponders) > 0, len(b.Status.TargetResponders) > 0; startedA != startedB {
+		if startedA {
+			return -1
+		}
+		return 1
+	}
+	return CompareEvictionNames(a.Name, b.Name)
+}
+
+// finishedBefore is true when condition t of a turned True before that of
+// b, or at the same time and a's name is lower.
+func finishedBefore(a, b *lifecyclev1alpha1.Eviction, t lifecyclev1alpha1.EvictionConditionType) bool {
 	ca, cb := Condition(a.Status.Conditions, t), Condition(b.Status.Conditions, t)
-	return ca != nil && cb != nil && ca.LastTransitionTime.Before(&cb.LastTransitionTime)
+	if ca == nil || cb == nil {
+		return false
+	}
+	if c := ca.LastTransitionTime.Compare(cb.LastTransitionTime.Time); c != 0 {
+		return c < 0
+	}
+	return CompareEvictionNames(a.Name, b.Name) < 0
+}
+
+// evictionNamePattern matches the names the controller gives Evictions:
+// pod-<n>-<pod name>.
+var evictionNamePattern = regexp.MustCompile(`^pod-([0-9]+)-(.*)$`)
+
+// EvictionNameCounter reads a name the controller gives the Evictions of a
+// pod, pod-<n>-<pod name> (cut to the length limit): n and the pod name.
+func EvictionNameCounter(name string) (n int, podName string, ok bool) {
+	m := evictionNamePattern.FindStringSubmatch(name)
+	if m == nil {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, m[2], err == nil
+}
+
+// CompareEvictionNames orders Eviction names: the controller's names of one
+// pod by their counter (pod-9-web before pod-10-web), others as strings.
+func CompareEvictionNames(a, b string) int {
+	na, podA, okA := EvictionNameCounter(a)
+	nb, podB, okB := EvictionNameCounter(b)
+	if okA && okB && podA == podB && na != nb {
+		return cmp.Compare(na, nb)
+	}
+	return strings.Compare(a, b)
 }
