@@ -79,6 +79,14 @@ func (w *PodWrapper) Annotation(key, value string) *PodWrapper {
 	return w
 }
 
+// ContainerFinished gives the pod one container, terminated at at.
+func (w *PodWrapper) ContainerFinished(at time.Time) *PodWrapper {
+	w.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(at)}},
+	}}
+	return w
+}
+
 // Interceptors lists the pod's interceptors in its annotation, index 0 first.
 func (w *PodWrapper) Interceptors(names ...string) *PodWrapper {
 	return w.Annotation(v1alpha1.PodInterceptorsAnnotation, strings.Join(names, ","))

@@ -62,11 +62,11 @@ const (
 	// ControllerName names the controller in events, logs and field
 	// managers: the name the API's documentation gives it.
 	ControllerName = "evictionrequest-controller"
-	// CompletionGrace is how long after a pod's deletion started (or,
-	// for a pod already gone when the controller looked, after it first
-	// saw it gone) the controller waits for the active responder to report
-	// completion before it declares the pod evicted and the responder
-	// Interrupted, as the upstream pull request does.
+	// CompletionGrace is how long after a pod stopped (podutil.TerminalTime:
+	// its deletion or its containers' finish; else when the controller first
+	// saw it gone or terminal) the controller waits for the active responder
+	// to report completion before it declares the pod evicted and the
+	// responder Interrupted, as the upstream pull request does.
 	CompletionGrace = 5 * time.Second
 	// maxRequesters is the most status.requesters the API accepts.
 	maxRequesters = 100
@@ -113,12 +113,11 @@ type Controller struct {
 	recorder    record.EventRecorder
 	clock       clock.WithTicker
 
-	// vanished is when the controller first saw the pod of an Eviction
-	// (by key) gone, for the grace of a pod deleted faster than the
-	// cache showed it terminating. A restart forgets it and grants the
-	// grace again.
-	vanishedMu sync.Mutex
-	vanished   map[string]time.Time
+	// endedAt is when the controller first saw the pod of an Eviction (by
+	// key) gone or terminal, for the grace of a pod whose status does not
+	// say when it stopped. A restart forgets it and grants the grace again.
+	endedMu sync.Mutex
+	endedAt map[string]time.Time
 }
 
 // writtenCacheSize bounds the Evictions the controller remembers having
@@ -169,7 +168,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, evictionInf
 		broadcaster: broadcaster,
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
 		clock:       clock,
-		vanished:    map[string]time.Time{},
+		endedAt:     map[string]time.Time{},
 	}
 	if err := c.addIndexers(evictionInformer.Informer(), requestInformer.Informer()); err != nil {
 		return nil, err

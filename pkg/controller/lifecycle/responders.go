@@ -28,6 +28,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/api/heartbeat"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 )
 
@@ -115,7 +116,7 @@ func (c *Controller) advance(now time.Time, ev *lifecyclev1alpha1.Eviction, pod 
 	case ending != "":
 		t.podEnded(now, ev, active, c.endedSince(now, ev, pod))
 		if !t.waiting {
-			c.forgetVanished(ev)
+			c.forgetEnded(ev)
 		}
 		return t
 	case canceled:
@@ -137,9 +138,9 @@ func (c *Controller) advance(now time.Time, ev *lifecyclev1alpha1.Eviction, pod 
 	return t
 }
 
-// podEnded ends the active responder's turn on a pod that ended at since
-// (zero when unknown): Completed when it reported completion; otherwise,
-// once CompletionGrace has passed since, Interrupted.
+// podEnded ends the active responder's turn on a pod that ended at since:
+// Completed when it reported completion; otherwise, once CompletionGrace
+// has passed since, Interrupted.
 func (t *turns) podEnded(now time.Time, ev *lifecyclev1alpha1.Eviction, active int, since time.Time) {
 	if active < 0 {
 		return
@@ -148,40 +149,37 @@ func (t *turns) podEnded(now time.Time, ev *lifecyclev1alpha1.Eviction, active i
 		t.responders[active].State = lifecyclev1alpha1.ResponderStateCompleted
 		return
 	}
-	if !since.IsZero() {
-		if left := CompletionGrace - now.Sub(since); left > 0 {
-			t.waiting, t.resync = true, left
-			return
-		}
+	if left := CompletionGrace - now.Sub(since); left > 0 {
+		t.waiting, t.resync = true, left
+		return
 	}
 	t.responders[active].State = lifecyclev1alpha1.ResponderStateInterrupted
 }
 
-// endedSince is when ev's pod, which ended, started to go: its deletion
-// time while it is still there, the first time the controller saw it gone
-// once it is not, and zero for a terminal pod that is not being deleted.
+// endedSince is when ev's pod, which ended, stopped: the pod's terminal
+// time while it is still there and its status says (podutil.TerminalTime),
+// else the first time the controller saw it ended.
 func (c *Controller) endedSince(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *corev1.Pod) time.Time {
 	if pod != nil && pod.UID == ev.Spec.Target.Pod.UID {
-		if pod.DeletionTimestamp != nil {
-			return pod.DeletionTimestamp.Time
+		if at := podutil.TerminalTime(pod); !at.IsZero() {
+			return at
 		}
-		return time.Time{}
 	}
 	key := ev.Namespace + "/" + ev.Name
-	c.vanishedMu.Lock()
-	defer c.vanishedMu.Unlock()
-	if since, ok := c.vanished[key]; ok {
+	c.endedMu.Lock()
+	defer c.endedMu.Unlock()
+	if since, ok := c.endedAt[key]; ok {
 		return since
 	}
-	c.vanished[key] = now
+	c.endedAt[key] = now
 	return now
 }
 
-// forgetVanished drops what endedSince remembered of ev.
-func (c *Controller) forgetVanished(ev *lifecyclev1alpha1.Eviction) {
-	c.vanishedMu.Lock()
-	defer c.vanishedMu.Unlock()
-	delete(c.vanished, ev.Namespace+"/"+ev.Name)
+// forgetEnded drops what endedSince remembered of ev.
+func (c *Controller) forgetEnded(ev *lifecyclev1alpha1.Eviction) {
+	c.endedMu.Lock()
+	defer c.endedMu.Unlock()
+	delete(c.endedAt, ev.Namespace+"/"+ev.Name)
 }
 
 // judge ends the turn of the active responder when it completed or missed

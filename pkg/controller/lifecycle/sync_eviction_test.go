@@ -222,8 +222,9 @@ var endCases = map[string]struct {
 	states     []string
 	conditions []string
 	resync     time.Duration
-	// vanished: the pod was gone when the controller first looked, which
-	// first waits CompletionGrace for the responder to report.
+	// vanished: the pod was gone (or its status does not say when it
+	// stopped) when the controller first looked, which first waits
+	// CompletionGrace for the responder to report.
 	vanished bool
 }{
 	"deleted after the active responder completed": {
@@ -250,11 +251,24 @@ var endCases = map[string]struct {
 		states:     []string{"acme.io/surge=Active", "acme.io/backup=Inactive", evictor + "=Inactive"},
 		conditions: awaitingConditions, resync: 3 * time.Second,
 	},
-	"terminal": {
+	"terminal, its containers finished less than the grace ago": {
+		pod:        wrappers.MakePod("web").Phase(corev1.PodSucceeded).ContainerFinished(start.Add(-4 * time.Second)).Obj(),
+		eviction:   running().Obj(),
+		states:     []string{"acme.io/surge=Active", "acme.io/backup=Inactive", evictor + "=Inactive"},
+		conditions: awaitingConditions, resync: time.Second,
+	},
+	"terminal, its containers finished more than the grace ago": {
+		pod:        wrappers.MakePod("web").Phase(corev1.PodSucceeded).ContainerFinished(start.Add(-6 * time.Second)).Obj(),
+		eviction:   running().Obj(),
+		states:     []string{"acme.io/surge=Interrupted", "acme.io/backup=Inactive", evictor + "=Inactive"},
+		conditions: []string{"Failed=False/Succeeded", "TargetEvicted=True/PodTerminal"},
+	},
+	"terminal, only its phase says so": {
 		pod:        wrappers.MakePod("web").Phase(corev1.PodFailed).Obj(),
 		eviction:   running().Obj(),
 		states:     []string{"acme.io/surge=Interrupted", "acme.io/backup=Inactive", evictor + "=Inactive"},
 		conditions: []string{"Failed=False/Succeeded", "TargetEvicted=True/PodTerminal"},
+		vanished:   true,
 	},
 }
 

@@ -21,6 +21,9 @@ limitations under the License.
 package pod
 
 import (
+	"slices"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,6 +39,45 @@ func IsTerminal(pod *corev1.Pod) bool {
 // IsTerminating is true once the pod is being deleted.
 func IsTerminating(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp != nil
+}
+
+// TerminalTime is when pod stopped, as far as its status says: the later
+// of its deletion time and the time its last container finished (sidecars
+// included; unknown while any container has not terminated). Zero when
+// neither is known, such as a pod whose phase alone was set terminal.
+func TerminalTime(pod *corev1.Pod) time.Time {
+	var at time.Time
+	if pod.DeletionTimestamp != nil {
+		at = pod.DeletionTimestamp.Time
+	}
+	if finished := finishTime(pod); finished.After(at) {
+		at = finished
+	}
+	return at
+}
+
+// finishTime is when the last of pod's containers (and sidecars) finished,
+// zero unless all of them did.
+func finishTime(pod *corev1.Pod) time.Time {
+	statuses := slices.Clone(pod.Status.ContainerStatuses)
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+			continue
+		}
+		if i := slices.IndexFunc(pod.Status.InitContainerStatuses, func(s corev1.ContainerStatus) bool { return s.Name == c.Name }); i >= 0 {
+			statuses = append(statuses, pod.Status.InitContainerStatuses[i])
+		}
+	}
+	var latest time.Time
+	for _, s := range statuses {
+		if s.State.Terminated == nil {
+			return time.Time{}
+		}
+		if t := s.State.Terminated.FinishedAt.Time; t.After(latest) {
+			latest = t
+		}
+	}
+	return latest
 }
 
 // IsMirror is true for the API's copy of a kubelet's static pod.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 )
@@ -52,5 +53,54 @@ func TestWhyNotEvictable(t *testing.T) {
 				t.Errorf("WhyNotEvictable() = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestTerminalTime(t *testing.T) {
+	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	terminated := func(name string, finished time.Time) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(finished)}}}
+	}
+	running := corev1.ContainerStatus{Name: "b", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	deleted := metav1.NewTime(at.Add(time.Minute))
+	always := corev1.ContainerRestartPolicyAlways
+	for name, tc := range map[string]struct {
+		pod  corev1.Pod
+		want time.Time
+	}{
+		"no terminal time": {},
+		"its containers finished": {
+			pod:  corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{terminated("a", at), terminated("b", at.Add(time.Second))}}},
+			want: at.Add(time.Second),
+		},
+		"a container still runs": {
+			pod: corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{terminated("a", at), running}}},
+		},
+		"its sidecar finished last": {
+			pod: corev1.Pod{
+				Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: &always}, {Name: "setup"}}},
+				Status: corev1.PodStatus{
+					ContainerStatuses:     []corev1.ContainerStatus{terminated("a", at)},
+					InitContainerStatuses: []corev1.ContainerStatus{terminated("proxy", at.Add(2 * time.Second)), terminated("setup", at.Add(-time.Hour))},
+				},
+			},
+			want: at.Add(2 * time.Second),
+		},
+		"being deleted": {
+			pod:  corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &deleted}},
+			want: deleted.Time,
+		},
+		"deleted after its containers finished": {
+			pod:  corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &deleted}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{terminated("a", at)}}},
+			want: deleted.Time,
+		},
+		"its containers finished after its deletion time": {
+			pod:  corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &deleted}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{terminated("a", at.Add(time.Hour))}}},
+			want: at.Add(time.Hour),
+		},
+	} {
+		if got := TerminalTime(&tc.pod); !got.Equal(tc.want) {
+			t.Errorf("%s: TerminalTime() = %v, want %v", name, got, tc.want)
+		}
 	}
 }
