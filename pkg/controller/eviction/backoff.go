@@ -48,15 +48,14 @@ type Backoff struct {
 // NewBackoff returns a backoff of one second, doubling up to about 15
 // minutes, as the KEP asks.
 func NewBackoff() *Backoff {
-	return NewBackoffFrom(evictionBackoffBase)
+	return NewBackoffBetween(evictionBackoffBase, evictionBackoffMax)
 }
 
-// NewBackoffFrom returns a backoff of base, doubling up to about 15
-// minutes: the default evictor of lifecycle.k8s.io starts at the least
-// interval between heartbeats, since each attempt writes its status.
-func NewBackoffFrom(base time.Duration) *Backoff {
+// NewBackoffBetween returns a backoff of base, doubling up to max: the
+// default evictor of lifecycle.k8s.io uses the upstream pull request's.
+func NewBackoffBetween(base, max time.Duration) *Backoff {
 	return &Backoff{
-		failures:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](base, evictionBackoffMax),
+		failures:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](base, max),
 		notBefore: map[string]time.Time{},
 	}
 }

@@ -93,17 +93,22 @@ type Evictor struct {
 	Backoff     *Backoff
 	Clock       clock.PassiveClock
 	CallTimeout time.Duration
+	// EveryPod evicts DaemonSet and mirror pods too, as the default evictor
+	// of lifecycle.k8s.io does (its API's documentation: the evictor evicts
+	// the target through the Eviction API); the revision of our API leaves
+	// them to their owners (Skipped).
+	EveryPod bool
 }
 
 // Evict tries to evict pod, whose UID must be uid, for the request key,
-// unless the pod is terminating, is one the Eviction API is not used for,
-// or the backoff of an earlier attempt still runs.
+// unless the pod is terminating, is one the Eviction API is not used for
+// (unless EveryPod), or the backoff of an earlier attempt still runs.
 func (e *Evictor) Evict(ctx context.Context, key string, pod *corev1.Pod, uid types.UID) Attempt {
 	if podutil.IsTerminating(pod) {
 		e.Backoff.Forget(key)
 		return Attempt{Result: Terminating}
 	}
-	if kind := podutil.WhyNotEvictable(pod); kind != "" {
+	if kind := podutil.WhyNotEvictable(pod); kind != "" && !e.EveryPod {
 		return Attempt{Result: Skipped, Kind: kind}
 	}
 	now := e.Clock.Now()

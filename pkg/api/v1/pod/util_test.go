@@ -81,7 +81,7 @@ func TestTerminalTime(t *testing.T) {
 				Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: &always}, {Name: "setup"}}},
 				Status: corev1.PodStatus{
 					ContainerStatuses:     []corev1.ContainerStatus{terminated("a", at)},
-					InitContainerStatuses: []corev1.ContainerStatus{terminated("proxy", at.Add(2 * time.Second)), terminated("setup", at.Add(-time.Hour))},
+					InitContainerStatuses: []corev1.ContainerStatus{terminated("proxy", at.Add(2*time.Second)), terminated("setup", at.Add(-time.Hour))},
 				},
 			},
 			want: at.Add(2 * time.Second),

@@ -19,10 +19,11 @@ limitations under the License.
 // at priority 100), it evicts the pod through the Eviction API with a UID
 // precondition and backoff, heartbeats while it waits, reports the failed
 // attempts and the PodDisruptionBudget that refuses them in its message,
-// and completes its turn once the pod is gone or terminal. DaemonSet and
-// mirror pods it does not evict: it says so and keeps its turn, as the
-// controller of coordination.k8s.io does. The eviction itself is the
-// shared core's (pkg/controller/eviction).
+// and completes its turn once the pod is gone or terminal. It evicts
+// DaemonSet and mirror pods too, as the API's documentation says (the
+// controller of coordination.k8s.io leaves them to their owners). Its
+// messages are the upstream pull request's (kubernetes/kubernetes#137396);
+// the eviction itself is the shared core's (pkg/controller/eviction).
 package evictor
 
 import (
@@ -62,6 +63,11 @@ const (
 	// for a pod to terminate or for its next attempt: well within the
 	// 20-minute deadline, and never more often than every 20 seconds.
 	HeartbeatInterval = 2 * time.Minute
+	// BackoffBase and BackoffMax space out the attempts the Eviction API
+	// refuses: 5 s, doubling up to 10 minutes, as the upstream pull request
+	// does (or longer when the API asks with Retry-After).
+	BackoffBase = 5 * time.Second
+	BackoffMax  = 10 * time.Minute
 )
 
 // Options tune a Controller; the zero value is fine.
@@ -108,10 +114,8 @@ func NewController(ctx context.Context, client kubernetes.Interface, evictionInf
 		client:      client,
 		eventClient: opts.EventClient,
 		callTimeout: opts.CallTimeout,
-		// Each attempt writes the status: the attempts are at least as far
-		// apart as heartbeats may be.
-		evictor: &eviction.Evictor{Client: client, Backoff: eviction.NewBackoffFrom(lifecycleutil.MinHeartbeatInterval),
-			Clock: clock, CallTimeout: opts.CallTimeout},
+		evictor: &eviction.Evictor{Client: client, Backoff: eviction.NewBackoffBetween(BackoffBase, BackoffMax),
+			Clock: clock, CallTimeout: opts.CallTimeout, EveryPod: true},
 		evictionLister:  evictionInformer.Lister(),
 		evictionIndexer: evictionInformer.Informer().GetIndexer(),
 		podLister:       podInformer.Lister(),

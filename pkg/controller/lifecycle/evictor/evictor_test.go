@@ -164,8 +164,8 @@ func TestTheEvictorEvictsThePodOnItsTurn(t *testing.T) {
 	if diff := cmp.Diff([]string{"web@uid-web"}, f.evictedPods()); diff != "" {
 		t.Errorf("evictions with their UID precondition (-want +got):\n%s", diff)
 	}
-	if got := ptr.Deref(entry.Message, ""); !strings.Contains(got, "was evicted through the Eviction API") {
-		t.Errorf("message = %q", got)
+	if got, want := ptr.Deref(entry.Message, ""), `"web" pod has been marked for deletion via the /eviction subresource and will be terminated gracefully`; got != want {
+		t.Errorf("message = %q, want %q", got, want)
 	}
 	if entry.HeartbeatTime == nil || !entry.HeartbeatTime.Time.Equal(start) {
 		t.Errorf("heartbeat = %v, want now", entry.HeartbeatTime)
@@ -175,6 +175,20 @@ func TestTheEvictorEvictsThePodOnItsTurn(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"Normal Evicted"}, f.events()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// The pod the evictor evicted terminates: the message says it was the
+// evictor's eviction.
+func TestThePodItEvictedIsSaidToTerminateThroughTheEviction(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	f := newFixture(t, pod, turn(pod).Obj())
+	f.sync()
+	f.cache(wrappers.MakePod("web").Terminating(start.Add(30 * time.Second)).Obj())
+	f.clock.Step(time.Second)
+	entry, _ := f.sync()
+	if got, want := ptr.Deref(entry.Message, ""), `"web" pod has been marked for deletion via the /eviction subresource and is being terminated gracefully`; got != want {
+		t.Errorf("message = %q, want %q", got, want)
 	}
 }
 
@@ -198,26 +212,26 @@ func TestARefusedEvictionIsRetriedWithBackoffAndCounted(t *testing.T) {
 	f.refuse(wrappers.RefusedByBudget("web-pdb"))
 
 	entry, requeue := f.sync()
-	message := ptr.Deref(entry.Message, "")
-	if !strings.Contains(message, "(attempts=1)") || !strings.Contains(message, "PodDisruptionBudget web-pdb refuses it") {
-		t.Errorf("message = %q, want the attempts and the budget", message)
+	want := `"web" pod deletion via the /eviction subresource failed (attempts=1): Cannot evict pod as it would violate the pod's disruption budget.`
+	if got := ptr.Deref(entry.Message, ""); got != want {
+		t.Errorf("message = %q, want %q", got, want)
 	}
-	if requeue != lifecycleutil.MinHeartbeatInterval {
-		t.Errorf("requeue = %s, want %s", requeue, lifecycleutil.MinHeartbeatInterval)
+	if requeue != BackoffBase {
+		t.Errorf("requeue = %s, want %s", requeue, BackoffBase)
 	}
-	f.clock.Step(10 * time.Second)
-	if _, requeue := f.sync(); requeue != 10*time.Second {
+	f.clock.Step(3 * time.Second)
+	if _, requeue := f.sync(); requeue != 2*time.Second {
 		t.Errorf("within the backoff: requeue = %s, want the rest of it", requeue)
 	}
 	if got := len(f.evictedPods()); got != 1 {
 		t.Errorf("%d evictions within the backoff, want 1", got)
 	}
-	f.clock.Step(10 * time.Second)
+	f.clock.Step(2 * time.Second)
 	entry, requeue = f.sync()
-	if got := ptr.Deref(entry.Message, ""); !strings.Contains(got, "(attempts=2)") {
+	if got := ptr.Deref(entry.Message, ""); !strings.Contains(got, "failed (attempts=2)") {
 		t.Errorf("message = %q, want attempts=2", got)
 	}
-	if requeue != 2*lifecycleutil.MinHeartbeatInterval {
+	if requeue != 2*BackoffBase {
 		t.Errorf("requeue = %s, want the doubled backoff", requeue)
 	}
 	if diff := cmp.Diff([]string{"Warning EvictionFailed", "Warning EvictionFailed"}, f.events()); diff != "" {
@@ -225,9 +239,49 @@ func TestARefusedEvictionIsRetriedWithBackoffAndCounted(t *testing.T) {
 	}
 }
 
+// The backoff doubles up to 10 minutes, and the evictor still heartbeats
+// while it waits.
+func TestTheBackoffIsCappedAtTenMinutes(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	f := newFixture(t, pod, turn(pod).Obj())
+	f.refuse(wrappers.RefusedByBudget("web-pdb"))
+	var retries []time.Duration
+	for range 9 {
+		f.sync()
+		wait := f.controller.evictor.Backoff.Wait(string(pod.UID), f.clock.Now())
+		retries = append(retries, wait)
+		f.clock.Step(wait)
+	}
+	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 320 * time.Second, BackoffMax, BackoffMax}
+	if diff := cmp.Diff(want, retries); diff != "" {
+		t.Errorf("waits between attempts (-want +got):\n%s", diff)
+	}
+}
+
+// A pod that terminates (here: Failed) while the evictor waits in its
+// backoff ends the evictor's turn as completed.
+func TestAPodThatTerminatesDuringTheBackoffCompletesTheTurn(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	f := newFixture(t, pod, turn(pod).Obj())
+	f.refuse(wrappers.RefusedByBudget("web-pdb"))
+	f.sync()
+	f.cache(wrappers.MakePod("web").Phase(corev1.PodFailed).Obj())
+	f.clock.Step(time.Second)
+	entry, requeue := f.sync()
+	if got, want := ptr.Deref(entry.Message, ""), `"web" pod has been fully terminated (pod phase="Failed")`; got != want {
+		t.Errorf("message = %q, want %q", got, want)
+	}
+	if entry.CompletionTime == nil || entry.ExpectedCompletionTime == nil || !entry.CompletionTime.Equal(entry.ExpectedCompletionTime) {
+		t.Errorf("completion %v, expected completion %v: want both now", entry.CompletionTime, entry.ExpectedCompletionTime)
+	}
+	if requeue != 0 || len(f.evictedPods()) != 1 {
+		t.Errorf("requeue %s after %d evictions, want none after the first", requeue, len(f.evictedPods()))
+	}
+}
+
 func TestTheAttemptsCountSurvivesARestart(t *testing.T) {
 	pod := wrappers.MakePod("web").Obj()
-	ev := turn(pod).Heartbeat(Name, start).ResponderMessage(Name, "Eviction of pod web through the Eviction API failed (attempts=3), retrying in 1m20s: ...").Obj()
+	ev := turn(pod).Heartbeat(Name, start).ResponderMessage(Name, `"web" pod deletion via the /eviction subresource failed (attempts=3): ...`).Obj()
 	f := newFixture(t, pod, ev)
 	f.refuse(wrappers.RefusedByBudget("web-pdb"))
 	f.clock.Step(time.Minute)
@@ -259,6 +313,9 @@ func TestTheEvictorWaitsForATerminatingPodAndCompletesWhenItIsGone(t *testing.T)
 	if entry.CompletionTime != nil {
 		t.Error("completed while the pod terminates")
 	}
+	if got, want := ptr.Deref(entry.Message, ""), `"web" pod has been marked for deletion and is being terminated gracefully`; got != want {
+		t.Errorf("message = %q, want %q: someone else deleted it", got, want)
+	}
 	if requeue != HeartbeatInterval {
 		t.Errorf("requeue = %s, want the next heartbeat", requeue)
 	}
@@ -267,36 +324,31 @@ func TestTheEvictorWaitsForATerminatingPodAndCompletesWhenItIsGone(t *testing.T)
 	}
 	f.clock.Step(time.Minute)
 	entry, requeue = f.sync()
-	if entry.CompletionTime == nil || !entry.CompletionTime.Time.Equal(f.clock.Now()) {
-		t.Errorf("completion = %v, want now", entry.CompletionTime)
+	if entry.CompletionTime == nil || !entry.CompletionTime.Time.Equal(f.clock.Now()) || !entry.ExpectedCompletionTime.Time.Equal(f.clock.Now()) {
+		t.Errorf("completion = %v, expected completion %v, want both now", entry.CompletionTime, entry.ExpectedCompletionTime)
+	}
+	if got, want := ptr.Deref(entry.Message, ""), `"web" pod has been deleted and fully terminated`; got != want {
+		t.Errorf("message = %q, want %q", got, want)
 	}
 	if requeue != 0 {
 		t.Errorf("requeue = %s after completion", requeue)
 	}
 }
 
-func TestDaemonSetAndMirrorPodsAreNotEvicted(t *testing.T) {
+// The API's documentation: the evictor evicts the target pod through the
+// Eviction API, DaemonSet and mirror pods included.
+func TestDaemonSetAndMirrorPodsAreEvictedToo(t *testing.T) {
 	for name, pod := range map[string]*corev1.Pod{
 		"DaemonSet": wrappers.MakePod("web").DaemonSet().Obj(),
 		"mirror":    wrappers.MakePod("web").Mirror().Obj(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, pod, turn(pod).Obj())
-			entry, requeue := f.sync()
-			if got := f.evictedPods(); len(got) > 0 {
-				t.Errorf("evicted %v", got)
+			f.sync()
+			if diff := cmp.Diff([]string{"web@uid-web"}, f.evictedPods()); diff != "" {
+				t.Errorf("evictions (-want +got):\n%s", diff)
 			}
-			if got := ptr.Deref(entry.Message, ""); !strings.Contains(got, "the evictor does not evict it") {
-				t.Errorf("message = %q", got)
-			}
-			if requeue != HeartbeatInterval {
-				t.Errorf("requeue = %s, want the next heartbeat: the evictor keeps its turn", requeue)
-			}
-			f.clock.Step(HeartbeatInterval)
-			if entry, _ := f.sync(); !entry.HeartbeatTime.Time.Equal(f.clock.Now()) {
-				t.Errorf("heartbeat = %v, want now", entry.HeartbeatTime)
-			}
-			if diff := cmp.Diff([]string{"Warning EvictionNotSupported"}, f.events()); diff != "" {
+			if diff := cmp.Diff([]string{"Normal Evicted"}, f.events()); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})

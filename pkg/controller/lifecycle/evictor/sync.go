@@ -112,15 +112,16 @@ var wording = eviction.Wording{Evictor: "the evictor", Instead: "another respond
 // so far, which counts the failed attempts across restarts.
 func (c *Controller) attempt(ctx context.Context, ev *lifecyclev1alpha1.Eviction, pod *corev1.Pod, last string) report {
 	ref := ev.Spec.Target.Pod
-	if ending, message := eviction.Ended(pod, ref.Name, ref.UID); ending != "" {
-		return report{message: message, complete: true}
+	if ending, _ := eviction.Ended(pod, ref.Name, ref.UID); ending != "" {
+		return report{message: endedMessage(ref.Name, ref.UID, pod), complete: true}
 	}
 	a := c.evictor.Evict(ctx, string(ref.UID), pod, ref.UID)
 	if a.Result == eviction.NotYet {
 		return report{message: last, retryIn: a.RetryIn}
 	}
-	outcome := a.Outcome(pod.Name, policyutil.ParseAttempts(last)+1, wording)
-	r := report{message: outcome.Message, retryIn: a.RetryIn}
+	attempts := policyutil.ParseAttempts(last) + 1
+	outcome := a.Outcome(pod.Name, attempts, wording)
+	r := report{message: attemptMessage(a, pod, attempts, last), retryIn: a.RetryIn}
 	switch a.Result {
 	case eviction.Terminating:
 		r.expected = ptr.To(pod.DeletionTimestamp.Time)
@@ -156,7 +157,8 @@ func (c *Controller) write(ctx context.Context, ev *lifecyclev1alpha1.Eviction, 
 		entry.WithExpectedCompletionTime(lifecycleutil.ExpectedCompletion(*r.expected, now))
 	}
 	if r.complete {
-		entry.WithCompletionTime(metav1.NewTime(now))
+		// As upstream's evictor: the turn ended now, as expected.
+		entry.WithExpectedCompletionTime(metav1.NewTime(now)).WithCompletionTime(metav1.NewTime(now))
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
