@@ -60,3 +60,37 @@ func (c *Controller) MetricsSnapshot() metrics.Snapshot {
 	}
 	return s
 }
+
+// MetricsObjects lists, from the informer caches, the Evictions and
+// EvictionRequests whose series the KEP's metrics report: every Eviction's
+// target responders and refused evictions, and every request that is not
+// being deleted, with its intent.
+func (c *Controller) MetricsObjects() (evictions, requests []metrics.Object) {
+	evs, err := c.evictionLister.List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleError(err)
+	}
+	for _, ev := range evs {
+		if ev.Spec.Target.Pod == nil {
+			continue
+		}
+		o := metrics.Object{Namespace: ev.Namespace, Name: ev.Name, Target: ev.Spec.Target.Pod.Name,
+			ResponderStates: map[string]string{}, FailedEvictions: int(lifecycleutil.FailedEvictions(ev))}
+		for _, r := range ev.Status.TargetResponders {
+			o.ResponderStates[r.Name] = string(r.State)
+		}
+		evictions = append(evictions, o)
+	}
+	ers, err := c.requestLister.List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleError(err)
+	}
+	for _, er := range ers {
+		if er.DeletionTimestamp != nil || er.Spec.Target.Pod == nil {
+			continue
+		}
+		requests = append(requests, metrics.Object{Namespace: er.Namespace, Name: er.Name, Target: er.Spec.Target.Pod.Name,
+			Requester: er.Spec.Requester, Intent: string(er.Spec.Intent)})
+	}
+	return evictions, requests
+}

@@ -119,17 +119,24 @@ func (m MetricSamples) Has(name string) bool {
 }
 
 // CheckMonitoredMetrics fails t for each metric the monitoring component's
-// rules and dashboard read, among those whose name has one of prefixes,
-// that m lacks: a renamed metric would leave an alert silent.
+// rules and dashboard read, among those whose name has one of prefixes
+// (and none of the prefixes written "!prefix"), that m lacks: a renamed
+// metric would leave an alert silent.
 func CheckMonitoredMetrics(t testing.TB, m MetricSamples, prefixes ...string) {
 	t.Helper()
 	names, err := artifacts.MonitoredMetrics()
 	if err != nil {
 		t.Fatal(err)
 	}
+	has := func(name string, negated bool) bool {
+		return slices.ContainsFunc(prefixes, func(p string) bool {
+			exclude := strings.HasPrefix(p, "!")
+			return exclude == negated && strings.HasPrefix(name, strings.TrimPrefix(p, "!"))
+		})
+	}
 	checked := 0
 	for _, name := range names {
-		if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+		if !has(name, false) || has(name, true) {
 			continue
 		}
 		checked++

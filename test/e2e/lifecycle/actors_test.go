@@ -75,6 +75,14 @@ func TestBudgetRefusesThenRelaxed(t *testing.T) {
 			t.Error(err)
 		}
 		f.WaitForEvents(t, ns, "Eviction", ev.Name, eviction.EventEvictionFailed)
+		if attempts == 2 {
+			// The KEP's count of the refusals, per Eviction.
+			failed := `imperative_eviction_responder_controller_failed_evictions_total{eviction="` + ev.Name + `",namespace="` + ns + `",target_name="db-0",target_type="pod"}`
+			metrics := framework.WaitForSample(t, func() framework.MetricSamples {
+				return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+			}, failed, 2)
+			framework.CheckMonitoredMetrics(t, metrics, "imperative_eviction_")
+		}
 	}
 
 	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))

@@ -54,5 +54,12 @@ func TestMetricsAfterAnEviction(t *testing.T) {
 	if v := sample(`leader_election_master_status{name="evictionrequest-controller"}`); v != 1 {
 		t.Errorf("leader_election_master_status = %v, want 1 on the only replica", v)
 	}
-	framework.CheckMonitoredMetrics(t, metrics, "evictionrequest_lifecycle_controller_", "evictionrequest_evictor_", "leader_election_")
+	// The KEP's metrics, one series per object.
+	state := `evictionrequest_controller_responder_state{eviction="` + parkedEviction.Name + `",namespace="` + ns + `",responder="` + silent + `",state="Active",target_name="parked-0",target_type="pod"}`
+	if v := sample(state); v != 1 {
+		t.Errorf("%s = %v, want 1", state, v)
+	}
+	sample(`evictionrequest_controller_target_responders{eviction="` + parkedEviction.Name + `",namespace="` + ns + `",target_name="parked-0",target_type="pod"}`)
+	framework.CheckMonitoredMetrics(t, metrics, "evictionrequest_lifecycle_controller_", "evictionrequest_evictor_", "leader_election_",
+		"evictionrequest_controller_responder_state")
 }

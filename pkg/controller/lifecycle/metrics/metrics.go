@@ -21,6 +21,7 @@ package metrics
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/component-base/metrics"
@@ -97,6 +98,79 @@ var (
 		nil, nil, metrics.ALPHA, "")
 )
 
+// The metrics the KEP names (kep.yaml), with the labels of the upstream pull
+// requests (kubernetes/kubernetes#137133, #137396): one series per object,
+// so that dashboards built for upstream's controller read this one. They
+// are computed when /metrics is scraped, from the caches of the replica
+// that leads, and go with their objects.
+var (
+	responderStateDesc = metrics.NewDesc("evictionrequest_controller_responder_state",
+		"The state of each responder for the Eviction.",
+		[]string{"namespace", "eviction", "target_name", "target_type", "responder", "state"}, nil, metrics.ALPHA, "")
+	requesterIntentDesc = metrics.NewDesc("evictionrequest_controller_requester_intent",
+		"The intent and target of the EvictionRequest.",
+		[]string{"namespace", "evictionrequest", "target_name", "target_type", "requester", "intent"}, nil, metrics.ALPHA, "")
+	targetRespondersDesc = metrics.NewDesc("evictionrequest_controller_target_responders",
+		"The number of available responders for the target of the Eviction.",
+		[]string{"namespace", "eviction", "target_name", "target_type"}, nil, metrics.ALPHA, "")
+	failedEvictionsDesc = metrics.NewDesc("imperative_eviction_responder_controller_failed_evictions_total",
+		"Number of evictions of the target of the Eviction that the Eviction API refused or failed, as the default evictor counts them.",
+		[]string{"namespace", "eviction", "target_name", "target_type"}, nil, metrics.ALPHA, "")
+)
+
+// TargetTypePod is the target_type of a pod target.
+const TargetTypePod = "pod"
+
+// Object is one object's series of the KEP's metrics.
+type Object struct {
+	// Namespace and Name name the object (an Eviction, or an EvictionRequest
+	// for RequesterIntent); Target is its pod's name.
+	Namespace, Name, Target string
+	// ResponderStates are an Eviction's target responders' states, by name.
+	ResponderStates map[string]string
+	// FailedEvictions counts an Eviction's refused evictions.
+	FailedEvictions int
+	// Requester and Intent are an EvictionRequest's.
+	Requester, Intent string
+}
+
+// ObjectSource lists the objects whose series the KEP's metrics report.
+type ObjectSource interface {
+	MetricsObjects() (evictions, requests []Object)
+}
+
+// objectCollector reports the KEP's per-object metrics.
+type objectCollector struct {
+	metrics.BaseStableCollector
+	source atomic.Pointer[ObjectSource]
+}
+
+func (c *objectCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
+	for _, d := range []*metrics.Desc{responderStateDesc, requesterIntentDesc, targetRespondersDesc, failedEvictionsDesc} {
+		ch <- d
+	}
+}
+
+func (c *objectCollector) CollectWithStability(ch chan<- metrics.Metric) {
+	s := c.source.Load()
+	if s == nil {
+		return
+	}
+	evictions, requests := (*s).MetricsObjects()
+	for _, ev := range evictions {
+		for responder, state := range ev.ResponderStates {
+			ch <- metrics.NewLazyConstMetric(responderStateDesc, metrics.GaugeValue, 1, ev.Namespace, ev.Name, ev.Target, TargetTypePod, responder, state)
+		}
+		ch <- metrics.NewLazyConstMetric(targetRespondersDesc, metrics.GaugeValue, float64(len(ev.ResponderStates)), ev.Namespace, ev.Name, ev.Target, TargetTypePod)
+		if ev.FailedEvictions > 0 {
+			ch <- metrics.NewLazyConstMetric(failedEvictionsDesc, metrics.CounterValue, float64(ev.FailedEvictions), ev.Namespace, ev.Name, ev.Target, TargetTypePod)
+		}
+	}
+	for _, er := range requests {
+		ch <- metrics.NewLazyConstMetric(requesterIntentDesc, metrics.GaugeValue, 1, er.Namespace, er.Name, er.Target, TargetTypePod, er.Requester, er.Intent)
+	}
+}
+
 // Snapshot is the state the gauges report, computed when /metrics is
 // scraped.
 type Snapshot struct {
@@ -120,22 +194,30 @@ type Source interface {
 var (
 	registerOnce sync.Once
 	gauges       = scrapegauges.NewCollector(activeResponderDesc, activeRequesterDesc, evictionsDesc, oldestEvictionDesc)
+	objects      = &objectCollector{}
 )
 
 // Register registers the metrics with the legacy registry, once.
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(EvictionsCreated, ResponderTurns, EvictorEvictions, EvictionDuration, ResponderTimeouts)
-		legacyregistry.CustomMustRegister(gauges)
+		legacyregistry.CustomMustRegister(gauges, objects)
 	})
 }
 
-// SetSource makes s the source of the gauges; nil reports none.
-func SetSource(s Source) {
+// SetSource makes s the source of the gauges and of the KEP's per-object
+// metrics; nil reports none.
+func SetSource(s interface {
+	Source
+	ObjectSource
+}) {
 	if s == nil {
 		gauges.SetSource(nil)
+		objects.source.Store(nil)
 		return
 	}
+	var o ObjectSource = s
+	objects.source.Store(&o)
 	gauges.SetSource(func() []map[string]int {
 		snapshot := s.MetricsSnapshot()
 		return []map[string]int{snapshot.ActiveResponders, snapshot.ActiveRequesters, snapshot.Evictions,
