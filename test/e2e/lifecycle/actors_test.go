@@ -78,9 +78,14 @@ func TestBudgetRefusesThenRelaxed(t *testing.T) {
 		if attempts == 2 {
 			// The KEP's count of the refusals, per Eviction.
 			failed := `imperative_eviction_responder_controller_failed_evictions_total{eviction="` + ev.Name + `",namespace="` + ns + `",target_name="db-0",target_type="pod"}`
-			metrics := framework.WaitForSample(t, func() framework.MetricSamples {
-				return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
-			}, failed, 2)
+			var metrics framework.MetricSamples
+			framework.Eventually(t, 30*time.Second, failed+" to count both refusals", func(context.Context) error {
+				metrics = framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+				if v, _ := metrics.Value(failed); v < 2 {
+					return fmt.Errorf("%s = %v", failed, v)
+				}
+				return nil
+			})
 			framework.CheckMonitoredMetrics(t, metrics, "imperative_eviction_")
 		}
 	}
