@@ -43,6 +43,8 @@ type Backoff struct {
 	mu        sync.Mutex
 	failures  workqueue.TypedRateLimiter[string]
 	notBefore map[string]time.Time
+	// granted are the keys whose last eviction the API granted.
+	granted map[string]bool
 }
 
 // NewBackoff returns a backoff of one second, doubling up to about 15
@@ -57,6 +59,7 @@ func NewBackoffBetween(base, max time.Duration) *Backoff {
 	return &Backoff{
 		failures:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](base, max),
 		notBefore: map[string]time.Time{},
+		granted:   map[string]bool{},
 	}
 }
 
@@ -77,6 +80,7 @@ func (b *Backoff) Wait(key string, now time.Time) time.Duration {
 func (b *Backoff) Failed(key string, now time.Time, retryAfter time.Duration) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	delete(b.granted, key)
 	delay := b.failures.When(key)
 	if retryAfter > delay {
 		delay = retryAfter
@@ -93,6 +97,15 @@ func (b *Backoff) Succeeded(key string, now time.Time) {
 	defer b.mu.Unlock()
 	b.failures.Forget(key)
 	b.notBefore[key] = now.Add(ExpectationTimeout)
+	b.granted[key] = true
+}
+
+// Granted is true when the last eviction of key was granted (and not
+// forgotten since).
+func (b *Backoff) Granted(key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.granted[key]
 }
 
 // Forget drops the backoff of key: its eviction succeeded, or is no longer
@@ -102,4 +115,5 @@ func (b *Backoff) Forget(key string) {
 	defer b.mu.Unlock()
 	b.failures.Forget(key)
 	delete(b.notBefore, key)
+	delete(b.granted, key)
 }

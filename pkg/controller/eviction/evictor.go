@@ -83,6 +83,9 @@ type Attempt struct {
 	// RetryIn is when to try again: after a refusal, the rest of the
 	// backoff, or after a granted eviction, when the pod did not go.
 	RetryIn time.Duration
+	// Granted, for a Terminating pod, is true when this evictor's eviction
+	// started its termination (as far as this process knows).
+	Granted bool
 }
 
 // Evictor evicts pods through the Eviction API (pods/<name>/eviction) with
@@ -105,8 +108,9 @@ type Evictor struct {
 // (unless EveryPod), or the backoff of an earlier attempt still runs.
 func (e *Evictor) Evict(ctx context.Context, key string, pod *corev1.Pod, uid types.UID) Attempt {
 	if podutil.IsTerminating(pod) {
+		granted := e.Backoff.Granted(key)
 		e.Backoff.Forget(key)
-		return Attempt{Result: Terminating}
+		return Attempt{Result: Terminating, Granted: granted}
 	}
 	if kind := podutil.WhyNotEvictable(pod); kind != "" && !e.EveryPod {
 		return Attempt{Result: Skipped, Kind: kind}

@@ -76,11 +76,10 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		}
 	}
 	relevant, create := lifecycleutil.RelevantEviction(evictions)
-	if create && wantsEviction(c.requestsOf(target)) {
-		if err := c.createEviction(ctx, er); err != nil {
-			return 0, err
-		}
-		relevant = nil
+	if requests := c.requestsOf(target); create && wantsEviction(requests) {
+		// The new Eviction's first status wakes this sync again, which
+		// then reports it on the request: one write of the request, not two.
+		return 0, c.createEviction(ctx, er, requests)
 	}
 	return 0, c.writeRequestConditions(ctx, er, mirroredConditions(now, er, relevant), event{})
 }
@@ -107,18 +106,26 @@ func (c *Controller) invalidRequest(ctx context.Context, er *lifecyclev1alpha1.E
 	return "", nil
 }
 
-// createEviction creates the next Eviction of er's pod, labelled with er's
-// requester and owned by er; the metadata sync adds the others.
-func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.EvictionRequest) error {
+// createEviction creates the next Eviction of er's pod, labelled with
+// every participant of the pod and owned by every one of its requests, as
+// the metadata sync would make it: that sync then has nothing to write.
+func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.EvictionRequest, requests []*lifecyclev1alpha1.EvictionRequest) error {
 	existing, err := c.evictionLister.Evictions(er.Namespace).List(labels.Everything())
 	if err != nil {
 		return err
 	}
 	ref := er.Spec.Target.Pod
+	pod, err := c.podLister.Pods(er.Namespace).Get(ref.Name)
+	if apierrors.IsNotFound(err) || (err == nil && pod.UID != ref.UID) {
+		pod = nil
+	} else if err != nil {
+		return err
+	}
 	name := newEvictionName(ref.Name, existing)
+	owners, _ := owners(&lifecyclev1alpha1.Eviction{}, requests)
 	apply := lifecycleapply.Eviction(name, er.Namespace).
-		WithLabels(map[string]string{er.Spec.Requester: string(lifecyclev1alpha1.EvictionParticipantRoleRequester)}).
-		WithOwnerReferences(ownerReference(er)).
+		WithLabels(participantLabels(&lifecyclev1alpha1.Eviction{}, pod, requests)).
+		WithOwnerReferences(owners...).
 		WithSpec(lifecycleapply.EvictionSpec().WithTarget(lifecycleapply.EvictionTarget().
 			WithPod(lifecycleapply.EvictionPodReference().WithName(ref.Name).WithUID(ref.UID))))
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)

@@ -63,23 +63,36 @@ func TestARequestCreatesTheEvictionOfItsPod(t *testing.T) {
 	if got := ev.Spec.Target.Pod; got == nil || got.Name != "web" || got.UID != pod.UID {
 		t.Errorf("target = %+v, want pod web with its UID", got)
 	}
-	if got := ev.Labels[requester]; got != "requester" {
-		t.Errorf("label %s = %q, want requester", requester, got)
+	// Every participant's label and every request's ownership at once: the
+	// metadata sync has nothing left to write.
+	if diff := cmp.Diff(map[string]string{requester: "requester", evictor: "responder"}, ev.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
 	}
 	if len(ev.OwnerReferences) != 1 || ev.OwnerReferences[0].Kind != "EvictionRequest" || ev.OwnerReferences[0].UID != er.UID {
 		t.Errorf("owners = %+v, want the request", ev.OwnerReferences)
 	}
-	if diff := cmp.Diff(awaitingConditions, conditionsOf(er.Status.Conditions)); diff != "" {
-		t.Errorf("conditions of the request (-want +got):\n%s", diff)
+	f.cache(ev)
+	writes := len(f.kube.Actions())
+	if _, err := f.controller.syncMetadata(f.ctx, "shop/pod-1-web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.kube.Actions()[writes:]; len(got) != 0 {
+		t.Errorf("the metadata sync of a new Eviction wrote %v", got)
+	}
+	// The request is written once, when its Eviction reports.
+	if er.Status.ObservedGeneration != nil {
+		t.Errorf("the request's status was written with the creation of its Eviction: %+v", er.Status)
 	}
 	if diff := cmp.Diff([]string{"Normal EvictionCreated"}, f.events()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 
-	f.cache(ev)
-	f.syncRequest("r1")
+	er = f.syncRequest("r1")
 	if diff := cmp.Diff([]string{"pod-1-web"}, f.evictionNames()); diff != "" {
 		t.Errorf("a second sync changed the Evictions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(awaitingConditions, conditionsOf(er.Status.Conditions)); diff != "" {
+		t.Errorf("conditions of the request (-want +got):\n%s", diff)
 	}
 }
 

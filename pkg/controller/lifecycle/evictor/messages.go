@@ -51,7 +51,7 @@ func attemptMessage(a eviction.Attempt, pod *corev1.Pod, attempts int32, last st
 	switch a.Result {
 	case eviction.Terminating:
 		how := " marked for deletion"
-		if strings.Contains(last, viaEviction) {
+		if a.Granted || strings.Contains(last, viaEviction) {
 			// The evictor's own eviction, not another's deletion.
 			how = " " + viaEviction
 		}

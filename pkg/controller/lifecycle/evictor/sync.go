@@ -44,6 +44,11 @@ type report struct {
 	event    *event
 	// retryIn is when the next attempt may be made.
 	retryIn time.Duration
+	// evicted is true when the Eviction API granted an eviction just now:
+	// its event is recorded though the message stays.
+	evicted bool
+	// eventMessage is the event's message.
+	eventMessage string
 }
 
 type event struct {
@@ -88,10 +93,10 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		if err := c.write(ctx, ev, status, r, now); err != nil {
 			return 0, err
 		}
-		if r.event != nil && changed {
-			c.recorder.Event(ev, r.event.eventType, r.event.reason, r.message)
-		}
 		heartbeatDue = now.Add(HeartbeatInterval)
+	}
+	if r.event != nil && (changed || r.evicted) {
+		c.recorder.Event(ev, r.event.eventType, r.event.reason, r.eventMessage)
 	}
 	if r.complete {
 		c.evictor.Backoff.Forget(string(ref.UID))
@@ -122,6 +127,12 @@ func (c *Controller) attempt(ctx context.Context, ev *lifecyclev1alpha1.Eviction
 	attempts := policyutil.ParseAttempts(last) + 1
 	outcome := a.Outcome(pod.Name, attempts, wording)
 	r := report{message: attemptMessage(a, pod, attempts, last), retryIn: a.RetryIn}
+	r.eventMessage = r.message
+	if a.Result == eviction.Evicted {
+		// The pod's termination wakes the evictor a moment later, and that
+		// sync says the eviction started it: one status write, not two.
+		r.message, r.evicted = last, true
+	}
 	switch a.Result {
 	case eviction.Terminating:
 		r.expected = ptr.To(pod.DeletionTimestamp.Time)
