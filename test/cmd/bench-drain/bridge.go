@@ -73,6 +73,49 @@ type drained struct {
 	seconds float64
 	// webhook is the bridge's latency during the drain, when measured.
 	webhook *webhookLatency
+	// writesPerPod are kube-apiserver's writes per pod, when measured.
+	writesPerPod map[string]float64
+}
+
+// probes are what a case reads of kube-apiserver before its drain.
+type probes struct {
+	writes  writeCounts
+	webhook webhookHistogram
+}
+
+// probeBefore reads what the case measures around its drain: the writes
+// of kubectl evictionrequest drain, the bridge's latency.
+func (c drainCase) probeBefore(ctx context.Context, cluster *localcluster.Cluster) (p probes, err error) {
+	if c == ours {
+		if p.writes, err = scrapeWrites(ctx, cluster); err != nil {
+			return p, err
+		}
+	}
+	if c.webhookLatency {
+		p.webhook, err = scrapeWebhookHistogram(ctx, cluster)
+	}
+	return p, err
+}
+
+// probeAfter completes d with what changed since p over a drain of pods.
+func (c drainCase) probeAfter(ctx context.Context, cluster *localcluster.Cluster, p probes, pods int, d *drained) error {
+	if c == ours {
+		after, err := scrapeWrites(ctx, cluster)
+		if err != nil {
+			return err
+		}
+		d.writesPerPod = after.perPod(p.writes, pods)
+	}
+	if c.webhookLatency {
+		after, err := scrapeWebhookHistogram(ctx, cluster)
+		if err != nil {
+			return err
+		}
+		if d.webhook, err = after.since(p.webhook); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bridgeResult is what the benchmark measured of the eviction API bridge.

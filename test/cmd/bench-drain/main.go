@@ -39,6 +39,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -84,7 +85,12 @@ type result struct {
 	// holds.
 	HeapPerEvictionBytes float64       `json:"heapPerEvictionBytes,omitempty"`
 	Bridge               *bridgeResult `json:"bridge,omitempty"`
-	When                 time.Time     `json:"when"`
+	// WritesPerPod are kube-apiserver's write requests per pod during the
+	// last drain by kubectl evictionrequest drain, by "VERB resource", with
+	// their sum under "total": the plugin's, the controller's, the
+	// evictor's, the events and kwok's.
+	WritesPerPod map[string]float64 `json:"writesPerPod,omitempty"`
+	When         time.Time          `json:"when"`
 }
 
 func main() {
@@ -152,6 +158,9 @@ func run(ctx context.Context, o options) error {
 			if d.webhook != nil {
 				webhook = append(webhook, *d.webhook)
 			}
+			if d.writesPerPod != nil {
+				res.WritesPerPod = d.writesPerPod
+			}
 		}
 	}
 	res.OursSeconds, res.KubectlDrain = seconds[ours.name], seconds[kubectlDrain.name]
@@ -165,16 +174,7 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	fmt.Printf("Drain of %d pods on one node through %s, median of %d rounds (min-max):\n", o.pods, o.api, o.rounds)
-	fmt.Printf("  kubectl evictionrequest drain  %6.1f s  (%.1f-%.1f)\n", res.OursMedian, slices.Min(res.OursSeconds), slices.Max(res.OursSeconds))
-	fmt.Printf("  kubectl drain                  %6.1f s  (%.1f-%.1f)\n", res.KubectlMedian, slices.Min(res.KubectlDrain), slices.Max(res.KubectlDrain))
-	fmt.Printf("  ratio                          %6.2f\n", res.Ratio)
-	if res.HeapPerEvictionBytes > 0 {
-		fmt.Printf("  controller heap per Eviction   %6.1f KiB\n", res.HeapPerEvictionBytes/1024)
-	}
-	if res.Bridge != nil {
-		res.Bridge.print()
-	}
+	res.print(o)
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 		return err
 	}
@@ -185,50 +185,35 @@ func run(ctx context.Context, o options) error {
 	return os.WriteFile(o.out, append(data, '\n'), 0o644)
 }
 
+// print reports the results on standard output.
+func (res *result) print(o options) {
+	fmt.Printf("Drain of %d pods on one node through %s, median of %d rounds (min-max):\n", o.pods, o.api, o.rounds)
+	fmt.Printf("  kubectl evictionrequest drain  %6.1f s  (%.1f-%.1f)\n", res.OursMedian, slices.Min(res.OursSeconds), slices.Max(res.OursSeconds))
+	fmt.Printf("  kubectl drain                  %6.1f s  (%.1f-%.1f)\n", res.KubectlMedian, slices.Min(res.KubectlDrain), slices.Max(res.KubectlDrain))
+	fmt.Printf("  ratio                          %6.2f\n", res.Ratio)
+	if res.HeapPerEvictionBytes > 0 {
+		fmt.Printf("  controller heap per Eviction   %6.1f KiB\n", res.HeapPerEvictionBytes/1024)
+	}
+	if res.Bridge != nil {
+		res.Bridge.print()
+	}
+	fmt.Printf("kube-apiserver's writes per pod, kubectl evictionrequest drain (last round):\n")
+	for _, key := range slices.Sorted(maps.Keys(res.WritesPerPod)) {
+		fmt.Printf("  %-40s %5.2f\n", key, res.WritesPerPod[key])
+	}
+}
+
 // drainOnce fills a fresh node with pods and times one command draining it.
 func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, name string, c drainCase) (drained, error) {
-	client := cluster.Client
-	node, err := client.CoreV1().Nodes().Create(ctx, benchNode(name), metav1.CreateOptions{})
+	node, ns, cleanup, err := prepareNode(ctx, cluster, o, name, c)
+	defer cleanup()
 	if err != nil {
 		return drained{}, err
 	}
-	defer func() { _ = client.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) }()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if c.optIn {
-		ns.Labels = map[string]string{bridge.NamespaceLabel: bridge.NamespaceOptIn}
-	}
-	if ns, err = client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+	bin, args := drainCommand(cluster, o, node, c)
+	p, err := c.probeBefore(ctx, cluster)
+	if err != nil {
 		return drained{}, err
-	}
-	defer func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) }()
-	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	}); err != nil {
-		return drained{}, fmt.Errorf("the default service account of %s: %w", ns.Name, err)
-	}
-
-	var mutate func(*corev1.Pod)
-	if c.intercepted {
-		mutate = declareSampleInterceptor(o.api)
-	}
-	if _, err := fillNode(ctx, client, ns.Name, node.Name, o.pods, mutate); err != nil {
-		return drained{}, err
-	}
-
-	args := []string{"--kubeconfig=" + cluster.KubeconfigPath}
-	bin := filepath.Join(o.binDir, "kubectl-evictionrequest")
-	if c.plugin {
-		args = append(args, "drain", node.Name, "--api="+o.api, "--force", "--output=lines", fmt.Sprintf("--timeout=%s", o.timeout))
-	} else {
-		bin = filepath.Join(o.binDir, "kubectl")
-		args = append(args, "drain", node.Name, "--force", "--ignore-daemonsets", "--delete-emptydir-data", fmt.Sprintf("--timeout=%s", o.timeout))
-	}
-	var before webhookHistogram
-	if c.webhookLatency {
-		if before, err = scrapeWebhookHistogram(ctx, cluster); err != nil {
-			return drained{}, err
-		}
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var output bytes.Buffer
@@ -241,16 +226,10 @@ func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, na
 	if err != nil {
 		return drained{}, fmt.Errorf("%s: %w (output in %s)", bin, err, logFile)
 	}
-	if c.webhookLatency {
-		after, err := scrapeWebhookHistogram(ctx, cluster)
-		if err != nil {
-			return drained{}, err
-		}
-		if d.webhook, err = after.since(before); err != nil {
-			return drained{}, err
-		}
+	if err := c.probeAfter(ctx, cluster, p, o.pods, &d); err != nil {
+		return drained{}, err
 	}
-	pods, err := client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+	pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return drained{}, err
 	}
@@ -258,6 +237,54 @@ func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, na
 		return drained{}, fmt.Errorf("%d pods left after %s exited", len(pods.Items), bin)
 	}
 	return d, nil
+}
+
+// prepareNode creates a node and a namespace named after name, and fills
+// the node with o.pods pods of the case; cleanup deletes both.
+func prepareNode(ctx context.Context, cluster *localcluster.Cluster, o options, name string, c drainCase) (node, ns string, cleanup func(), err error) {
+	client := cluster.Client
+	var undo []func()
+	cleanup = func() {
+		for _, f := range slices.Backward(undo) {
+			f()
+		}
+	}
+	created, err := client.CoreV1().Nodes().Create(ctx, benchNode(name), metav1.CreateOptions{})
+	if err != nil {
+		return "", "", cleanup, err
+	}
+	undo = append(undo, func() { _ = client.CoreV1().Nodes().Delete(context.Background(), created.Name, metav1.DeleteOptions{}) })
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if c.optIn {
+		namespace.Labels = map[string]string{bridge.NamespaceLabel: bridge.NamespaceOptIn}
+	}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{}); err != nil {
+		return "", "", cleanup, err
+	}
+	undo = append(undo, func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return "", "", cleanup, fmt.Errorf("the default service account of %s: %w", name, err)
+	}
+	var mutate func(*corev1.Pod)
+	if c.intercepted {
+		mutate = declareSampleInterceptor(o.api)
+	}
+	_, err = fillNode(ctx, client, name, created.Name, o.pods, mutate)
+	return created.Name, name, cleanup, err
+}
+
+// drainCommand is the command line of the case's drain of node.
+func drainCommand(cluster *localcluster.Cluster, o options, node string, c drainCase) (bin string, args []string) {
+	args = []string{"--kubeconfig=" + cluster.KubeconfigPath}
+	if c.plugin {
+		return filepath.Join(o.binDir, "kubectl-evictionrequest"),
+			append(args, "drain", node, "--api="+o.api, "--force", "--output=lines", fmt.Sprintf("--timeout=%s", o.timeout))
+	}
+	return filepath.Join(o.binDir, "kubectl"),
+		append(args, "drain", node, "--force", "--ignore-daemonsets", "--delete-emptydir-data", fmt.Sprintf("--timeout=%s", o.timeout))
 }
 
 // fillNode creates n running pods on node in ns, changed by mutate, and
