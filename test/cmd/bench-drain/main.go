@@ -68,11 +68,15 @@ type options struct {
 	timeout      time.Duration
 	// bridge measures the eviction API bridge too.
 	bridge bool
+	// serverArgs are extra flags of evictionrequest-apiserver or
+	// evictionrequest-controller.
+	serverArgs []string
 }
 
 // result is what the benchmark writes as JSON.
 type result struct {
 	Pods          int       `json:"pods"`
+	ServerArgs    []string  `json:"serverArgs,omitempty"`
 	Rounds        int       `json:"rounds"`
 	OursSeconds   []float64 `json:"oursSeconds"`
 	KubectlDrain  []float64 `json:"kubectlDrainSeconds"`
@@ -103,6 +107,10 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "Rounds; each drains one node with each command.")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "Time-out of one drain.")
 	flag.BoolVar(&o.bridge, "bridge", true, "Measure the eviction API bridge too: kubectl drain in an opted-in namespace against one that is not, and through the bridge against kubectl evictionrequest drain of pods whose interceptor completes at once.")
+	flag.Func("server-arg", "An extra flag of evictionrequest-apiserver (or, with --api=lifecycle, evictionrequest-controller), such as --kube-api-qps=200; repeat for more.", func(v string) error {
+		o.serverArgs = append(o.serverArgs, v)
+		return nil
+	})
 	klog.InitFlags(nil)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -119,7 +127,7 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("--api must be coordination or lifecycle, got %q", o.api)
 	}
 	cfg := localcluster.Config{
-		Dir: o.dir, BinDir: o.binDir, Lifecycle: o.api == "lifecycle",
+		Dir: o.dir, BinDir: o.binDir, Lifecycle: o.api == "lifecycle", ServerArgs: o.serverArgs,
 		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	}
 	cases := []drainCase{ours, kubectlDrain}
@@ -140,7 +148,7 @@ func run(ctx context.Context, o options) error {
 		defer stopInterceptor()
 	}
 
-	res := result{Pods: o.pods, Rounds: o.rounds, API: o.api, When: time.Now().UTC()}
+	res := result{Pods: o.pods, Rounds: o.rounds, API: o.api, ServerArgs: o.serverArgs, When: time.Now().UTC()}
 	seconds := map[string][]float64{}
 	var webhook []webhookLatency
 	for round := 0; round < o.rounds; round++ {
