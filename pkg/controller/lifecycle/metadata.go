@@ -18,6 +18,7 @@ package lifecycle
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,6 +61,11 @@ func (c *Controller) syncMetadata(ctx context.Context, key string) (time.Duratio
 		pod = nil
 	}
 	requests := c.requestsOf(lifecycleutil.EvictionTargetKey(ev))
+	if lifecycleutil.IsFinished(ev) && !slices.ContainsFunc(requests, func(er *lifecyclev1alpha1.EvictionRequest) bool { return er.DeletionTimestamp == nil }) {
+		// A finished Eviction whose requests are all going is garbage the
+		// collector removes: its labels no longer matter.
+		return 0, nil
+	}
 	labels := participantLabels(ev, pod, requests)
 	owners, added := owners(ev, requests)
 	if !labelsChanged(ev.Labels, labels) && !added {

@@ -257,6 +257,26 @@ func TestMetadataKeepsTheRespondersOfAPodThatIsGone(t *testing.T) {
 	}
 }
 
+// A finished Eviction whose requests are all being deleted is garbage: its
+// labels are left as they are, not rewritten before the collector removes
+// it. While one of its requests stays, they are kept up to date.
+func TestMetadataLeavesAFinishedEvictionWhoseRequestsAreGoing(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	ev := wrappers.MakeEviction("pod-1-web", pod).Label(requester, "requester").Label(evictor, "responder").
+		Condition(lifecyclev1alpha1.EvictionConditionTargetEvicted, metav1.ConditionTrue, lifecyclev1alpha1.EvictionConditionReasonPodDeleted, start).Obj()
+	f := newFixture(t, ev, wrappers.MakeLifecycleRequest("r1", pod, requester).Deleting(start).Obj())
+	writes := len(f.kube.Actions())
+	if got := f.syncMetadata("pod-1-web"); len(f.kube.Actions()) != writes+1 || got.Labels[requester] != "requester" {
+		t.Errorf("the metadata of a finished Eviction whose requests are going was written: %v, labels %v", f.kube.Actions()[writes:], got.Labels)
+	}
+
+	f = newFixture(t, ev, wrappers.MakeLifecycleRequest("r1", pod, requester).Deleting(start).Obj(),
+		wrappers.MakeLifecycleRequest("r2", pod, "acme.io/other").Obj())
+	if got := f.syncMetadata("pod-1-web"); got.Labels["acme.io/other"] != "requester" {
+		t.Errorf("labels %v, want the remaining requester's", got.Labels)
+	}
+}
+
 func (f *fixture) syncMetadata(name string) *lifecyclev1alpha1.Eviction {
 	f.t.Helper()
 	if _, err := f.controller.syncMetadata(f.ctx, "shop/"+name); err != nil {
