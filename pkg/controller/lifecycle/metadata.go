@@ -61,9 +61,9 @@ func (c *Controller) syncMetadata(ctx context.Context, key string) (time.Duratio
 		pod = nil
 	}
 	requests := c.requestsOf(lifecycleutil.EvictionTargetKey(ev))
-	if lifecycleutil.IsFinished(ev) && !slices.ContainsFunc(requests, func(er *lifecyclev1alpha1.EvictionRequest) bool { return er.DeletionTimestamp == nil }) {
-		// A finished Eviction whose requests are all going is garbage the
-		// collector removes: its labels no longer matter.
+	if len(ev.OwnerReferences) > 0 && !slices.ContainsFunc(requests, func(er *lifecyclev1alpha1.EvictionRequest) bool { return er.DeletionTimestamp == nil }) {
+		// The requests that own the Eviction are all going: the garbage
+		// collector removes it next, and its labels no longer matter.
 		return 0, nil
 	}
 	labels := participantLabels(ev, pod, requests)

@@ -257,17 +257,17 @@ func TestMetadataKeepsTheRespondersOfAPodThatIsGone(t *testing.T) {
 	}
 }
 
-// A finished Eviction whose requests are all being deleted is garbage: its
+// An Eviction whose owning requests are all being deleted is garbage: its
 // labels are left as they are, not rewritten before the collector removes
 // it. While one of its requests stays, they are kept up to date.
-func TestMetadataLeavesAFinishedEvictionWhoseRequestsAreGoing(t *testing.T) {
+func TestMetadataLeavesAnEvictionWhoseRequestsAreGoing(t *testing.T) {
 	pod := wrappers.MakePod("web").Obj()
-	ev := wrappers.MakeEviction("pod-1-web", pod).Label(requester, "requester").Label(evictor, "responder").
-		Condition(lifecyclev1alpha1.EvictionConditionTargetEvicted, metav1.ConditionTrue, lifecyclev1alpha1.EvictionConditionReasonPodDeleted, start).Obj()
+	ev := wrappers.MakeEviction("pod-1-web", pod).Label(requester, "requester").Label(evictor, "responder").Obj()
+	ev.OwnerReferences = []metav1.OwnerReference{{APIVersion: "lifecycle.k8s.io/v1alpha1", Kind: "EvictionRequest", Name: "r1", UID: "uid-r1"}}
 	f := newFixture(t, ev, wrappers.MakeLifecycleRequest("r1", pod, requester).Deleting(start).Obj())
 	writes := len(f.kube.Actions())
 	if got := f.syncMetadata("pod-1-web"); len(f.kube.Actions()) != writes+1 || got.Labels[requester] != "requester" {
-		t.Errorf("the metadata of a finished Eviction whose requests are going was written: %v, labels %v", f.kube.Actions()[writes:], got.Labels)
+		t.Errorf("the metadata of an Eviction whose requests are going was written: %v, labels %v", f.kube.Actions()[writes:], got.Labels)
 	}
 
 	f = newFixture(t, ev, wrappers.MakeLifecycleRequest("r1", pod, requester).Deleting(start).Obj(),
