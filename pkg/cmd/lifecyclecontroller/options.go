@@ -76,9 +76,12 @@ func NewOptions() *Options {
 		Evictor:            true,
 		NodeDrainRequester: DefaultNodeDrainRequester,
 		NodeDrainWorkers:   2,
-		// A drain of a few hundred pods writes a few objects per pod within
-		// seconds; client-go's default of 5 requests/s would make it crawl.
-		Client:             options.NewClientOptions(100, 200),
+		// A drain writes about seven objects per pod (the Eviction, its
+		// status, the evictor's entry, the requests' status, the eviction):
+		// 500 pods took 33 s at 100 requests/s, 17 s at 300, and no less at
+		// 500, where kube-apiserver on two cores is the limit (make
+		// bench-drain, docs/benchmarks.md).
+		Client:             options.NewClientOptions(300, 600),
 		LeaderElection:     options.NewLeaderElection(componentName),
 		Bridge:             options.NewBridgeOptions(),
 		SecureServing:      newSecureServing(),
