@@ -25,7 +25,7 @@ import (
 // monitoredMetric matches the names of the project's metrics, and of the
 // Kubernetes metrics the monitoring component reads, in a PromQL
 // expression.
-var monitoredMetric = regexp.MustCompile(`\b(evictionrequest_[a-z_]+|leader_election_master_status|apiserver_admission_webhook_[a-z_]+|aggregator_unavailable_apiservice|workqueue_depth)\b`)
+var monitoredMetric = regexp.MustCompile(`\b(evictionrequest_[a-z_]+|imperative_eviction_[a-z_]+|leader_election_master_status|apiserver_admission_webhook_[a-z_]+|aggregator_unavailable_apiservice|workqueue_depth)\b`)
 
 // MonitoredMetrics returns the names of the metric families the alerting
 // rules and the dashboard of the monitoring component read, sorted: a

@@ -109,7 +109,9 @@ func TestEvictorEvictsDaemonSetAndMirrorPods(t *testing.T) {
 	t.Parallel()
 	ns := f.NewNamespace(t)
 	daemonPod, mirrorPod := f.SkippedPods(t, ns, f.NodeNames[0])
-	r := f.NewLifecycleRequester(t, drainer)
+	// Kept after the pod: a request owned by its pod may be collected
+	// before it is seen reporting the eviction.
+	r := keptRequester(t)
 	for _, pod := range []*corev1.Pod{daemonPod, mirrorPod} {
 		evicted(t, pod, framework.RequestEviction(t, r, pod))
 	}
