@@ -68,8 +68,9 @@ func main() {
 
 func run(ctx context.Context, cfg localcluster.Config) error {
 	logger := klog.FromContext(ctx)
-	// make run shows the whole product: the node drain requester too.
-	cfg.ServerArgs = []string{"--enable-node-drain-controller"}
+	// make run shows the whole product: the node drain requester too, which
+	// also drains the nodes a maintenance tool marks MaintenancePlanned=True.
+	cfg.ServerArgs = []string{"--enable-node-drain-controller", "--drain-on-maintenance-planned"}
 	// ... and the eviction API bridge, for the namespaces that opt in.
 	cfg.Components = []string{"eviction-bridge"}
 	if cfg.Lifecycle {

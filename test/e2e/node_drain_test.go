@@ -30,20 +30,15 @@ import (
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
-func nodeCondition(node *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
-	for i := range node.Status.Conditions {
-		if node.Status.Conditions[i].Type == t {
-			return &node.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 func conditionIs(node *corev1.Node, t corev1.NodeConditionType, status corev1.ConditionStatus, message string) error {
-	c := nodeCondition(node, t)
+	c := drain.FindNodeCondition(node, t)
 	if c == nil || c.Status != status || !strings.Contains(c.Message, message) {
 		return fmt.Errorf("%s = %+v, want %s with %q", t, c, status, message)
 	}
@@ -68,10 +63,10 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 		if !n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != nodedrain.DefaultRequesterName {
 			return fmt.Errorf("not cordoned by the drain: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 		}
-		if err := conditionIs(n, v1alpha1.NodeDrained, corev1.ConditionTrue, "skipped: 1 DaemonSet-managed, 1 mirror"); err != nil {
+		if err := conditionIs(n, corev1.NodeDrained, corev1.ConditionTrue, "skipped: 1 DaemonSet-managed, 1 mirror"); err != nil {
 			return err
 		}
-		return conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionFalse, "no pod is left to evict")
+		return conditionIs(n, corev1.NodeDrainInProgress, corev1.ConditionFalse, "no pod is left to evict")
 	})
 	for _, pod := range web {
 		f.WaitForPodGone(t, ns, pod.Name)
@@ -96,12 +91,12 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 	}
 
 	// The kubelet's status updates leave the drain's conditions alone.
-	beat := nodeCondition(drained, corev1.NodeReady).LastHeartbeatTime
+	beat := drain.FindNodeCondition(drained, corev1.NodeReady).LastHeartbeatTime
 	f.WaitForNode(t, node, "a status update of the kubelet", func(n *corev1.Node) error {
-		if c := nodeCondition(n, corev1.NodeReady); c == nil || !c.LastHeartbeatTime.After(beat.Time) {
+		if c := drain.FindNodeCondition(n, corev1.NodeReady); c == nil || !c.LastHeartbeatTime.After(beat.Time) {
 			return fmt.Errorf("no heartbeat since %v", beat)
 		}
-		return conditionIs(n, v1alpha1.NodeDrained, corev1.ConditionTrue, "")
+		return conditionIs(n, corev1.NodeDrained, corev1.ConditionTrue, "")
 	})
 
 	f.MarkForDrain(t, node, false)
@@ -109,7 +104,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 		if n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
 			return fmt.Errorf("still cordoned: %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 		}
-		if nodeCondition(n, v1alpha1.NodeDrained) != nil || nodeCondition(n, v1alpha1.NodeDrainInProgress) != nil {
+		if drain.FindNodeCondition(n, corev1.NodeDrained) != nil || drain.FindNodeCondition(n, corev1.NodeDrainInProgress) != nil {
 			return fmt.Errorf("the drain's conditions remain: %+v", n.Status.Conditions)
 		}
 		return nil
@@ -128,7 +123,7 @@ func TestDeclarativeNodeDrainRefusesBarePods(t *testing.T) {
 	pod := f.CreatePod(t, ns, "solo-0", framework.PodOptions{Node: node})
 	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.NodeDrainAnnotation: "true"}}})
 	f.WaitForNode(t, node, "the drain refused", func(n *corev1.Node) error {
-		return conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionFalse,
+		return conditionIs(n, corev1.NodeDrainInProgress, corev1.ConditionFalse,
 			"cannot request the eviction of Pods that declare no controller (annotate the node "+v1alpha1.NodeDrainForceAnnotation+"=true to override): "+ns+"/solo-0")
 	})
 	f.WaitForEvents(t, "", "Node", node, nodedrain.EventDrainRefused)
@@ -153,10 +148,10 @@ func TestDeclarativeNodeDrainShowsProgressAndWithdraws(t *testing.T) {
 
 	f.MarkForDrain(t, node, true)
 	f.WaitForNode(t, node, "the drain's progress on the node", func(n *corev1.Node) error {
-		if err := conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionTrue, "1 pod left to evict (1 intercepted)"); err != nil {
+		if err := conditionIs(n, corev1.NodeDrainInProgress, corev1.ConditionTrue, "1 pod left to evict (1 intercepted)"); err != nil {
 			return err
 		}
-		return conditionIs(n, v1alpha1.NodeDrained, corev1.ConditionFalse, "1 pod left to evict")
+		return conditionIs(n, corev1.NodeDrained, corev1.ConditionFalse, "1 pod left to evict")
 	})
 	er := f.WaitUntilActive(t, ns, string(parked.UID), parkedInterceptor)
 	if len(er.Spec.Requesters) != 1 || er.Spec.Requesters[0].Name != nodedrain.DefaultRequesterName {
@@ -166,7 +161,7 @@ func TestDeclarativeNodeDrainShowsProgressAndWithdraws(t *testing.T) {
 	f.MarkForDrain(t, node, false)
 	f.WaitForCompletion(t, ns, string(parked.UID), v1alpha1.CompleteReasonCanceled)
 	f.WaitForNode(t, node, "the node uncordoned", func(n *corev1.Node) error {
-		if n.Spec.Unschedulable || nodeCondition(n, v1alpha1.NodeDrainInProgress) != nil {
+		if n.Spec.Unschedulable || drain.FindNodeCondition(n, corev1.NodeDrainInProgress) != nil {
 			return fmt.Errorf("unschedulable %v, conditions %+v", n.Spec.Unschedulable, n.Status.Conditions)
 		}
 		return nil
@@ -216,7 +211,7 @@ func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
 		return nil
 	})
 	shuttingDown := f.WaitForNode(t, node, "the drain's condition", func(n *corev1.Node) error {
-		return conditionIs(n, v1alpha1.NodeDrainInProgress, corev1.ConditionTrue, "the node is shutting down")
+		return conditionIs(n, corev1.NodeDrainInProgress, corev1.ConditionTrue, "the node is shutting down")
 	})
 	if shuttingDown.Spec.Unschedulable {
 		t.Error("the drain cordoned a node that shuts down")
@@ -230,4 +225,23 @@ func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
 	for _, pod := range pods {
 		f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
 	}
+}
+
+// Kubernetes 1.37's node lifecycle conditions: a maintenance tool that sets
+// MaintenancePlanned=True gets the node drained and Drained=True, and
+// MaintenancePlanned=False ends the drain.
+func TestMaintenancePlannedDrainsTheNode(t *testing.T) {
+	t.Parallel()
+	f.CheckMaintenancePlannedDrain(t)
+}
+
+// GracefulNodeShutdownInProgress=True is the shutdown signal: the pods'
+// evictions are requested without a cordon; False withdraws them.
+func TestGracefulNodeShutdownInProgressRequestsAndWithdraws(t *testing.T) {
+	t.Parallel()
+	nodeDrain, err := participant.New(evictionapi.Coordination, nodedrain.DefaultRequesterName, f.Kube, f.Clientset, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.CheckGracefulShutdownConditionDrain(t, nodeDrain)
 }

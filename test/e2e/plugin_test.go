@@ -34,6 +34,7 @@ import (
 	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/cmd/plugin"
+	drainpkg "github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
@@ -173,7 +174,7 @@ func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		pods = append(pods, f.CreatePod(t, ns, fmt.Sprintf("db-%d", i), framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}}))
 	}
-	drain := f.StartCommand(t, pluginBinary, "drain", node, "--force")
+	drain := f.StartCommand(t, pluginBinary, "drain", node, "--force", "--report-node-conditions")
 	framework.Eventually(t, time.Minute, "the drain to request the evictions", func(ctx context.Context) error {
 		if !strings.Contains(drain.Stdout(), "requested the eviction of 3 pods") {
 			return fmt.Errorf("output so far:\n%s", drain.Stdout())
@@ -188,6 +189,15 @@ func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
 	}
 	if got := drain.Stderr(); !strings.Contains(got, "interrupted: withdrew "+plugin.DefaultRequesterName+" from 3 EvictionRequests that were not complete") {
 		t.Errorf("stderr:\n%s", got)
+	}
+	// kubectl drain --report-node-conditions' convention: the interrupted
+	// drain says so on the node before it exits.
+	n, err := f.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := framework.NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionFalse, drainpkg.ReasonDrainInterrupted, "interrupted")(n); err != nil {
+		t.Error(err)
 	}
 	for _, pod := range pods {
 		f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
@@ -206,10 +216,11 @@ func TestPluginDrainTimesOutNamingTheBlockers(t *testing.T) {
 	f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Labels: map[string]string{"app": "db"}})
 	f.CreatePDB(t, ns, "db", 1, 1)
 
-	r := f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", node, "--force", "--timeout=25s")
+	r := f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", node, "--force", "--timeout=25s", "--report-node-conditions")
 	if r.Err == nil {
 		t.Fatalf("a drain that cannot finish exited 0; stdout:\n%s", r.Stdout)
 	}
+	f.WaitForNode(t, node, "the failed drain reported", framework.NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionFalse, drainpkg.ReasonDrainFailed, "timed out after 25s"))
 	for _, want := range []string{
 		"timed out after 25s waiting for 2 pods:",
 		"pod " + ns + "/parked-0: Intercepted: interceptor " + parkedInterceptor + " is active, no heartbeat yet",
@@ -335,7 +346,8 @@ func TestPluginDrainSafetyFlags(t *testing.T) {
 	if _, err := f.EvictionRequests(ns).Get(ctx, string(cache.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("an EvictionRequest exists after the dry runs: %v", err)
 	}
-	r = f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--delete-emptydir-data", "--ignore-daemonsets", "--timeout=90s")
+	r = f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--delete-emptydir-data", "--ignore-daemonsets", "--timeout=90s", "--report-node-conditions")
+	f.WaitForNode(t, busy, "the completed drain reported", framework.NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drainpkg.ReasonDrainCompleted, ""))
 	if r.Err != nil || !strings.Contains(r.Stderr, "Warning: node "+busy+": evicting Pods that use emptyDir local storage, whose data is lost: "+ns+"/cache-0") {
 		t.Errorf("the drain with the overrides: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}

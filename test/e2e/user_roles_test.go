@@ -84,6 +84,7 @@ func TestUserRolesGrantWhatEachActorNeeds(t *testing.T) {
 		{"requester", "create", "evictionrequests", "", true},
 		{"requester", "update", "evictionrequests", "status", false},
 		{ns + "-drainer", "patch", "nodes", "", true},
+		{ns + "-drainer", "patch", "nodes", "status", true},
 		{"requester", "patch", "nodes", "", false},
 	}
 	for _, tc := range cases {

@@ -50,10 +50,8 @@ type Options struct {
 	HeartbeatDeadline time.Duration
 	// Evictor runs the default evictor imperative-eviction.k8s.io/evictor.
 	Evictor bool
-	// NodeDrain runs the declarative node drain requester.
-	NodeDrain          bool
-	NodeDrainRequester string
-	NodeDrainWorkers   int
+	// NodeDrain configures the declarative node drain requester.
+	NodeDrain *options.NodeDrainOptions
 	// Client limits the client to kube-apiserver and bounds each call;
 	// events have a budget of their own with the same limits.
 	Client         *options.ClientOptions
@@ -71,11 +69,10 @@ type Options struct {
 // the node drain off.
 func NewOptions() *Options {
 	return &Options{
-		Workers:            10,
-		HeartbeatDeadline:  lifecycleutil.HeartbeatDeadline,
-		Evictor:            true,
-		NodeDrainRequester: DefaultNodeDrainRequester,
-		NodeDrainWorkers:   2,
+		Workers:           10,
+		HeartbeatDeadline: lifecycleutil.HeartbeatDeadline,
+		Evictor:           true,
+		NodeDrain:         options.NewNodeDrainOptions(DefaultNodeDrainRequester),
 		// A drain writes about seven objects per pod (the Eviction, its
 		// status, the evictor's entry, the requests' status, the eviction):
 		// 500 pods took 33 s at 100 requests/s, 17 s at 300, and no less at
@@ -101,12 +98,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 			"kube-apiserver v1.37 refuses to end a turn sooner than 20m after the last heartbeat, so only longer deadlines are accepted.")
 	fs.BoolVar(&o.Evictor, "enable-evictor", o.Evictor,
 		"Run the default responder imperative-eviction.k8s.io/evictor, which evicts the pod through the Eviction API when every other responder's turn ended.")
-	fs.BoolVar(&o.NodeDrain, "enable-node-drain-controller", o.NodeDrain,
-		"Run the declarative node drain requester: drain nodes annotated evictionrequest.coordination.k8s.io/drain=true, "+
-			"and request the eviction of the pods of nodes that report a graceful shutdown.")
-	fs.StringVar(&o.NodeDrainRequester, "node-drain-requester-name", o.NodeDrainRequester,
-		"Requester name (a domain-prefixed key outside k8s.io and kubernetes.io) under which the node drain requests evictions.")
-	fs.IntVar(&o.NodeDrainWorkers, "concurrent-node-drain-syncs", o.NodeDrainWorkers, "Number of nodes the node drain syncs in parallel.")
+	o.NodeDrain.AddFlags(fs, "a domain-prefixed key outside k8s.io and kubernetes.io")
 	fs = fss.FlagSet("cluster")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster; in-cluster when empty.")
 	o.Client.AddFlags(fs, "the controllers")
@@ -129,14 +121,7 @@ func (o *Options) Validate() error {
 	if err := lifecycle.ValidateDeadline(o.HeartbeatDeadline); err != nil {
 		errs = append(errs, fmt.Errorf("--responder-heartbeat-deadline: %w", err))
 	}
-	if o.NodeDrain {
-		if err := lifecycleutil.ValidateParticipantName(o.NodeDrainRequester); err != nil {
-			errs = append(errs, fmt.Errorf("--node-drain-requester-name: %w", err))
-		}
-		if o.NodeDrainWorkers < 1 {
-			errs = append(errs, fmt.Errorf("--concurrent-node-drain-syncs must be at least 1, got %d", o.NodeDrainWorkers))
-		}
-	}
+	errs = append(errs, o.NodeDrain.Validate(lifecycleutil.ValidateParticipantName)...)
 	errs = append(errs, o.Client.Validate()...)
 	errs = append(errs, o.Bridge.Validate()...)
 	if o.Bridge.Enabled {

@@ -86,7 +86,7 @@ func (o *Options) controllers() []controllermanager.Descriptor {
 	return []controllermanager.Descriptor{
 		{Name: lifecycle.ControllerName, Enabled: true, Init: o.newEvictionRequestController},
 		{Name: evictor.ControllerName, Enabled: o.Evictor, Init: o.newEvictor},
-		{Name: nodedrain.ControllerName, Enabled: o.NodeDrain, Init: o.newNodeDrain},
+		{Name: nodedrain.ControllerName, Enabled: o.NodeDrain.Enabled, Init: o.newNodeDrain},
 	}
 }
 
@@ -117,7 +117,7 @@ func (o *Options) newEvictor(ctx context.Context, cc *controllermanager.Context)
 // requester: the same controller as evictionrequest-apiserver's,
 // requesting through an EvictionRequest of its own per pod.
 func (o *Options) newNodeDrain(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
-	p, err := participant.New(evictionapi.Lifecycle, o.NodeDrainRequester, cc.Client, nil,
+	p, err := participant.New(evictionapi.Lifecycle, o.NodeDrain.Requester, cc.Client, nil,
 		requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: o.Client.CallTimeout})
 	if err != nil {
 		return nil, err
@@ -127,9 +127,9 @@ func (o *Options) newNodeDrain(ctx context.Context, cc *controllermanager.Contex
 		return nil, err
 	}
 	c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, p, participant.Informers{Kube: cc.Informers}, cc.Informers.Core().V1().Nodes(), pods,
-		cc.Informers.Policy().V1().PodDisruptionBudgets(), cc.Clock, o.Client.CallTimeout)
+		cc.Informers.Policy().V1().PodDisruptionBudgets(), cc.Clock, o.Client.CallTimeout, o.NodeDrain.Options)
 	if err != nil {
 		return nil, err
 	}
-	return controllermanager.WithWorkers(c, o.NodeDrainWorkers), nil
+	return controllermanager.WithWorkers(c, o.NodeDrain.Workers), nil
 }

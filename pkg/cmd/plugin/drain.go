@@ -62,6 +62,9 @@ type DrainOptions struct {
 	// Output is "auto" (a live table on a terminal, lines otherwise),
 	// "table" or "lines".
 	Output string
+	// ReportNodeConditions writes Kubernetes' node lifecycle conditions
+	// DrainInProgress and Drained on the nodes as the drain goes.
+	ReportNodeConditions bool
 
 	drainer *drain.Helper
 	printer progressPrinter
@@ -117,6 +120,9 @@ change. Ctrl-C withdraws the drain's requester from the requests that are not co
 	cmd.Flags().StringVar(&d.DryRun, "dry-run", "none", `"none", "client" (print what would be requested, change nothing) or "server" (send the cordon and each request as a server-side dry run).`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 	cmd.Flags().DurationVar(&d.drainer.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "Stop waiting for a pod whose deletion started longer ago than this (for example 60s); 0 waits for every pod.")
+	cmd.Flags().BoolVar(&d.ReportNodeConditions, "report-node-conditions", d.ReportNodeConditions,
+		"Write the node lifecycle conditions DrainInProgress and Drained (Kubernetes 1.37) on the nodes: at the start, and when the drain completes, fails or is interrupted (reasons "+
+			drain.ReasonDrainStarted+", "+drain.ReasonDrainCompleted+", "+drain.ReasonDrainFailed+", "+drain.ReasonDrainInterrupted+"). Needs patch on nodes/status.")
 	cmd.Flags().StringVarP(&d.Output, "output", "o", d.Output, "Progress output: auto (a live table on a terminal, one line per change otherwise), table or lines.")
 	return cmd
 }
@@ -196,12 +202,13 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	d.reportStarted(ctx)
 	for _, node := range d.Nodes {
 		d.printSkipped(node, selections[node])
 	}
 	t, err := newTracker(d.Options, d.Nodes, d.canListPDBs(ctx))
 	if err != nil {
-		return err
+		return d.reportEnded(ctx, sigCtx, err)
 	}
 	trackerCtx, stopTracker := context.WithCancel(ctx)
 	defer func() {
@@ -211,8 +218,8 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 	session := d.drainer.NewSession(d.Nodes...)
 	run := &drainRun{d: d, session: session, stopSignals: stopSignals}
 	if err := t.start(trackerCtx, waitCtx); err != nil {
-		return run.ended(ctx, sigCtx, err)
+		return d.reportEnded(ctx, sigCtx, run.ended(ctx, sigCtx, err))
 	}
 	d.drainer.Pods, d.drainer.PDBs, d.drainer.Participant = t, t.pdbs, d.participant
-	return run.follow(ctx, sigCtx, waitCtx, t.changed)
+	return d.reportEnded(ctx, sigCtx, run.follow(ctx, sigCtx, waitCtx, t.changed))
 }

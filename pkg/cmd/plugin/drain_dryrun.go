@@ -68,7 +68,7 @@ func (d *DrainOptions) dryRunCordon(ctx context.Context, name string) error {
 	defer cancel()
 	node, err := d.kube.CoreV1().Nodes().Get(callCtx, name, metav1.GetOptions{})
 	if err == nil {
-		_, err = drain.Cordon(callCtx, d.kube.CoreV1(), node, "", metav1.PatchOptions{FieldManager: "kubectl-evictionrequest", DryRun: []string{metav1.DryRunAll}})
+		_, err = drain.Cordon(callCtx, d.kube.CoreV1(), node, "", metav1.PatchOptions{FieldManager: fieldManager, DryRun: []string{metav1.DryRunAll}})
 	}
 	if err != nil {
 		return fmt.Errorf("cordoning node %s (server dry run): %w", name, err)

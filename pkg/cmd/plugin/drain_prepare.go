@@ -142,7 +142,7 @@ func (d *DrainOptions) cordon(ctx context.Context) error {
 		node, err := d.kube.CoreV1().Nodes().Get(callCtx, name, metav1.GetOptions{})
 		if err == nil {
 			var cordoned bool
-			cordoned, err = drain.Cordon(callCtx, d.kube.CoreV1(), node, "", metav1.PatchOptions{FieldManager: "kubectl-evictionrequest"})
+			cordoned, err = drain.Cordon(callCtx, d.kube.CoreV1(), node, "", metav1.PatchOptions{FieldManager: fieldManager})
 			if err == nil && cordoned {
 				fmt.Fprintf(d.Out, "node/%s cordoned\n", name)
 			} else if err == nil {

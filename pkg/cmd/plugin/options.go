@@ -39,6 +39,9 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
+// fieldManager is the field manager of the plugin's writes to Nodes.
+const fieldManager = "kubectl-evictionrequest"
+
 // Options are the flags every command shares.
 type Options struct {
 	ConfigFlags *genericclioptions.ConfigFlags

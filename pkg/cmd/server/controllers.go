@@ -18,7 +18,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -52,13 +54,9 @@ type ControllerOptions struct {
 	// budget of their own with the same limits, so that they never delay
 	// an eviction.
 	Client *options.ClientOptions
-	// NodeDrain runs the declarative node drain requester.
-	NodeDrain bool
-	// NodeDrainRequester is the requester name of the node drain.
-	NodeDrainRequester string
-	// NodeDrainWorkers is the number of nodes synced in parallel.
-	NodeDrainWorkers int
-	LeaderElection   componentbaseconfig.LeaderElectionConfiguration
+	// NodeDrain configures the declarative node drain requester.
+	NodeDrain      *options.NodeDrainOptions
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 }
 
 // NewControllerOptions returns the defaults: the eviction request controller
@@ -74,10 +72,9 @@ func NewControllerOptions() *ControllerOptions {
 		// A drain of a few hundred pods evicts them, reads them and records
 		// events within seconds; client-go's default of 5 requests/s would
 		// make it crawl.
-		Client:             options.NewClientOptions(100, 200),
-		NodeDrainRequester: nodedrain.DefaultRequesterName,
-		NodeDrainWorkers:   2,
-		LeaderElection:     options.NewLeaderElection(componentName),
+		Client:         options.NewClientOptions(100, 200),
+		NodeDrain:      options.NewNodeDrainOptions(nodedrain.DefaultRequesterName),
+		LeaderElection: options.NewLeaderElection(componentName),
 	}
 }
 
@@ -88,13 +85,7 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "concurrent-evictionrequest-syncs", o.Workers,
 		"Number of EvictionRequests the controller syncs in parallel.")
 	o.Client.AddFlags(fs, "the in-process controllers (evictions, pod reads, node writes; events have a budget of their own with the same limits)")
-	fs.BoolVar(&o.NodeDrain, "enable-node-drain-controller", o.NodeDrain,
-		"Run the declarative node drain requester: drain nodes annotated evictionrequest.coordination.k8s.io/drain=true, "+
-			"and request the eviction of the pods of nodes that report a graceful shutdown.")
-	fs.StringVar(&o.NodeDrainRequester, "node-drain-requester-name", o.NodeDrainRequester,
-		"Requester name (a DNS subdomain) under which the node drain requests evictions.")
-	fs.IntVar(&o.NodeDrainWorkers, "concurrent-node-drain-syncs", o.NodeDrainWorkers,
-		"Number of nodes the node drain syncs in parallel.")
+	o.NodeDrain.AddFlags(fs, "a DNS subdomain")
 	options.AddLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
@@ -108,14 +99,12 @@ func (o *ControllerOptions) Validate() []error {
 		errs = append(errs, fmt.Errorf("--concurrent-evictionrequest-syncs must be at least 1, got %d", o.Workers))
 	}
 	errs = append(errs, o.Client.Validate()...)
-	if o.NodeDrain {
-		if msgs := validation.IsDNS1123Subdomain(o.NodeDrainRequester); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("--node-drain-requester-name %q: %v", o.NodeDrainRequester, msgs))
+	errs = append(errs, o.NodeDrain.Validate(func(name string) error {
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			return errors.New(strings.Join(msgs, "; "))
 		}
-		if o.NodeDrainWorkers < 1 {
-			errs = append(errs, fmt.Errorf("--concurrent-node-drain-syncs must be at least 1, got %d", o.NodeDrainWorkers))
-		}
-	}
+		return nil
+	})...)
 	errs = append(errs, options.ValidateLeaderElection(o.LeaderElection)...)
 	return errs
 }
@@ -144,7 +133,7 @@ func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 		return err
 	}
 	factory.Core().V1().Pods().Informer()
-	if o.NodeDrain {
+	if o.NodeDrain.Enabled {
 		if err := nodedrain.AddPodIndexer(factory.Core().V1().Pods()); err != nil {
 			return err
 		}
@@ -163,7 +152,7 @@ func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 		EvictionRequestInformerOptions: []externalversions.SharedInformerOption{externalversions.WithTransform(cachetransform.StripMetadata)},
 		Controllers: []controllermanager.Descriptor{
 			{Name: coordinationcontroller.ControllerName, Enabled: true, Init: o.newEvictionRequestController},
-			{Name: nodedrain.ControllerName, Enabled: o.NodeDrain, Init: o.newNodeDrain},
+			{Name: nodedrain.ControllerName, Enabled: o.NodeDrain.Enabled, Init: o.newNodeDrain},
 		},
 	}
 	return nil
@@ -183,16 +172,16 @@ func (o *ControllerOptions) newEvictionRequestController(ctx context.Context, cc
 // newNodeDrain builds the declarative node drain and graceful-shutdown
 // requester.
 func (o *ControllerOptions) newNodeDrain(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
-	p, err := participant.New(evictionapi.Coordination, o.NodeDrainRequester, cc.Client, cc.EvictionRequests,
+	p, err := participant.New(evictionapi.Coordination, o.NodeDrain.Requester, cc.Client, cc.EvictionRequests,
 		requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: o.Client.CallTimeout})
 	if err != nil {
 		return nil, err
 	}
 	c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, p, participant.Informers{EvictionRequests: cc.EvictionRequestInformers},
 		cc.Informers.Core().V1().Nodes(), cc.Informers.Core().V1().Pods(),
-		cc.Informers.Policy().V1().PodDisruptionBudgets(), cc.Clock, o.Client.CallTimeout)
+		cc.Informers.Policy().V1().PodDisruptionBudgets(), cc.Clock, o.Client.CallTimeout, o.NodeDrain.Options)
 	if err != nil {
 		return nil, err
 	}
-	return controllermanager.WithWorkers(c, o.NodeDrainWorkers), nil
+	return controllermanager.WithWorkers(c, o.NodeDrain.Workers), nil
 }

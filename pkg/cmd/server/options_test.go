@@ -110,8 +110,8 @@ func TestFlagsReachTheConfiguration(t *testing.T) {
 	}
 
 	c := o.Controller
-	if c.Workers != 3 || c.Client.QPS != 7.5 || c.Client.Burst != 9 || c.Client.CallTimeout != 4*time.Second || c.NodeDrainRequester != "drain.example.com" {
-		t.Errorf("controller options: workers %d, client %+v, node drain requester %q", c.Workers, c.Client, c.NodeDrainRequester)
+	if c.Workers != 3 || c.Client.QPS != 7.5 || c.Client.Burst != 9 || c.Client.CallTimeout != 4*time.Second || c.NodeDrain.Requester != "drain.example.com" {
+		t.Errorf("controller options: workers %d, client %+v, node drain requester %q", c.Workers, c.Client, c.NodeDrain.Requester)
 	}
 	m := controllerManager(t, o)
 	if m == nil {

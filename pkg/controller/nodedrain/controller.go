@@ -19,13 +19,15 @@ limitations under the License.
 // evictionrequest.coordination.k8s.io/drain=true annotation is cordoned, and
 // every pod of it that a drain evicts (pkg/drain decides, as for the kubectl
 // plugin) gets an EvictionRequest with this requester, including pods that
-// land on the node later. A node whose kubelet reports a graceful shutdown
-// (Ready=False, "node is shutting down") gets the same requests, without
-// cordoning, so that interceptors learn of it within the shutdown grace
-// period. When neither holds any more the requester withdraws from the
-// requests that are not complete and uncordons the node if it cordoned it.
-// Progress shows on the Node as the DrainInProgress and Drained conditions
-// and as events.
+// land on the node later; with Options.DrainOnMaintenancePlanned, so is a
+// node whose MaintenancePlanned condition is True. A node that reports a
+// graceful shutdown (GracefulNodeShutdownInProgress=True, or without that
+// condition a Ready condition saying "node is shutting down") gets the same
+// requests, without cordoning, so that interceptors learn of it within the
+// shutdown grace period. When none holds any more the requester withdraws
+// from the requests that are not complete and uncordons the node if it
+// cordoned it. Progress shows on the Node as Kubernetes' node lifecycle
+// conditions DrainInProgress and Drained and as events.
 package nodedrain
 
 import (
@@ -80,9 +82,19 @@ func AddPodIndexer(podInformer coreinformers.PodInformer) error {
 	}})
 }
 
+// Options are the choices of the cluster's admin.
+type Options struct {
+	// DrainOnMaintenancePlanned drains a node whose MaintenancePlanned
+	// condition (Kubernetes 1.37, KEP-5683) is True, as if it were
+	// annotated, until the condition goes: a maintenance tool sets it and
+	// waits for Drained=True.
+	DrainOnMaintenancePlanned bool
+}
+
 // Controller drains the nodes that ask for it through EvictionRequests.
 type Controller struct {
 	kubeClient kubernetes.Interface
+	opts       Options
 	// drainer holds what every node's drain session shares: the requests,
 	// the pod and budget caches, and the hooks.
 	drainer *drain.Helper
@@ -112,11 +124,12 @@ type Controller struct {
 // informer must be indexed with AddPodIndexer.
 func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventClient kubernetes.Interface, p participant.Participant, factories participant.Informers,
 	nodeInformer coreinformers.NodeInformer, podInformer coreinformers.PodInformer, pdbInformer policyinformers.PodDisruptionBudgetInformer,
-	clock clock.WithTicker, callTimeout time.Duration) (*Controller, error) {
+	clock clock.WithTicker, callTimeout time.Duration, opts Options) (*Controller, error) {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	c := &Controller{
 		kubeClient:  kubeClient,
+		opts:        opts,
 		callTimeout: callTimeout,
 		nodeLister:  nodeInformer.Lister(),
 		podIndexer:  podInformer.Informer().GetIndexer(),
@@ -171,6 +184,11 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	logger.Info("Starting the node drain controller", "requester", c.drainer.Participant.Name())
 	controller.RunWorkers(ctx, workers, c.synced, controller.Worker{Queue: c.queue, Sync: c.sync, Kind: "Node"})
 	logger.Info("Shut down the node drain controller")
+}
+
+// state is what the drain reads of node.
+func (c *Controller) state(node *corev1.Node) nodeState {
+	return drainState(node, c.opts.DrainOnMaintenancePlanned)
 }
 
 // Close releases what NewController took, for a controller that will not

@@ -38,6 +38,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 	erinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
@@ -68,6 +69,10 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
+	return newFixtureWith(t, Options{})
+}
+
+func newFixtureWith(t *testing.T, opts Options) *fixture {
 	_, ctx := ktesting.NewTestContext(t)
 	f := &fixture{t: t, ctx: ctx, kube: k8sfake.NewClientset(), evr: erfake.NewClientset()}
 	kubeInformers := informers.NewSharedInformerFactory(f.kube, 0)
@@ -82,7 +87,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	c, err := NewController(ctx, f.kube, f.kube, p, participant.Informers{EvictionRequests: erInformers}, kubeInformers.Core().V1().Nodes(), podInformer,
-		kubeInformers.Policy().V1().PodDisruptionBudgets(), testingclock.NewFakeClock(start), time.Minute)
+		kubeInformers.Policy().V1().PodDisruptionBudgets(), testingclock.NewFakeClock(start), time.Minute, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,15 +222,6 @@ func pod(name string) *wrappers.PodWrapper {
 	return wrappers.MakePod(name).Node(nodeName)
 }
 
-func condition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
-	for i := range n.Status.Conditions {
-		if n.Status.Conditions[i].Type == t {
-			return &n.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // As kubectl drain, the declarative drain refuses pods that declare no
 // controller and pods with emptyDir volumes, and then changes nothing;
 // the Node's annotations override each refusal.
@@ -239,12 +235,12 @@ func TestBarePodsAndEmptyDirPodsRefuseTheDrain(t *testing.T) {
 	if n.Spec.Unschedulable || len(f.requesters()) != 0 {
 		t.Fatalf("a refused drain changed something: unschedulable %v, requests %v", n.Spec.Unschedulable, f.requesters())
 	}
-	inProgress := condition(n, v1alpha1.NodeDrainInProgress)
+	inProgress := drain.FindNodeCondition(n, corev1.NodeDrainInProgress)
 	want := "The drain refuses to start, and changed nothing: cannot request the eviction of Pods that declare no controller (annotate the node " +
 		v1alpha1.NodeDrainForceAnnotation + "=true to override): shop/bare; cannot request the eviction of Pods with local storage (annotate the node " +
 		v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation + "=true to override): shop/cache."
-	if inProgress == nil || inProgress.Reason != ReasonDrainRefused || inProgress.Message != want {
-		t.Errorf("DrainInProgress %+v, want reason %s and message\n%s", inProgress, ReasonDrainRefused, want)
+	if inProgress == nil || inProgress.Reason != drain.ReasonDrainRefused || inProgress.Message != want {
+		t.Errorf("DrainInProgress %+v, want reason %s and message\n%s", inProgress, drain.ReasonDrainRefused, want)
 	}
 	if diff := cmp.Diff([]string{EventDrainRefused}, f.events()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
@@ -278,7 +274,7 @@ func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {
 	if diff := cmp.Diff(map[string][]string{"web-0": {me}, "web-1": {me}}, f.requesters()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	inProgress, drained := condition(n, v1alpha1.NodeDrainInProgress), condition(n, v1alpha1.NodeDrained)
+	inProgress, drained := drain.FindNodeCondition(n, corev1.NodeDrainInProgress), drain.FindNodeCondition(n, corev1.NodeDrained)
 	if inProgress == nil || inProgress.Status != corev1.ConditionTrue || drained == nil || drained.Status != corev1.ConditionFalse {
 		t.Fatalf("conditions %+v", n.Status.Conditions)
 	}
@@ -286,7 +282,7 @@ func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {
 	if inProgress.Message != want {
 		t.Errorf("DrainInProgress message\n%q\nwant\n%q", inProgress.Message, want)
 	}
-	if condition(n, corev1.NodeReady) == nil {
+	if drain.FindNodeCondition(n, corev1.NodeReady) == nil {
 		t.Error("the drain's patch erased the kubelet's Ready condition")
 	}
 	if diff := cmp.Diff([]string{EventCordoned, EventDrainStarted}, f.events()); diff != "" {
@@ -313,10 +309,10 @@ func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {
 	}
 	f.sync()
 	n = f.refreshNode()
-	if c := condition(n, v1alpha1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonAllPodsGone {
+	if c := drain.FindNodeCondition(n, corev1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonDrainCompleted {
 		t.Errorf("Drained = %+v", c)
 	}
-	if c := condition(n, v1alpha1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionFalse {
+	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionFalse {
 		t.Errorf("DrainInProgress = %+v", c)
 	}
 	if diff := cmp.Diff([]string{EventDrained}, f.events()); diff != "" {
@@ -362,7 +358,7 @@ func TestUnmarkingWithdrawsAndUncordons(t *testing.T) {
 	if n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
 		t.Errorf("node after the drain ended: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 	}
-	if condition(n, v1alpha1.NodeDrainInProgress) != nil || condition(n, v1alpha1.NodeDrained) != nil || condition(n, corev1.NodeReady) == nil {
+	if drain.FindNodeCondition(n, corev1.NodeDrainInProgress) != nil || drain.FindNodeCondition(n, corev1.NodeDrained) != nil || drain.FindNodeCondition(n, corev1.NodeReady) == nil {
 		t.Errorf("conditions after the drain ended: %+v", n.Status.Conditions)
 	}
 	if diff := cmp.Diff(map[string][]string{"web-0": {}, "db-0": {"descheduler.example.com"}}, f.requesters()); diff != "" {
@@ -449,17 +445,17 @@ func TestAShuttingDownNodeGetsRequestsWithoutACordon(t *testing.T) {
 	if diff := cmp.Diff(map[string][]string{"web-0": {me}}, f.requesters()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if c := condition(n, v1alpha1.NodeDrainInProgress); c == nil || !strings.Contains(c.Message, "the node is shutting down") {
+	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c == nil || !strings.Contains(c.Message, "the node is shutting down") {
 		t.Errorf("DrainInProgress = %+v", c)
 	}
 
-	if c := condition(n, v1alpha1.NodeDrainInProgress); c.Reason != ReasonShutdownEvictingPods {
-		t.Errorf("DrainInProgress reason %q, want %q", c.Reason, ReasonShutdownEvictingPods)
+	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c.Reason != drain.ReasonShutdownDrainStarted {
+		t.Errorf("DrainInProgress reason %q, want %q", c.Reason, drain.ReasonShutdownDrainStarted)
 	}
 
 	// The kubelet is gone: the node lifecycle controller turns Ready to
 	// Unknown. The drain goes on.
-	*condition(n, corev1.NodeReady) = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}
+	*drain.FindNodeCondition(n, corev1.NodeReady) = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}
 	if _, err := f.kube.CoreV1().Nodes().UpdateStatus(f.ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +467,7 @@ func TestAShuttingDownNodeGetsRequestsWithoutACordon(t *testing.T) {
 	n = f.refreshNode()
 
 	// The shutdown is canceled: the node is Ready again.
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}, *condition(n, v1alpha1.NodeDrainInProgress)}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}, *drain.FindNodeCondition(n, corev1.NodeDrainInProgress)}
 	if _, err := f.kube.CoreV1().Nodes().UpdateStatus(f.ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +489,7 @@ func TestAnUnreachableNodeIsNoShutdown(t *testing.T) {
 }
 
 func TestNodeUpdatesThatMatter(t *testing.T) {
-	base := marked().Condition(v1alpha1.NodeDrainInProgress, corev1.ConditionTrue, "", "2 pods left").Obj()
+	base := marked().Condition(corev1.NodeDrainInProgress, corev1.ConditionTrue, "", "2 pods left").Obj()
 	for _, tc := range []struct {
 		name   string
 		mutate func(*corev1.Node)
@@ -504,9 +500,15 @@ func TestNodeUpdatesThatMatter(t *testing.T) {
 		{"the drain's condition erased", func(n *corev1.Node) { n.Status.Conditions = n.Status.Conditions[:1] }, true},
 		{"the node uncordoned by someone", func(n *corev1.Node) { n.Spec.Unschedulable = !n.Spec.Unschedulable }, true},
 		{"a shutdown", func(n *corev1.Node) { n.Status.Conditions[0] = shuttingDown().Status.Conditions[0] }, true},
+		{"GracefulNodeShutdownInProgress set", func(n *corev1.Node) {
+			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeGracefulNodeShutdownInProgress, Status: corev1.ConditionTrue})
+		}, true},
+		{"MaintenancePlanned set", func(n *corev1.Node) {
+			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeMaintenancePlanned, Status: corev1.ConditionTrue})
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
+			f := newFixtureWith(t, Options{DrainOnMaintenancePlanned: true})
 			updated := base.DeepCopy()
 			tc.mutate(updated)
 			f.controller.updateNode(base, updated)
@@ -558,7 +560,7 @@ func TestARequestCompletedAfterItsPodWentWakesTheDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.sync()
-	if c := condition(f.refreshNode(), v1alpha1.NodeDrained); c == nil || c.Status != corev1.ConditionFalse {
+	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrained); c == nil || c.Status != corev1.ConditionFalse {
 		t.Fatalf("Drained = %+v while the request of the gone pod is not complete", c)
 	}
 	for f.controller.queue.Len() > 0 {

@@ -45,7 +45,7 @@ func (c *Controller) deleteNode(obj any) {
 func (c *Controller) updateNode(oldObj, newObj any) {
 	oldNode, ok1 := oldObj.(*corev1.Node)
 	newNode, ok2 := newObj.(*corev1.Node)
-	if !ok1 || !ok2 || drainState(oldNode) != drainState(newNode) {
+	if !ok1 || !ok2 || c.state(oldNode) != c.state(newNode) {
 		c.enqueueNode(newObj)
 	}
 }
@@ -98,7 +98,7 @@ func (c *Controller) enqueueNodeOfInterest(name string) {
 	if err != nil {
 		return
 	}
-	if s := drainState(node); s.wanted() || s.conditions {
+	if s := c.state(node); s.wanted() || s.conditions {
 		c.queue.Add(name)
 	}
 }

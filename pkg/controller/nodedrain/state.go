@@ -34,7 +34,10 @@ const shutdownMessage = "node is shutting down"
 type nodeState struct {
 	// marked: the node carries NodeDrainAnnotation=true.
 	marked bool
-	// shuttingDown: the kubelet reports a graceful node shutdown.
+	// maintenance: the node's MaintenancePlanned condition is True and the
+	// controller drains for it (Options.DrainOnMaintenancePlanned).
+	maintenance bool
+	// shuttingDown: the node reports a graceful node shutdown.
 	shuttingDown  bool
 	unschedulable bool
 	cordonedBy    string
@@ -49,9 +52,12 @@ type nodeState struct {
 	policy drain.Policy
 }
 
-func drainState(node *corev1.Node) nodeState {
+// drainState reads node; onMaintenance is whether the node's
+// MaintenancePlanned condition asks for a drain.
+func drainState(node *corev1.Node, onMaintenance bool) nodeState {
 	s := nodeState{
 		marked:        node.Annotations[v1alpha1.NodeDrainAnnotation] == "true",
+		maintenance:   onMaintenance && drain.IsNodeConditionTrue(node, corev1.NodeMaintenancePlanned),
 		shuttingDown:  isShuttingDown(node),
 		unschedulable: node.Spec.Unschedulable,
 		cordonedBy:    node.Annotations[v1alpha1.NodeCordonedByAnnotation],
@@ -60,39 +66,51 @@ func drainState(node *corev1.Node) nodeState {
 		Force:              node.Annotations[v1alpha1.NodeDrainForceAnnotation] == "true",
 		DeleteEmptyDirData: node.Annotations[v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation] == "true",
 	}
-	if !s.marked {
+	if !s.requested() {
 		s.policy = drain.Policy{Force: true, DeleteEmptyDirData: true}
 	}
 	for _, c := range node.Status.Conditions {
 		switch c.Type {
-		case v1alpha1.NodeDrainInProgress:
+		case corev1.NodeDrainInProgress:
 			s.conditions, s.inProgress = true, string(c.Status)+c.Reason+c.Message
-		case v1alpha1.NodeDrained:
+		case corev1.NodeDrained:
 			s.conditions, s.drained = true, string(c.Status)+c.Reason+c.Message
 		}
 	}
 	return s
 }
 
-// wanted is true while the node should be drained.
-func (s nodeState) wanted() bool {
-	return s.marked || s.shuttingDown
+// requested is true while an admin or a maintenance tool asks for the
+// drain: the node is cordoned, and the drain refuses what kubectl drain
+// refuses.
+func (s nodeState) requested() bool {
+	return s.marked || s.maintenance
 }
 
-// isShuttingDown is true while the kubelet reports a graceful node
-// shutdown: its Ready condition is not True and says the node is shutting
-// down (https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/).
-// A node whose drain for a shutdown started stays so until it is Ready
-// again: once the kubelet is gone the node lifecycle controller turns its
-// Ready condition to Unknown.
+// wanted is true while the node should be drained.
+func (s nodeState) wanted() bool {
+	return s.requested() || s.shuttingDown
+}
+
+// isShuttingDown is true while the node reports a graceful node shutdown.
+// Its GracefulNodeShutdownInProgress condition (Kubernetes 1.37, KEP-5683)
+// says so when it is True or False. Without it, the kubelet's Ready
+// condition is the fallback: not True, and saying the node is shutting
+// down (https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/);
+// a node whose drain for a shutdown started then stays so until it is
+// Ready again, because once the kubelet is gone the node lifecycle
+// controller turns its Ready condition to Unknown.
 func isShuttingDown(node *corev1.Node) bool {
-	ready := findCondition(node, corev1.NodeReady)
+	if c := drain.FindNodeCondition(node, corev1.NodeGracefulNodeShutdownInProgress); c != nil && c.Status != corev1.ConditionUnknown {
+		return c.Status == corev1.ConditionTrue
+	}
+	ready := drain.FindNodeCondition(node, corev1.NodeReady)
 	if ready == nil || ready.Status == corev1.ConditionTrue {
 		return false
 	}
 	if strings.Contains(strings.ToLower(ready.Message), shutdownMessage) || strings.Contains(strings.ToLower(ready.Reason), shutdownMessage) {
 		return true
 	}
-	inProgress := findCondition(node, v1alpha1.NodeDrainInProgress)
-	return inProgress != nil && (inProgress.Reason == ReasonShutdownEvictingPods || inProgress.Reason == ReasonShutdownAllPodsGone)
+	inProgress := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
+	return inProgress != nil && (inProgress.Reason == drain.ReasonShutdownDrainStarted || inProgress.Reason == drain.ReasonShutdownDrainCompleted)
 }

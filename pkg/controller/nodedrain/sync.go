@@ -59,7 +59,7 @@ func (c *Controller) sync(ctx context.Context, name string) (time.Duration, erro
 	if err != nil {
 		return 0, err
 	}
-	state := drainState(node)
+	state := c.state(node)
 	if state.wanted() {
 		return c.drain(ctx, node, state)
 	}
@@ -77,7 +77,7 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeSta
 	}
 	session := c.session(node.Name)
 	session.SetPolicy(state.policy)
-	if state.marked {
+	if state.requested() {
 		callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 		cordoned, err := drain.Cordon(callCtx, c.kubeClient.CoreV1(), node, c.drainer.Participant.Name(), metav1.PatchOptions{FieldManager: ControllerName})
 		cancel()

@@ -79,7 +79,7 @@ func RunWith(m *testing.M, f **Framework, mutate func(*localcluster.Config)) int
 		Dir:              *clusterDir,
 		BinDir:           *binDir,
 		Overlay:          *overlay,
-		ServerArgs:       []string{"--enable-node-drain-controller"},
+		ServerArgs:       []string{"--enable-node-drain-controller", "--drain-on-maintenance-planned"},
 		SurgeInterceptor: true,
 		Logf:             func(format string, args ...any) { fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...) },
 	}
@@ -292,13 +292,18 @@ func (f *Framework) MarkForDrain(t testing.TB, node string, drain bool) {
 		value = "true"
 	}
 	// The suite's pods declare no controller: the drain may evict them.
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-		v1alpha1.NodeDrainAnnotation: value, v1alpha1.NodeDrainForceAnnotation: value}}})
+	f.AnnotateNode(t, node, map[string]any{v1alpha1.NodeDrainAnnotation: value, v1alpha1.NodeDrainForceAnnotation: value})
+}
+
+// AnnotateNode merges annotations into node's (a nil value removes one).
+func (f *Framework) AnnotateNode(t testing.TB, node string, annotations map[string]any) {
+	t.Helper()
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Kube.CoreV1().Nodes().Patch(t.Context(), node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatalf("marking node %s for drain (%v): %v", node, drain, err)
+		t.Fatalf("annotating node %s with %v: %v", node, annotations, err)
 	}
 }
 

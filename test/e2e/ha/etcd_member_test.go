@@ -27,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
@@ -83,7 +82,7 @@ func TestEtcdMemberKilledDuringADrain(t *testing.T) {
 			return err
 		}
 		for _, c := range n.Status.Conditions {
-			if c.Type == v1alpha1.NodeDrained && c.Status == corev1.ConditionTrue {
+			if c.Type == corev1.NodeDrained && c.Status == corev1.ConditionTrue {
 				return nil
 			}
 		}

@@ -35,10 +35,13 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/cmd/lifecyclecontroller"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
@@ -259,7 +262,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 			return fmt.Errorf("not cordoned")
 		}
 		for _, c := range n.Status.Conditions {
-			if c.Type == v1alpha1.NodeDrained && c.Status == corev1.ConditionTrue {
+			if c.Type == corev1.NodeDrained && c.Status == corev1.ConditionTrue {
 				return nil
 			}
 		}
@@ -277,4 +280,24 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Kubernetes 1.37's node lifecycle conditions on lifecycle.k8s.io: a
+// maintenance tool that sets MaintenancePlanned=True gets the node drained
+// and Drained=True, and MaintenancePlanned=False ends the drain.
+func TestMaintenancePlannedDrainsTheNode(t *testing.T) {
+	t.Parallel()
+	f.CheckMaintenancePlannedDrain(t)
+}
+
+// GracefulNodeShutdownInProgress=True is the shutdown signal on
+// lifecycle.k8s.io too: the pods' evictions are requested without a
+// cordon; False withdraws them.
+func TestGracefulNodeShutdownInProgressRequestsAndWithdraws(t *testing.T) {
+	t.Parallel()
+	nodeDrain, err := participant.New(evictionapi.Lifecycle, lifecyclecontroller.DefaultNodeDrainRequester, f.Kube, nil, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.CheckGracefulShutdownConditionDrain(t, nodeDrain)
 }

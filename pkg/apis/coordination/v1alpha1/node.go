@@ -16,8 +16,6 @@ limitations under the License.
 
 package v1alpha1
 
-import corev1 "k8s.io/api/core/v1"
-
 // The node drain requester of evictionrequest-apiserver (off unless the
 // server runs with --enable-node-drain-controller) reads and writes these on
 // Nodes.
@@ -41,10 +39,4 @@ const (
 	// its drain evict pods with emptyDir volumes, as kubectl drain
 	// --delete-emptydir-data does; without it such pods refuse the drain.
 	NodeDrainDeleteEmptyDirDataAnnotation = "evictionrequest.coordination.k8s.io/drain-delete-emptydir-data"
-
-	// NodeDrainInProgress is True on a Node while a drain waits for pods to
-	// leave it; its message counts them. (The condition KEP-5683 proposes.)
-	NodeDrainInProgress corev1.NodeConditionType = "DrainInProgress"
-	// NodeDrained is True on a Node once every pod a drain evicts is gone.
-	NodeDrained corev1.NodeConditionType = "Drained"
 )

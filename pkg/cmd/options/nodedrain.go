@@ -1,0 +1,71 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package options
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+)
+
+// NodeDrainOptions configure the declarative node drain that
+// evictionrequest-apiserver and evictionrequest-controller can run.
+type NodeDrainOptions struct {
+	Enabled bool
+	// Requester is the name under which the drain requests evictions.
+	Requester string
+	// Workers is the number of nodes synced in parallel.
+	Workers int
+	nodedrain.Options
+}
+
+// NewNodeDrainOptions returns the defaults: off, requesting as requester.
+func NewNodeDrainOptions(requester string) *NodeDrainOptions {
+	return &NodeDrainOptions{Requester: requester, Workers: 2}
+}
+
+// AddFlags adds the node drain's flags to fs; requesterRule says what a
+// requester name must be on the binary's API.
+func (o *NodeDrainOptions) AddFlags(fs *pflag.FlagSet, requesterRule string) {
+	fs.BoolVar(&o.Enabled, "enable-node-drain-controller", o.Enabled,
+		"Run the declarative node drain requester: drain nodes annotated evictionrequest.coordination.k8s.io/drain=true, "+
+			"and request the eviction of the pods of nodes that report a graceful shutdown (GracefulNodeShutdownInProgress=True).")
+	fs.StringVar(&o.Requester, "node-drain-requester-name", o.Requester,
+		"Requester name ("+requesterRule+") under which the node drain requests evictions.")
+	fs.IntVar(&o.Workers, "concurrent-node-drain-syncs", o.Workers, "Number of nodes the node drain syncs in parallel.")
+	fs.BoolVar(&o.DrainOnMaintenancePlanned, "drain-on-maintenance-planned", o.DrainOnMaintenancePlanned,
+		"Also drain nodes whose MaintenancePlanned condition (Kubernetes 1.37) is True, as if annotated, until the condition goes; "+
+			"the drain ends with Drained=True, which a maintenance tool waits for.")
+}
+
+// Validate checks the options; validName checks the requester name on the
+// binary's API.
+func (o *NodeDrainOptions) Validate(validName func(string) error) []error {
+	if !o.Enabled {
+		return nil
+	}
+	var errs []error
+	if err := validName(o.Requester); err != nil {
+		errs = append(errs, fmt.Errorf("--node-drain-requester-name %q: %w", o.Requester, err))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("--concurrent-node-drain-syncs must be at least 1, got %d", o.Workers))
+	}
+	return errs
+}

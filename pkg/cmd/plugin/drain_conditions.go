@@ -1,0 +1,74 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/evictionrequest/apiserver/pkg/drain"
+)
+
+// finalReportTimeout bounds the report of the conditions of an interrupted
+// drain, as kubectl drain --report-node-conditions bounds its own, so that
+// a second Ctrl-C is not needed.
+const finalReportTimeout = 5 * time.Second
+
+// reportStarted writes DrainInProgress=True and Drained=False on the nodes
+// with --report-node-conditions.
+func (d *DrainOptions) reportStarted(ctx context.Context) {
+	d.reportConditions(ctx, true, false, drain.ReasonDrainStarted,
+		fmt.Sprintf("kubectl evictionrequest drain requests the eviction of the node's pods as %s.", d.requesterName()))
+}
+
+// reportEnded writes how the drain ended on the nodes with
+// --report-node-conditions, and returns err, the drain's outcome: Drained
+// when it is nil, else Interrupted or Failed, both conditions False.
+func (d *DrainOptions) reportEnded(ctx, sigCtx context.Context, err error) error {
+	switch {
+	case err == nil:
+		d.reportConditions(ctx, false, true, drain.ReasonDrainCompleted, "kubectl evictionrequest drain: no pod is left to evict.")
+	case sigCtx.Err() != nil && ctx.Err() == nil:
+		reportCtx, cancel := context.WithTimeout(ctx, finalReportTimeout)
+		defer cancel()
+		d.reportConditions(reportCtx, false, false, drain.ReasonDrainInterrupted, "kubectl evictionrequest drain was interrupted.")
+	default:
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		d.reportConditions(ctx, false, false, drain.ReasonDrainFailed, "kubectl evictionrequest drain failed: "+first)
+	}
+	return err
+}
+
+// reportConditions writes the drain's DrainInProgress and Drained
+// conditions on each node, with --report-node-conditions. Failing to report
+// is a warning: the drain itself goes on, as with kubectl drain.
+func (d *DrainOptions) reportConditions(ctx context.Context, inProgress, drained bool, reason, message string) {
+	if !d.ReportNodeConditions {
+		return
+	}
+	conditions := drain.DrainConditions(inProgress, drained, reason, message)
+	for _, node := range d.Nodes {
+		callCtx, cancel := context.WithTimeout(ctx, d.Client.CallTimeout)
+		_, err := drain.SetNodeConditions(callCtx, d.kube.CoreV1(), node, nil, time.Now(), fieldManager, conditions...)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(d.ErrOut, "warning: reporting the drain's conditions on node %s: %v\n", node, err)
+		}
+	}
+}
