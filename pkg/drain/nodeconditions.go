@@ -29,32 +29,52 @@ import (
 
 // Reasons of the node lifecycle conditions corev1.NodeDrainInProgress and
 // corev1.NodeDrained (KEP-5683) that the drains through EvictionRequests
-// write, in the style of kubectl drain's --report-node-conditions
-// (KubectlDrainStarted, ...): a tool that reads the conditions tells who
-// drains the node from the reason.
+// write, in the style of kubectl drain --report-node-conditions'
+// KubectlDrainStarted...: the reason tells who drains the node, and each
+// drain clears only the conditions it wrote.
 const (
-	// ReasonDrainStarted: the drain requests the eviction of the node's
-	// pods and waits for them (DrainInProgress True, Drained False).
-	ReasonDrainStarted = "EvictionRequestDrainStarted"
-	// ReasonDrainCompleted: no pod the drain evicts is left
-	// (DrainInProgress False, Drained True).
-	ReasonDrainCompleted = "EvictionRequestDrainCompleted"
-	// ReasonDrainRefused: pods the drain's policy refuses (as kubectl drain
-	// refuses them) stop it before it changes anything (both False).
-	ReasonDrainRefused = "EvictionRequestDrainRefused"
-	// ReasonDrainFailed: kubectl evictionrequest drain gave up, most often
-	// at its --timeout, with pods left (both False).
-	ReasonDrainFailed = "EvictionRequestDrainFailed"
-	// ReasonDrainInterrupted: kubectl evictionrequest drain was
-	// interrupted (SIGINT or SIGTERM) with pods left (both False).
-	ReasonDrainInterrupted = "EvictionRequestDrainInterrupted"
+	// ReasonNodeDrainStarted: the declarative node drain requested the
+	// eviction of the node's pods and waits for them (DrainInProgress
+	// True, Drained False).
+	ReasonNodeDrainStarted = "EvictionRequestNodeDrainStarted"
+	// ReasonNodeDrainCompleted: no pod the declarative node drain evicts
+	// is left (DrainInProgress False, Drained True).
+	ReasonNodeDrainCompleted = "EvictionRequestNodeDrainCompleted"
+	// ReasonNodeDrainRefused: pods the drain's policy refuses (as kubectl
+	// drain refuses them) stopped the declarative node drain before it
+	// changed anything (both False).
+	ReasonNodeDrainRefused = "EvictionRequestNodeDrainRefused"
 	// ReasonShutdownDrainStarted and ReasonShutdownDrainCompleted are
-	// those of a drain for a graceful node shutdown: they differ so that
-	// the drain goes on after the kubelet is gone and its conditions turn
-	// Unknown.
+	// those of the declarative node drain for a graceful node shutdown:
+	// they differ so that the drain goes on after the kubelet is gone and
+	// its conditions turn Unknown.
 	ReasonShutdownDrainStarted   = "EvictionRequestShutdownDrainStarted"
 	ReasonShutdownDrainCompleted = "EvictionRequestShutdownDrainCompleted"
+
+	// ReasonPluginDrainStarted: kubectl evictionrequest drain
+	// --report-node-conditions requested the evictions and waits (True,
+	// False).
+	ReasonPluginDrainStarted = "KubectlEvictionRequestDrainStarted"
+	// ReasonPluginDrainCompleted: kubectl evictionrequest drain completed
+	// (False, True).
+	ReasonPluginDrainCompleted = "KubectlEvictionRequestDrainCompleted"
+	// ReasonPluginDrainFailed: kubectl evictionrequest drain gave up, most
+	// often at its --timeout, with pods left (both False).
+	ReasonPluginDrainFailed = "KubectlEvictionRequestDrainFailed"
+	// ReasonPluginDrainInterrupted: kubectl evictionrequest drain was
+	// interrupted (SIGINT or SIGTERM) with pods left (both False).
+	ReasonPluginDrainInterrupted = "KubectlEvictionRequestDrainInterrupted"
 )
+
+// IsNodeDrainReason reports whether reason is one the declarative node
+// drain writes: the conditions it may clear.
+func IsNodeDrainReason(reason string) bool {
+	switch reason {
+	case ReasonNodeDrainStarted, ReasonNodeDrainCompleted, ReasonNodeDrainRefused, ReasonShutdownDrainStarted, ReasonShutdownDrainCompleted:
+		return true
+	}
+	return false
+}
 
 // DrainConditions returns the DrainInProgress and Drained conditions of a
 // drain with reason and message: DrainInProgress True while inProgress,

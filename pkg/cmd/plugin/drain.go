@@ -122,7 +122,7 @@ change. Ctrl-C withdraws the drain's requester from the requests that are not co
 	cmd.Flags().DurationVar(&d.drainer.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "Stop waiting for a pod whose deletion started longer ago than this (for example 60s); 0 waits for every pod.")
 	cmd.Flags().BoolVar(&d.ReportNodeConditions, "report-node-conditions", d.ReportNodeConditions,
 		"Write the node lifecycle conditions DrainInProgress and Drained (Kubernetes 1.37) on the nodes: at the start, and when the drain completes, fails or is interrupted (reasons "+
-			drain.ReasonDrainStarted+", "+drain.ReasonDrainCompleted+", "+drain.ReasonDrainFailed+", "+drain.ReasonDrainInterrupted+"). Needs patch on nodes/status.")
+			drain.ReasonPluginDrainStarted+", "+drain.ReasonPluginDrainCompleted+", "+drain.ReasonPluginDrainFailed+", "+drain.ReasonPluginDrainInterrupted+"). Needs patch on nodes/status.")
 	cmd.Flags().StringVarP(&d.Output, "output", "o", d.Output, "Progress output: auto (a live table on a terminal, one line per change otherwise), table or lines.")
 	return cmd
 }

@@ -33,7 +33,7 @@ const finalReportTimeout = 5 * time.Second
 // reportStarted writes DrainInProgress=True and Drained=False on the nodes
 // with --report-node-conditions.
 func (d *DrainOptions) reportStarted(ctx context.Context) {
-	d.reportConditions(ctx, true, false, drain.ReasonDrainStarted,
+	d.reportConditions(ctx, true, false, drain.ReasonPluginDrainStarted,
 		fmt.Sprintf("kubectl evictionrequest drain requests the eviction of the node's pods as %s.", d.requesterName()))
 }
 
@@ -43,14 +43,14 @@ func (d *DrainOptions) reportStarted(ctx context.Context) {
 func (d *DrainOptions) reportEnded(ctx, sigCtx context.Context, err error) error {
 	switch {
 	case err == nil:
-		d.reportConditions(ctx, false, true, drain.ReasonDrainCompleted, "kubectl evictionrequest drain: no pod is left to evict.")
+		d.reportConditions(ctx, false, true, drain.ReasonPluginDrainCompleted, "kubectl evictionrequest drain: no pod is left to evict.")
 	case sigCtx.Err() != nil && ctx.Err() == nil:
 		reportCtx, cancel := context.WithTimeout(ctx, finalReportTimeout)
 		defer cancel()
-		d.reportConditions(reportCtx, false, false, drain.ReasonDrainInterrupted, "kubectl evictionrequest drain was interrupted.")
+		d.reportConditions(reportCtx, false, false, drain.ReasonPluginDrainInterrupted, "kubectl evictionrequest drain was interrupted.")
 	default:
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		d.reportConditions(ctx, false, false, drain.ReasonDrainFailed, "kubectl evictionrequest drain failed: "+first)
+		d.reportConditions(ctx, false, false, drain.ReasonPluginDrainFailed, "kubectl evictionrequest drain failed: "+first)
 	}
 	return err
 }

@@ -45,9 +45,9 @@ func TestDrainReportsNodeConditions(t *testing.T) {
 		reason      string
 		message     string
 	}{
-		{"completed", nil, false, corev1.ConditionFalse, corev1.ConditionTrue, drain.ReasonDrainCompleted, "no pod is left"},
-		{"timed out", timedOut, false, corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonDrainFailed, "failed: timed out after 25s waiting for 1 pod:"},
-		{"interrupted", errors.New("interrupted: withdrew"), true, corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonDrainInterrupted, "interrupted"},
+		{"completed", nil, false, corev1.ConditionFalse, corev1.ConditionTrue, drain.ReasonPluginDrainCompleted, "no pod is left"},
+		{"timed out", timedOut, false, corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainFailed, "failed: timed out after 25s waiting for 1 pod:"},
+		{"interrupted", errors.New("interrupted: withdrew"), true, corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainInterrupted, "interrupted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, _, _, _ := testOptions(t, []runtime.Object{wrappers.MakeNode("node-a").Obj()}, nil)
@@ -55,7 +55,7 @@ func TestDrainReportsNodeConditions(t *testing.T) {
 			ctx := t.Context()
 			d.reportStarted(ctx)
 			node := getNode(t, d)
-			if c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonDrainStarted {
+			if c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonPluginDrainStarted {
 				t.Errorf("DrainInProgress at the start = %+v", c)
 			}
 

@@ -31,7 +31,7 @@ import (
 // say how far the drain of a node has come, and why it drains.
 func desiredConditions(state nodeState, selection drain.Selection, summary drain.Summary) []corev1.NodeCondition {
 	why := "the " + v1alpha1.NodeDrainAnnotation + " annotation asks for it"
-	started, completed := drain.ReasonDrainStarted, drain.ReasonDrainCompleted
+	started, completed := drain.ReasonNodeDrainStarted, drain.ReasonNodeDrainCompleted
 	switch {
 	case state.marked:
 	case state.maintenance:
@@ -87,7 +87,7 @@ func (c *Controller) writeConditions(ctx context.Context, node *corev1.Node, con
 // refusal, Drained False, and an event.
 func (c *Controller) refuse(ctx context.Context, node *corev1.Node, refusal error) error {
 	message := fmt.Sprintf("The drain refuses to start, and changed nothing: %s.", strings.ReplaceAll(refusal.Error(), "\n", "; "))
-	if err := c.writeConditions(ctx, node, drain.DrainConditions(false, false, drain.ReasonDrainRefused, message)); err != nil {
+	if err := c.writeConditions(ctx, node, drain.DrainConditions(false, false, drain.ReasonNodeDrainRefused, message)); err != nil {
 		return err
 	}
 	if c.announce(node.Name, EventDrainRefused+message) {

@@ -109,7 +109,7 @@ func TestMaintenancePlannedDrainsWhenOptedIn(t *testing.T) {
 		t.Errorf("node after the drain started: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 	}
 	c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress)
-	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonDrainStarted || !strings.Contains(c.Message, "MaintenancePlanned condition is True") {
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonNodeDrainStarted || !strings.Contains(c.Message, "MaintenancePlanned condition is True") {
 		t.Errorf("DrainInProgress = %+v", c)
 	}
 
@@ -118,8 +118,8 @@ func TestMaintenancePlannedDrainsWhenOptedIn(t *testing.T) {
 	}
 	f.deleteRequest(pod("web-0").Obj())
 	f.sync()
-	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonDrainCompleted {
-		t.Errorf("Drained = %+v, want True with reason %s", c, drain.ReasonDrainCompleted)
+	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonNodeDrainCompleted {
+		t.Errorf("Drained = %+v, want True with reason %s", c, drain.ReasonNodeDrainCompleted)
 	}
 
 	f.setCondition(corev1.NodeMaintenancePlanned, corev1.ConditionFalse, "")
@@ -138,8 +138,29 @@ func TestARefusedDrainReportsBothConditionsFalse(t *testing.T) {
 	f.sync()
 	n := f.refreshNode()
 	for _, ct := range []corev1.NodeConditionType{corev1.NodeDrainInProgress, corev1.NodeDrained} {
-		if c := drain.FindNodeCondition(n, ct); c == nil || c.Status != corev1.ConditionFalse || c.Reason != drain.ReasonDrainRefused {
-			t.Errorf("%s = %+v, want False with reason %s", ct, c, drain.ReasonDrainRefused)
+		if c := drain.FindNodeCondition(n, ct); c == nil || c.Status != corev1.ConditionFalse || c.Reason != drain.ReasonNodeDrainRefused {
+			t.Errorf("%s = %+v, want False with reason %s", ct, c, drain.ReasonNodeDrainRefused)
 		}
+	}
+}
+
+// The conditions another drain wrote (kubectl evictionrequest drain
+// --report-node-conditions here) are left alone on a node this drain does
+// not drain.
+func TestAnotherDrainsConditionsStay(t *testing.T) {
+	f := newFixture(t)
+	f.add(node().Condition(corev1.NodeDrainInProgress, corev1.ConditionFalse, drain.ReasonPluginDrainFailed, "timed out").
+		Condition(corev1.NodeDrained, corev1.ConditionFalse, drain.ReasonPluginDrainFailed, "timed out").Obj())
+	f.controller.enqueueNodeOfInterest(nodeName)
+	if f.controller.queue.Len() != 0 {
+		t.Error("a node with another drain's conditions was enqueued")
+	}
+	f.sync()
+	if writes := f.writes(); writes != 0 {
+		t.Errorf("the drain wrote %d times to a node it does not drain", writes)
+	}
+	n := f.refreshNode()
+	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c == nil || c.Reason != drain.ReasonPluginDrainFailed {
+		t.Errorf("DrainInProgress = %+v, want the plugin's", c)
 	}
 }

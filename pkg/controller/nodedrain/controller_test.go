@@ -239,8 +239,8 @@ func TestBarePodsAndEmptyDirPodsRefuseTheDrain(t *testing.T) {
 	want := "The drain refuses to start, and changed nothing: cannot request the eviction of Pods that declare no controller (annotate the node " +
 		v1alpha1.NodeDrainForceAnnotation + "=true to override): shop/bare; cannot request the eviction of Pods with local storage (annotate the node " +
 		v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation + "=true to override): shop/cache."
-	if inProgress == nil || inProgress.Reason != drain.ReasonDrainRefused || inProgress.Message != want {
-		t.Errorf("DrainInProgress %+v, want reason %s and message\n%s", inProgress, drain.ReasonDrainRefused, want)
+	if inProgress == nil || inProgress.Reason != drain.ReasonNodeDrainRefused || inProgress.Message != want {
+		t.Errorf("DrainInProgress %+v, want reason %s and message\n%s", inProgress, drain.ReasonNodeDrainRefused, want)
 	}
 	if diff := cmp.Diff([]string{EventDrainRefused}, f.events()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
@@ -309,7 +309,7 @@ func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {
 	}
 	f.sync()
 	n = f.refreshNode()
-	if c := drain.FindNodeCondition(n, corev1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonDrainCompleted {
+	if c := drain.FindNodeCondition(n, corev1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonNodeDrainCompleted {
 		t.Errorf("Drained = %+v", c)
 	}
 	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionFalse {
@@ -489,7 +489,7 @@ func TestAnUnreachableNodeIsNoShutdown(t *testing.T) {
 }
 
 func TestNodeUpdatesThatMatter(t *testing.T) {
-	base := marked().Condition(corev1.NodeDrainInProgress, corev1.ConditionTrue, "", "2 pods left").Obj()
+	base := marked().Condition(corev1.NodeDrainInProgress, corev1.ConditionTrue, drain.ReasonNodeDrainStarted, "2 pods left").Obj()
 	for _, tc := range []struct {
 		name   string
 		mutate func(*corev1.Node)

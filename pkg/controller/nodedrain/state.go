@@ -41,9 +41,9 @@ type nodeState struct {
 	shuttingDown  bool
 	unschedulable bool
 	cordonedBy    string
-	// conditions: the node carries a condition of the drain; inProgress
-	// and drained are their status and message, so that a status update
-	// that erased or changed them is noticed.
+	// conditions: the node carries a condition this drain wrote (its
+	// reasons); inProgress and drained are their status and message, so
+	// that a status update that erased or changed them is noticed.
 	conditions          bool
 	inProgress, drained string
 	// policy is what the drain evicts beyond kubectl drain's defaults: the
@@ -70,6 +70,11 @@ func drainState(node *corev1.Node, onMaintenance bool) nodeState {
 		s.policy = drain.Policy{Force: true, DeleteEmptyDirData: true}
 	}
 	for _, c := range node.Status.Conditions {
+		// Another drain's conditions (kubectl evictionrequest drain
+		// --report-node-conditions, kubectl drain's) are not this one's.
+		if !drain.IsNodeDrainReason(c.Reason) {
+			continue
+		}
 		switch c.Type {
 		case corev1.NodeDrainInProgress:
 			s.conditions, s.inProgress = true, string(c.Status)+c.Reason+c.Message

@@ -82,11 +82,11 @@ func (f *Framework) CheckMaintenancePlannedDrain(t *testing.T) {
 
 	f.SetNodeCondition(t, node, corev1.NodeMaintenancePlanned, corev1.ConditionTrue, "MaintenanceWindow")
 	f.WaitForPodGone(t, ns, pod.Name)
-	drained := f.WaitForNode(t, node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonDrainCompleted, "its MaintenancePlanned condition is True"))
+	drained := f.WaitForNode(t, node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonNodeDrainCompleted, "its MaintenancePlanned condition is True"))
 	if !drained.Spec.Unschedulable {
 		t.Error("the drained node is not cordoned")
 	}
-	if err := NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionFalse, drain.ReasonDrainCompleted, "")(drained); err != nil {
+	if err := NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionFalse, drain.ReasonNodeDrainCompleted, "")(drained); err != nil {
 		t.Error(err)
 	}
 
