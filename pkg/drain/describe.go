@@ -62,13 +62,36 @@ func (p PodProgress) Blocker(now time.Time) string {
 // the request's message, for example
 // "Blocked: the eviction was refused once: ...".
 func (p PodProgress) Describe(now time.Time) string {
+	var s string
 	switch p.State {
 	case StateIntercepted, StateBlocked:
-		return fmt.Sprintf("%s: %s%s", p.State, p.Blocker(now), messageSuffix(p.Request.Message))
+		s = fmt.Sprintf("%s: %s%s", p.State, p.Blocker(now), messageSuffix(p.Request.Message))
 	case StateEvicting, StateCanceled:
-		return fmt.Sprintf("%s%s", p.State, messageSuffix(p.Request.Message))
+		s = fmt.Sprintf("%s%s", p.State, messageSuffix(p.Request.Message))
+	default:
+		s = string(p.State)
 	}
-	return string(p.State)
+	if e := p.DescribeEscalation(); e != "" && !p.Done() {
+		s += " (" + e + ")"
+	}
+	return s
+}
+
+// DescribeEscalation says how the drain escalated the pod past its
+// deadline, for example "deadline passed: evicted through the Eviction
+// API" or "deadline passed: eviction refused: ..."; empty when it did not.
+func (p PodProgress) DescribeEscalation() string {
+	switch {
+	case p.Escalation == "":
+		return ""
+	case p.EscalationError != "" && p.Escalation == EscalateDelete:
+		return "deadline passed: deletion failed: " + Truncate(p.EscalationError, 200)
+	case p.EscalationError != "":
+		return "deadline passed: eviction refused: " + Truncate(p.EscalationError, 200)
+	case p.Escalation == EscalateDelete:
+		return "deadline passed: deleted, PodDisruptionBudgets ignored"
+	}
+	return "deadline passed: evicted through the Eviction API, skipping the interceptors left"
 }
 
 func messageSuffix(message string) string {

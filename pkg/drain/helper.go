@@ -91,6 +91,13 @@ type Helper struct {
 	OnBlocked func(p PodProgress)
 	// OnProgress is called at the end of each Sync with its report.
 	OnProgress func(r Report)
+
+	// Escalator evicts or deletes the pods left once a session's deadline
+	// passed (Session.SetDeadline); needed only by sessions with one.
+	Escalator Escalator
+	// OnEscalated is called after a pod's escalation, and again when its
+	// outcome (PodProgress.EscalationError) changes.
+	OnEscalated func(p PodProgress)
 }
 
 // NewSession starts the drain of nodes.
@@ -99,9 +106,11 @@ func (h *Helper) NewSession(nodes ...string) *Session {
 		h:        h,
 		policy:   h.Policy,
 		nodes:    nodes,
-		tracked:  map[types.UID]trackedPod{},
-		attempts: map[types.UID]time.Time{},
-		blocked:  map[types.UID]string{},
+		tracked:   map[types.UID]trackedPod{},
+		attempts:  map[types.UID]time.Time{},
+		blocked:   map[types.UID]string{},
+		announced: map[types.UID]bool{},
+		escalated: map[types.UID]escalation{},
 	}
 }
 

@@ -69,6 +69,10 @@ type PodProgress struct {
 	// WaitSkipped: the pod has been terminating for longer than the
 	// drain waits for (kubectl drain --skip-wait-for-delete-timeout).
 	WaitSkipped bool
+	// Escalation is how the drain escalated the pod after its deadline
+	// passed, if it did; EscalationError why the last attempt failed.
+	Escalation      Escalation
+	EscalationError string
 }
 
 // Progress derives the progress of the pod ref with uid from the pod (nil

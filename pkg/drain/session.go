@@ -54,6 +54,12 @@ type Session struct {
 	// blocked is what last made each blocked pod blocked, so that
 	// OnBlocked is called once per change.
 	blocked map[types.UID]string
+	// deadline is the drain's deadline, if any; announced are the pods
+	// whose request carries it, escalated the pods escalated since it
+	// passed (escalate.go).
+	deadline  Deadline
+	announced map[types.UID]bool
+	escalated map[types.UID]escalation
 }
 
 // trackedPod is a pod the session evicts.
@@ -71,9 +77,11 @@ type Report struct {
 	Selections map[string]Selection
 	// Requested counts the requests this Sync wrote.
 	Requested int
-	// RetryIn is how soon a pod is due to be asked for again; zero when
-	// none is.
+	// RetryIn is how soon a pod is due to be asked for again, or the
+	// deadline passes; zero when nothing is due.
 	RetryIn time.Duration
+	// Deadline is the session's deadline, if it has one.
+	Deadline Deadline
 }
 
 // Drained is true once every pod the drain evicts is done.
@@ -101,6 +109,11 @@ func (s *Session) Sync(ctx context.Context) (Report, error) {
 	}
 	report.Progress = s.progress(ctx, onNodes, written)
 	report.Summary = Summarize(report.Progress)
+	deadlineErrs, deadlineIn := s.applyDeadline(ctx, &report, onNodes)
+	errs = append(errs, deadlineErrs...)
+	if deadlineIn > 0 && (report.RetryIn == 0 || deadlineIn < report.RetryIn) {
+		report.RetryIn = deadlineIn
+	}
 	s.reportBlocked(report.Progress)
 	if s.h.OnProgress != nil {
 		s.h.OnProgress(report)

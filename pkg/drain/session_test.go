@@ -48,10 +48,13 @@ type fakeRequests struct {
 	requested []string
 	withdrawn []string
 	forbidden map[types.UID]bool
+	// annotated are the annotations written on each pod's request.
+	annotated map[types.UID][]map[string]*string
 }
 
 func newFakeRequests() *fakeRequests {
-	return &fakeRequests{cache: map[types.UID]participant.Status{}, written: map[types.UID]participant.Status{}, fail: map[types.UID]error{}, forbidden: map[types.UID]bool{}}
+	return &fakeRequests{cache: map[types.UID]participant.Status{}, written: map[types.UID]participant.Status{}, fail: map[types.UID]error{},
+		forbidden: map[types.UID]bool{}, annotated: map[types.UID][]map[string]*string{}}
 }
 
 func (f *fakeRequests) API() evictionapi.API { return evictionapi.Coordination }
@@ -68,8 +71,11 @@ func (f *fakeRequests) Wait(context.Context, *corev1.Pod) (requester.Result, err
 	return requester.Result{}, errors.New("a drain does not wait")
 }
 
-func (f *fakeRequests) Annotate(context.Context, string, types.UID, map[string]*string) error {
-	return errors.New("a drain does not annotate")
+func (f *fakeRequests) Annotate(_ context.Context, _ string, uid types.UID, annotations map[string]*string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.annotated[uid] = append(f.annotated[uid], annotations)
+	return nil
 }
 
 func (f *fakeRequests) Inform(participant.Informers) ([]cache.SharedIndexInformer, error) {

@@ -33,12 +33,18 @@ type Summary struct {
 	// Blocked counts the blocked pods by the PodDisruptionBudget that
 	// blocks them; "" counts those no budget explains.
 	Blocked map[string]int
+	// Escalated counts the pods not done that the drain escalated past
+	// its deadline (they are counted by state too).
+	Escalated int
 }
 
 // Summarize counts progress by state.
 func Summarize(progress []PodProgress) Summary {
 	s := Summary{Total: len(progress), Blocked: map[string]int{}}
 	for _, p := range progress {
+		if p.Escalation != "" && !p.Done() {
+			s.Escalated++
+		}
 		switch {
 		case p.Done():
 			s.Done++
@@ -108,5 +114,6 @@ func (s Summary) Breakdown() string {
 			add(s.Blocked[pdb], "blocked by PodDisruptionBudget "+pdb)
 		}
 	}
+	add(s.Escalated, "escalated past the deadline")
 	return strings.Join(parts, ", ")
 }

@@ -65,6 +65,7 @@ type DrainOptions struct {
 	// ReportNodeConditions writes Kubernetes' node lifecycle conditions
 	// DrainInProgress and Drained on the nodes as the drain goes.
 	ReportNodeConditions bool
+	deadlineFlags
 
 	drainer *drain.Helper
 	printer progressPrinter
@@ -120,6 +121,7 @@ change. Ctrl-C withdraws the drain's requester from the requests that are not co
 	cmd.Flags().StringVar(&d.DryRun, "dry-run", "none", `"none", "client" (print what would be requested, change nothing) or "server" (send the cordon and each request as a server-side dry run).`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 	cmd.Flags().DurationVar(&d.drainer.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "Stop waiting for a pod whose deletion started longer ago than this (for example 60s); 0 waits for every pod.")
+	d.deadlineFlags.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&d.ReportNodeConditions, "report-node-conditions", d.ReportNodeConditions,
 		"Write the node lifecycle conditions DrainInProgress and Drained (Kubernetes 1.37) on the nodes: at the start, and when the drain completes, fails or is interrupted (reasons "+
 			drain.ReasonPluginDrainStarted+", "+drain.ReasonPluginDrainCompleted+", "+drain.ReasonPluginDrainFailed+", "+drain.ReasonPluginDrainInterrupted+"). Needs patch on nodes/status.")
@@ -134,6 +136,8 @@ func (d *DrainOptions) Complete() error {
 	}
 	d.printer = newPrinter(d.Output, d.Out)
 	d.drainer.OnRequested = d.requested
+	d.drainer.OnEscalated = d.escalated
+	d.drainer.Escalator = drain.ClientEscalator{Pods: d.kube.CoreV1(), CallTimeout: d.Client.CallTimeout}
 	return nil
 }
 
@@ -141,6 +145,9 @@ func (d *DrainOptions) Complete() error {
 func (d *DrainOptions) Validate() error {
 	if d.Timeout < 0 {
 		return fmt.Errorf("--timeout must not be negative")
+	}
+	if err := d.deadlineFlags.validate(d.Timeout); err != nil {
+		return err
 	}
 	switch d.Output {
 	case "auto", "table", "lines":
@@ -189,6 +196,7 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 	if d.DryRun != "none" {
 		return d.dryRun(ctx, selections)
 	}
+	start := time.Now()
 	sigCtx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	waitCtx, cancelWait := sigCtx, context.CancelFunc(func() {})
@@ -216,6 +224,7 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 		t.stop()
 	}()
 	session := d.drainer.NewSession(d.Nodes...)
+	d.startDeadline(session, start)
 	run := &drainRun{d: d, session: session, stopSignals: stopSignals}
 	if err := t.start(trackerCtx, waitCtx); err != nil {
 		return d.reportEnded(ctx, sigCtx, run.ended(ctx, sigCtx, err))

@@ -62,6 +62,9 @@ func (r *drainRun) follow(ctx, sigCtx, waitCtx context.Context, changed <-chan s
 			}
 			return nil
 		}
+		if report.Deadline.Escalation == drain.EscalateFail && report.Deadline.Passed(time.Now()) {
+			return r.deadlineFailed(time.Now())
+		}
 		select {
 		case <-waitCtx.Done():
 			return r.ended(ctx, sigCtx, waitCtx.Err())
@@ -99,14 +102,20 @@ func (r *drainRun) ended(ctx, sigCtx context.Context, err error) error {
 	if r.session.Tracked() == 0 {
 		return fmt.Errorf("timed out after %s before the evictions were requested: %w", r.d.Timeout, err)
 	}
-	now := time.Now()
+	lines := r.remaining(time.Now())
+	return fmt.Errorf("timed out after %s waiting for %s:\n%s", r.d.Timeout, drain.Pods(len(lines)), strings.Join(lines, "\n"))
+}
+
+// remaining describes, a line each, the pods of the last report that are
+// not done.
+func (r *drainRun) remaining(now time.Time) []string {
 	var lines []string
 	for _, p := range r.last.Progress {
 		if !p.Done() {
 			lines = append(lines, fmt.Sprintf("  pod %s/%s: %s", p.Namespace, p.Name, p.Describe(now)))
 		}
 	}
-	return fmt.Errorf("timed out after %s waiting for %s:\n%s", r.d.Timeout, drain.Pods(len(lines)), strings.Join(lines, "\n"))
+	return lines
 }
 
 // withdraw withdraws the drain's requester from the requests that are not

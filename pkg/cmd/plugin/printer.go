@@ -33,6 +33,8 @@ type progressPrinter interface {
 	update(summary drain.Summary, pods []drain.PodProgress, now time.Time)
 	// note shows a message besides the progress.
 	note(message string)
+	// setDeadline shows the time left until the drain's deadline.
+	setDeadline(d drain.Deadline)
 }
 
 // newPrinter returns the printer of the --output mode: a live table on a
@@ -72,6 +74,10 @@ func (p *linePrinter) note(message string) {
 	fmt.Fprintln(p.out, message)
 }
 
+// setDeadline does nothing: a line printer says the deadline once, as a
+// note, rather than a countdown line per second.
+func (p *linePrinter) setDeadline(drain.Deadline) {}
+
 func (p *linePrinter) update(summary drain.Summary, pods []drain.PodProgress, now time.Time) {
 	for _, pod := range pods {
 		name := pod.Namespace + "/" + pod.Name
@@ -82,6 +88,7 @@ func (p *linePrinter) update(summary drain.Summary, pods []drain.PodProgress, no
 		case drain.StateIntercepted, drain.StateBlocked, drain.StateEvicting, drain.StateCanceled:
 			key = fmt.Sprintf("%s|%s|%d|%v|%s", pod.State, pod.Request.ActiveInterceptor, pod.Request.FailedEvictions, pod.BlockingPDBs, pod.Request.Message)
 		}
+		key += "|" + pod.DescribeEscalation()
 		if p.last[name] == key {
 			continue
 		}

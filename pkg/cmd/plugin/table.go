@@ -77,6 +77,8 @@ type tablePrinter struct {
 	// printed between two drawings would shift what the next one erases.
 	mu    sync.Mutex
 	notes []string
+	// deadline, when set, shows its time left on the summary line.
+	deadline drain.Deadline
 }
 
 func newTablePrinter(out io.Writer, size func() (width, height int)) *tablePrinter {
@@ -92,12 +94,22 @@ func (p *tablePrinter) note(message string) {
 	}
 }
 
+func (p *tablePrinter) setDeadline(d drain.Deadline) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deadline = d
+}
+
 func (p *tablePrinter) update(summary drain.Summary, pods []drain.PodProgress, now time.Time) {
 	width, height := p.size()
 	p.mu.Lock()
 	notes := append([]string(nil), p.notes...)
+	deadline := p.deadline
 	p.mu.Unlock()
 	lines := drawTable(summary, pods, notes, now, max(width, 20), max(height, 2))
+	if deadline.IsSet() {
+		lines[0] = drain.Truncate(summary.String()+"; "+deadline.Left(now), max(width, 20))
+	}
 	// Move up over the last drawing and clear it before drawing again.
 	if p.lines > 0 {
 		fmt.Fprintf(p.out, "\x1b[%dA\r\x1b[J", p.lines)

@@ -39,4 +39,13 @@ const (
 	// its drain evict pods with emptyDir volumes, as kubectl drain
 	// --delete-emptydir-data does; without it such pods refuse the drain.
 	NodeDrainDeleteEmptyDirDataAnnotation = "evictionrequest.coordination.k8s.io/drain-delete-emptydir-data"
+
+	// DrainDeadlineAnnotation on an EvictionRequest (either API) says, in
+	// RFC 3339, when the drain that asked for it stops waiting for the
+	// interceptors or responders and PodDisruptionBudgets, and
+	// DrainOnDeadlineAnnotation what it does then: fail, evict or delete.
+	// Interceptors read them to finish, or to save what they can, before
+	// the deadline passes.
+	DrainDeadlineAnnotation   = "evictionrequest.coordination.k8s.io/drain-deadline"
+	DrainOnDeadlineAnnotation = "evictionrequest.coordination.k8s.io/drain-on-deadline"
 )

@@ -1,0 +1,191 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package drain
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/evictionrequest/apiserver/internal/wrappers"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+)
+
+// fakeEscalator records the escalations and fails those the test says.
+type fakeEscalator struct {
+	mu      sync.Mutex
+	evicted []string
+	deleted []string
+	fail    error
+}
+
+func (e *fakeEscalator) Evict(_ context.Context, pod *corev1.Pod) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.evicted = append(e.evicted, pod.Name)
+	return e.fail
+}
+
+func (e *fakeEscalator) Delete(_ context.Context, pod *corev1.Pod) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.deleted = append(e.deleted, pod.Name)
+	return e.fail
+}
+
+func (e *fakeEscalator) take() (evicted, deleted []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	evicted, deleted, e.evicted, e.deleted = e.evicted, e.deleted, nil, nil
+	return evicted, deleted
+}
+
+// deadlineFixture is a session of node-a with db-0 and a deadline a minute
+// after the clock's start.
+func deadlineFixture(t *testing.T, how Escalation) (*sessionFixture, *fakeEscalator, *[]PodProgress) {
+	t.Helper()
+	f := newSessionFixture(wrappers.MakePod("db-0").Node("node-a").Obj())
+	escalator := &fakeEscalator{}
+	var escalated []PodProgress
+	f.helper.Escalator = escalator
+	f.helper.OnEscalated = func(p PodProgress) { escalated = append(escalated, p) }
+	f.session.SetDeadline(Deadline{At: f.clock.Now().Add(time.Minute), Escalation: how})
+	f.sync(t)
+	f.requests.showWritten()
+	return f, escalator, &escalated
+}
+
+// The requests carry the deadline once each, and a session wakes its
+// caller at the deadline.
+func TestTheDeadlineIsAnnouncedOnTheRequests(t *testing.T) {
+	f, _, _ := deadlineFixture(t, EscalateEvict)
+	report := f.sync(t)
+	if report.RetryIn != time.Minute {
+		t.Errorf("RetryIn %s, want the minute left until the deadline", report.RetryIn)
+	}
+	f.sync(t)
+	annotated := f.requests.annotated[wrappers.MakePod("db-0").Obj().UID]
+	if len(annotated) != 1 {
+		t.Fatalf("the request was annotated %d times, want once", len(annotated))
+	}
+	got := map[string]string{}
+	for k, v := range annotated[0] {
+		got[k] = *v
+	}
+	want := map[string]string{v1alpha1.DrainDeadlineAnnotation: "2026-11-22T10:01:00Z", v1alpha1.DrainOnDeadlineAnnotation: "evict"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	if d, ok := RequestDeadline(got); !ok || !d.At.Equal(f.clock.Now().Add(time.Minute)) || d.Escalation != EscalateEvict {
+		t.Errorf("RequestDeadline read back %+v, %v", d, ok)
+	}
+}
+
+// Past the deadline the pods left are evicted through the Eviction API,
+// once per RetryAfter; a refusal shows on the pod and is reported again
+// only when it changes.
+func TestEvictAtTheDeadline(t *testing.T) {
+	f, escalator, escalated := deadlineFixture(t, EscalateEvict)
+	f.clock.Step(59 * time.Second)
+	f.sync(t)
+	if evicted, _ := escalator.take(); len(evicted) != 0 {
+		t.Fatalf("evicted %v before the deadline", evicted)
+	}
+
+	escalator.fail = errors.New("Cannot evict pod as it would violate the pod's disruption budget.")
+	f.clock.Step(time.Second)
+	report := f.sync(t)
+	if evicted, _ := escalator.take(); !cmp.Equal(evicted, []string{"db-0"}) {
+		t.Fatalf("evicted %v at the deadline, want db-0", evicted)
+	}
+	p := report.Progress[0]
+	if p.Escalation != EscalateEvict || !strings.Contains(p.Describe(f.clock.Now()), "deadline passed: eviction refused: Cannot evict pod") {
+		t.Errorf("progress %q", p.Describe(f.clock.Now()))
+	}
+	if report.Summary.Escalated != 1 || report.RetryIn != 5*time.Second {
+		t.Errorf("summary %q, retry in %s", report.Summary, report.RetryIn)
+	}
+
+	f.clock.Step(time.Second)
+	if report := f.sync(t); report.Progress[0].EscalationError == "" {
+		t.Error("the refusal was forgotten between two attempts")
+	}
+	if evicted, _ := escalator.take(); len(evicted) != 0 {
+		t.Errorf("evicted again %v a second later", evicted)
+	}
+	f.clock.Step(5 * time.Second)
+	f.sync(t)
+	if evicted, _ := escalator.take(); len(evicted) != 1 {
+		t.Errorf("evicted %v after RetryAfter, want db-0 again", evicted)
+	}
+	if len(*escalated) != 1 {
+		t.Errorf("OnEscalated called %d times for one unchanged refusal, want once", len(*escalated))
+	}
+
+	escalator.fail = nil
+	f.clock.Step(5 * time.Second)
+	if report := f.sync(t); report.Progress[0].EscalationError != "" || len(*escalated) != 2 {
+		t.Errorf("after a granted eviction: error %q, %d reports", report.Progress[0].EscalationError, len(*escalated))
+	}
+}
+
+// Past the deadline with delete the pods left are deleted; a pod already
+// terminating is left to finish.
+func TestDeleteAtTheDeadline(t *testing.T) {
+	f, escalator, _ := deadlineFixture(t, EscalateDelete)
+	f.pods.set("node-a", wrappers.MakePod("db-0").Node("node-a").Obj(), wrappers.MakePod("db-1").Node("node-a").Terminating(heartbeat).Obj())
+	f.sync(t)
+	f.requests.showWritten()
+	f.clock.Step(time.Minute)
+	report := f.sync(t)
+	if evicted, deleted := escalator.take(); len(evicted) != 0 || !cmp.Equal(deleted, []string{"db-0"}) {
+		t.Errorf("evicted %v, deleted %v; want db-0 deleted", evicted, deleted)
+	}
+	if !strings.Contains(report.Progress[0].Describe(f.clock.Now()), "deadline passed: deleted, PodDisruptionBudgets ignored") {
+		t.Errorf("progress %q", report.Progress[0].Describe(f.clock.Now()))
+	}
+}
+
+// With fail, a passed deadline escalates nothing: the caller stops.
+func TestFailAtTheDeadlineEscalatesNothing(t *testing.T) {
+	f, escalator, _ := deadlineFixture(t, EscalateFail)
+	f.clock.Step(2 * time.Minute)
+	report := f.sync(t)
+	if evicted, deleted := escalator.take(); len(evicted)+len(deleted) != 0 {
+		t.Errorf("evicted %v, deleted %v", evicted, deleted)
+	}
+	if !report.Deadline.Passed(f.clock.Now()) || report.Progress[0].Escalation != "" {
+		t.Errorf("report: deadline %+v, progress %+v", report.Deadline, report.Progress[0])
+	}
+}
+
+func TestParseEscalation(t *testing.T) {
+	for _, s := range []string{"fail", "evict", "delete"} {
+		if e, err := ParseEscalation(s); err != nil || string(e) != s {
+			t.Errorf("ParseEscalation(%q) = %q, %v", s, e, err)
+		}
+	}
+	if _, err := ParseEscalation("force"); err == nil || !strings.Contains(err.Error(), "fail, evict, delete") {
+		t.Errorf("ParseEscalation(force) = %v, want an error listing the escalations", err)
+	}
+}

@@ -1,0 +1,84 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+// A drain held by an interceptor that never answers escalates at its
+// deadline as --on-deadline says: fail stops and names the interceptor,
+// evict evicts through the Eviction API (a PodDisruptionBudget still
+// refuses, and the drain says so), delete deletes despite the budget. The
+// request carries the deadline for its interceptors.
+func TestPluginDrainEscalatesAtItsDeadline(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, onDeadline string
+		budget           bool
+		gone             bool
+		stderr           string
+	}{
+		{"fail", "fail", false, false, "the drain's deadline (5s) passed with 1 pod left:"},
+		{"evict", "evict", false, true, ""},
+		{"evict refused by a budget", "evict", true, false, "deadline passed: eviction refused: Cannot evict pod as it would violate the pod's disruption budget"},
+		{"delete despite a budget", "delete", true, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			ns := f.NewNamespace(t)
+			node := f.NewNode(t)
+			pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}, Labels: map[string]string{"app": "db"}})
+			if tc.budget {
+				f.CreatePDB(t, ns, "db", 1, 1)
+			}
+			r := f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", node, "--force", "--deadline=5s", "--on-deadline="+tc.onDeadline, "--timeout=30s")
+			if tc.gone != (r.Err == nil) {
+				t.Fatalf("the drain: %v, want it to succeed: %v\n%s%s", r.Err, tc.gone, r.Stdout, r.Stderr)
+			}
+			if !strings.Contains(r.Stdout, "deadline in 5s") || !strings.Contains(r.Stderr+r.Stdout, tc.stderr) {
+				t.Errorf("output lacks the deadline or %q:\n%s%s", tc.stderr, r.Stdout, r.Stderr)
+			}
+			if tc.gone {
+				f.WaitForPodGone(t, ns, pod.Name)
+				return
+			}
+			if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil {
+				t.Errorf("pod %s after the drain: %v", pod.Name, err)
+			}
+			er, err := f.EvictionRequests(ns).Get(ctx, string(pod.UID), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if at, escalation := er.Annotations[v1alpha1.DrainDeadlineAnnotation], er.Annotations[v1alpha1.DrainOnDeadlineAnnotation]; at == "" || escalation != tc.onDeadline {
+				t.Errorf("the request's annotations %v lack the deadline for its interceptors", er.Annotations)
+			}
+			if tc.onDeadline == "fail" && !strings.Contains(r.Stderr, fmt.Sprintf("interceptor %s is active", parkedInterceptor)) {
+				t.Errorf("the failed drain does not name who blocks:\n%s", r.Stderr)
+			}
+		})
+	}
+}
