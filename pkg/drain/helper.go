@@ -103,9 +103,9 @@ type Helper struct {
 // NewSession starts the drain of nodes.
 func (h *Helper) NewSession(nodes ...string) *Session {
 	return &Session{
-		h:        h,
-		policy:   h.Policy,
-		nodes:    nodes,
+		h:         h,
+		policy:    h.Policy,
+		nodes:     nodes,
 		tracked:   map[types.UID]trackedPod{},
 		attempts:  map[types.UID]time.Time{},
 		blocked:   map[types.UID]string{},
