@@ -44,6 +44,10 @@ const (
 	// drain refuses them) stopped the declarative node drain before it
 	// changed anything (both False).
 	ReasonNodeDrainRefused = "EvictionRequestNodeDrainRefused"
+	// ReasonNodeDrainFailed: the declarative node drain's deadline passed
+	// with pods left and its escalation is to fail (both False); the
+	// requests stay, and the drain completes if the pods leave after all.
+	ReasonNodeDrainFailed = "EvictionRequestNodeDrainFailed"
 	// ReasonShutdownDrainStarted and ReasonShutdownDrainCompleted are
 	// those of the declarative node drain for a graceful node shutdown:
 	// they differ so that the drain goes on after the kubelet is gone and
@@ -70,7 +74,7 @@ const (
 // drain writes: the conditions it may clear.
 func IsNodeDrainReason(reason string) bool {
 	switch reason {
-	case ReasonNodeDrainStarted, ReasonNodeDrainCompleted, ReasonNodeDrainRefused, ReasonShutdownDrainStarted, ReasonShutdownDrainCompleted:
+	case ReasonNodeDrainStarted, ReasonNodeDrainCompleted, ReasonNodeDrainRefused, ReasonNodeDrainFailed, ReasonShutdownDrainStarted, ReasonShutdownDrainCompleted:
 		return true
 	}
 	return false

@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
 // NodeDrainOptions configure the declarative node drain that
@@ -33,11 +34,12 @@ type NodeDrainOptions struct {
 	// Workers is the number of nodes synced in parallel.
 	Workers int
 	nodedrain.Options
+	onDeadline string
 }
 
 // NewNodeDrainOptions returns the defaults: off, requesting as requester.
 func NewNodeDrainOptions(requester string) *NodeDrainOptions {
-	return &NodeDrainOptions{Requester: requester, Workers: 2}
+	return &NodeDrainOptions{Requester: requester, Workers: 2, onDeadline: string(drain.EscalateFail)}
 }
 
 // AddFlags adds the node drain's flags to fs; requesterRule says what a
@@ -49,6 +51,12 @@ func (o *NodeDrainOptions) AddFlags(fs *pflag.FlagSet, requesterRule string) {
 	fs.StringVar(&o.Requester, "node-drain-requester-name", o.Requester,
 		"Requester name ("+requesterRule+") under which the node drain requests evictions.")
 	fs.IntVar(&o.Workers, "concurrent-node-drain-syncs", o.Workers, "Number of nodes the node drain syncs in parallel.")
+	fs.DurationVar(&o.Deadline, "node-drain-deadline", o.Deadline,
+		"How long the drain of a node waits for interceptors and PodDisruptionBudgets before --node-drain-on-deadline; 0 waits as long as they take. "+
+			"A Node's annotations evictionrequest.coordination.k8s.io/drain-deadline and drain-on-deadline override both. A drain for a graceful shutdown has no deadline.")
+	fs.StringVar(&o.onDeadline, "node-drain-on-deadline", string(drain.EscalateFail),
+		"What the drain of a node does at its deadline with pods left: fail (report who blocks on the Node; the requests stay), "+
+			"evict (evict the pods left through the Eviction API, skipping the interceptors left) or delete (delete them, PodDisruptionBudgets ignored).")
 	fs.BoolVar(&o.DrainOnMaintenancePlanned, "drain-on-maintenance-planned", o.DrainOnMaintenancePlanned,
 		"Also drain nodes whose MaintenancePlanned condition (Kubernetes 1.37) is True, as if annotated, until the condition goes; "+
 			"the drain ends with Drained=True, which a maintenance tool waits for.")
@@ -67,5 +75,13 @@ func (o *NodeDrainOptions) Validate(validName func(string) error) []error {
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-node-drain-syncs must be at least 1, got %d", o.Workers))
 	}
+	if o.Deadline < 0 {
+		errs = append(errs, fmt.Errorf("--node-drain-deadline must not be negative"))
+	}
+	escalation, err := drain.ParseEscalation(o.onDeadline)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--node-drain-on-deadline: %w", err))
+	}
+	o.OnDeadline = escalation
 	return errs
 }

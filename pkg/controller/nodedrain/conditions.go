@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -28,8 +29,11 @@ import (
 )
 
 // desiredConditions are the DrainInProgress and Drained conditions that
-// say how far the drain of a node has come, and why it drains.
-func desiredConditions(state nodeState, selection drain.Selection, summary drain.Summary) []corev1.NodeCondition {
+// say how far the drain of a node has come, why it drains, and its
+// deadline: an absolute time, so that the message does not change, and
+// cost a write, every second.
+func desiredConditions(state nodeState, selection drain.Selection, report drain.Report, now time.Time) []corev1.NodeCondition {
+	summary := report.Summary
 	why := "the " + v1alpha1.NodeDrainAnnotation + " annotation asks for it"
 	started, completed := drain.ReasonNodeDrainStarted, drain.ReasonNodeDrainCompleted
 	switch {
@@ -47,27 +51,39 @@ func desiredConditions(state nodeState, selection drain.Selection, summary drain
 	if summary.Left() == 0 {
 		return drain.DrainConditions(false, true, completed, fmt.Sprintf("Drained because %s: no pod is left to evict%s.", why, skipped))
 	}
-	return drain.DrainConditions(true, false, started,
-		fmt.Sprintf("Draining because %s: %s left to evict (%s)%s.", why, drain.Pods(summary.Left()), summary.Breakdown(), skipped))
+	left := fmt.Sprintf("%s left to evict (%s)%s", drain.Pods(summary.Left()), summary.Breakdown(), skipped)
+	deadline := report.Deadline
+	if deadline.Escalation == drain.EscalateFail && deadline.Passed(now) {
+		return drain.DrainConditions(false, false, drain.ReasonNodeDrainFailed,
+			fmt.Sprintf("The drain's deadline %s passed with %s; the requests stay.", deadline.At.UTC().Format(time.RFC3339), left))
+	}
+	message := fmt.Sprintf("Draining because %s: %s.", why, left)
+	if deadline.IsSet() {
+		message += fmt.Sprintf(" Deadline %s, then %s.", deadline.At.UTC().Format(time.RFC3339), deadline.Escalation)
+	}
+	return drain.DrainConditions(true, false, started, message)
 }
 
 // setConditions writes the drain's conditions to the Node's status when
 // they changed, with a strategic merge patch that leaves the kubelet's
 // conditions alone, and records the drain's start and end as events.
-func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state nodeState, selection drain.Selection, summary drain.Summary) error {
-	conditions := desiredConditions(state, selection, summary)
+func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state nodeState, report drain.Report) error {
+	conditions := desiredConditions(state, report.Selections[node.Name], report, c.clock.Now())
 	if err := c.writeConditions(ctx, node, conditions); err != nil {
 		return err
 	}
 	// The cache may not show the conditions just written yet: the phase
 	// announced last is remembered, so that each start and end of a drain
 	// is one event.
-	phase, message := EventDrainStarted, conditions[0].Message
-	if conditions[1].Status == corev1.ConditionTrue {
+	phase, eventType, message := EventDrainStarted, corev1.EventTypeNormal, conditions[0].Message
+	switch {
+	case conditions[1].Status == corev1.ConditionTrue:
 		phase = EventDrained
+	case conditions[0].Reason == drain.ReasonNodeDrainFailed:
+		phase, eventType = EventDrainFailed, corev1.EventTypeWarning
 	}
 	if c.announce(node.Name, phase) {
-		c.recorder.Eventf(node, corev1.EventTypeNormal, phase, "%s", message)
+		c.recorder.Eventf(node, eventType, phase, "%s", message)
 	}
 	return nil
 }

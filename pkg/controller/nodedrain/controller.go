@@ -89,6 +89,12 @@ type Options struct {
 	// annotated, until the condition goes: a maintenance tool sets it and
 	// waits for Drained=True.
 	DrainOnMaintenancePlanned bool
+	// Deadline, when positive, is how long after its start an admin's or
+	// a maintenance tool's drain waits before OnDeadline, unless the
+	// Node's annotations say otherwise (v1alpha1.DrainDeadlineAnnotation).
+	Deadline time.Duration
+	// OnDeadline is what the drain does then; fail when empty.
+	OnDeadline drain.Escalation
 }
 
 // Controller drains the nodes that ask for it through EvictionRequests.
@@ -153,6 +159,10 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		PDBs:        pdbInformer.Lister(),
 		Clock:       clock,
 		OnBlocked:   c.eventBlocked,
+		// Past a deadline the pods left are evicted or deleted as the
+		// controller's identity, which the eviction API bridge exempts.
+		Escalator:   drain.ClientEscalator{Pods: kubeClient.CoreV1(), CallTimeout: callTimeout},
+		OnEscalated: c.eventEscalated,
 	}
 	errs := []error{
 		c.handlers.Add(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{

@@ -66,6 +66,7 @@ type fixture struct {
 	pods       cache.Indexer
 	ers        cache.Indexer
 	pdbs       cache.Indexer
+	clock      *testingclock.FakeClock
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -74,7 +75,7 @@ func newFixture(t *testing.T) *fixture {
 
 func newFixtureWith(t *testing.T, opts Options) *fixture {
 	_, ctx := ktesting.NewTestContext(t)
-	f := &fixture{t: t, ctx: ctx, kube: k8sfake.NewClientset(), evr: erfake.NewClientset()}
+	f := &fixture{t: t, ctx: ctx, kube: k8sfake.NewClientset(), evr: erfake.NewClientset(), clock: testingclock.NewFakeClock(start)}
 	kubeInformers := informers.NewSharedInformerFactory(f.kube, 0)
 	podInformer := kubeInformers.Core().V1().Pods()
 	if err := AddPodIndexer(podInformer); err != nil {
@@ -87,7 +88,7 @@ func newFixtureWith(t *testing.T, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	c, err := NewController(ctx, f.kube, f.kube, p, participant.Informers{EvictionRequests: erInformers}, kubeInformers.Core().V1().Nodes(), podInformer,
-		kubeInformers.Policy().V1().PodDisruptionBudgets(), testingclock.NewFakeClock(start), time.Minute, opts)
+		kubeInformers.Policy().V1().PodDisruptionBudgets(), f.clock, time.Minute, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,9 @@ type nodeState struct {
 	// that a status update that erased or changed them is noticed.
 	conditions          bool
 	inProgress, drained string
+	// deadline and onDeadline are the Node's deadline annotations, read
+	// by Controller.deadline.
+	deadline, onDeadline string
 	// policy is what the drain evicts beyond kubectl drain's defaults: the
 	// Node's override annotations, or everything for a shutdown, which
 	// takes every pod down anyway.
@@ -61,6 +64,8 @@ func drainState(node *corev1.Node, onMaintenance bool) nodeState {
 		shuttingDown:  isShuttingDown(node),
 		unschedulable: node.Spec.Unschedulable,
 		cordonedBy:    node.Annotations[v1alpha1.NodeCordonedByAnnotation],
+		deadline:      node.Annotations[v1alpha1.DrainDeadlineAnnotation],
+		onDeadline:    node.Annotations[v1alpha1.DrainOnDeadlineAnnotation],
 	}
 	s.policy = drain.Policy{
 		Force:              node.Annotations[v1alpha1.NodeDrainForceAnnotation] == "true",

@@ -46,6 +46,15 @@ const (
 	// EventDrainRefused: pods the drain's policy refuses stop the drain
 	// before it changes anything.
 	EventDrainRefused = "DrainRefused"
+	// EventDrainFailed: the drain's deadline passed with pods left and
+	// its escalation is to fail.
+	EventDrainFailed = "DrainFailed"
+	// EventDrainEscalated: the drain's deadline passed and it evicted or
+	// deleted a pod left (on the Node and on the pod's request).
+	EventDrainEscalated = "DrainEscalated"
+	// EventDrainDeadlineInvalid: the Node's deadline annotations do not
+	// parse; the drain goes on without them.
+	EventDrainDeadlineInvalid = "DrainDeadlineInvalid"
 )
 
 // sync drains the node, or ends its drain, and returns when to look again
@@ -77,6 +86,11 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeSta
 	}
 	session := c.session(node.Name)
 	session.SetPolicy(state.policy)
+	deadline, err := c.deadline(node, state, c.drainStarted(node))
+	if err != nil && c.announce(node.Name+"/deadline", err.Error()) {
+		c.recorder.Eventf(node, corev1.EventTypeWarning, EventDrainDeadlineInvalid, "The drain of node %s has no deadline: %v.", node.Name, err)
+	}
+	session.SetDeadline(deadline)
 	if state.requested() {
 		callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 		cordoned, err := drain.Cordon(callCtx, c.kubeClient.CoreV1(), node, c.drainer.Participant.Name(), metav1.PatchOptions{FieldManager: ControllerName})
@@ -89,7 +103,7 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeSta
 		}
 	}
 	report, err := session.Sync(ctx)
-	if condErr := c.setConditions(ctx, node, state, report.Selections[node.Name], report.Summary); condErr != nil {
+	if condErr := c.setConditions(ctx, node, state, report); condErr != nil {
 		err = errors.Join(err, condErr)
 	}
 	return report.RetryIn, err
@@ -154,6 +168,7 @@ func (c *Controller) forget(node string) {
 	defer c.mu.Unlock()
 	delete(c.sessions, node)
 	delete(c.announced, node)
+	delete(c.announced, node+"/deadline")
 }
 
 // eventBlocked records on the Node that the eviction of one of its pods is

@@ -104,6 +104,12 @@ func (a API) Group() string {
 	return group
 }
 
+// RequestReference refers to the EvictionRequest name in namespace on
+// api, for events about it.
+func (a API) RequestReference(namespace, name string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: string(a), Kind: "EvictionRequest", Namespace: namespace, Name: name}
+}
+
 // Resources are the resources of api a participant reads to follow an
 // eviction: its EvictionRequests, and on lifecycle.k8s.io the pods'
 // Evictions.

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
@@ -135,4 +136,25 @@ func (f *Framework) waitForDrainRequest(t *testing.T, nodeDrain participant.Part
 		}
 		return nil
 	})
+}
+
+// CheckDeclarativeDrainDeadline checks, on the API of the suite, that the
+// declarative drain of a node annotated with a deadline and delete, whose
+// pod a PodDisruptionBudget keeps, deletes the pod at the deadline, says so
+// in a DrainEscalated event on the Node, and ends Drained.
+func (f *Framework) CheckDeclarativeDrainDeadline(t *testing.T) {
+	t.Helper()
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	pod := f.CreatePod(t, ns, "db-0", PodOptions{Node: node, Labels: map[string]string{"app": "db"}})
+	f.CreatePDB(t, ns, "db", 1, 1)
+
+	f.AnnotateNode(t, node, map[string]any{v1alpha1.DrainDeadlineAnnotation: "5s", v1alpha1.DrainOnDeadlineAnnotation: string(drain.EscalateDelete)})
+	f.MarkForDrain(t, node, true)
+	f.WaitForNode(t, node, "the deadline on the node", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, drain.ReasonNodeDrainStarted, ", then delete."))
+	f.WaitForPodGone(t, ns, pod.Name)
+	f.WaitForNode(t, node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonNodeDrainCompleted, ""))
+	f.WaitForEvents(t, "", "Node", node, nodedrain.EventDrainEscalated)
+	f.MarkForDrain(t, node, false)
+	f.WaitForNode(t, node, "the drain to end", noDrainConditions)
 }

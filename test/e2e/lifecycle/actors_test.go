@@ -301,3 +301,11 @@ func TestGracefulNodeShutdownInProgressRequestsAndWithdraws(t *testing.T) {
 	}
 	f.CheckGracefulShutdownConditionDrain(t, nodeDrain)
 }
+
+// The declarative drain's deadline: a Node annotated with a deadline and
+// delete gets the pod a PodDisruptionBudget keeps deleted at the deadline,
+// and ends Drained.
+func TestDeclarativeDrainDeadline(t *testing.T) {
+	t.Parallel()
+	f.CheckDeclarativeDrainDeadline(t)
+}

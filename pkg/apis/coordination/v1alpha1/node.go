@@ -45,7 +45,9 @@ const (
 	// interceptors or responders and PodDisruptionBudgets, and
 	// DrainOnDeadlineAnnotation what it does then: fail, evict or delete.
 	// Interceptors read them to finish, or to save what they can, before
-	// the deadline passes.
+	// the deadline passes. On a Node the declarative drain reads them:
+	// the deadline as a duration from the drain's start (such as 30m) or
+	// an RFC 3339 time.
 	DrainDeadlineAnnotation   = "evictionrequest.coordination.k8s.io/drain-deadline"
 	DrainOnDeadlineAnnotation = "evictionrequest.coordination.k8s.io/drain-on-deadline"
 )

@@ -1,0 +1,88 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodedrain
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
+)
+
+// deadline is the deadline of the drain of node: the Node's
+// DrainDeadlineAnnotation (a duration from the drain's start, or an RFC
+// 3339 time) and DrainOnDeadlineAnnotation, else the controller's default.
+// A drain for a shutdown has none: the node goes anyway. started is when
+// the drain started.
+func (c *Controller) deadline(node *corev1.Node, state nodeState, started time.Time) (drain.Deadline, error) {
+	if !state.requested() {
+		return drain.Deadline{}, nil
+	}
+	d := drain.Deadline{Escalation: c.opts.OnDeadline}
+	if d.Escalation == "" {
+		d.Escalation = drain.EscalateFail
+	}
+	if c.opts.Deadline > 0 {
+		d.At = started.Add(c.opts.Deadline)
+	}
+	if value := node.Annotations[v1alpha1.DrainOnDeadlineAnnotation]; value != "" {
+		escalation, err := drain.ParseEscalation(value)
+		if err != nil {
+			return drain.Deadline{}, fmt.Errorf("annotation %s: %w", v1alpha1.DrainOnDeadlineAnnotation, err)
+		}
+		d.Escalation = escalation
+	}
+	value := node.Annotations[v1alpha1.DrainDeadlineAnnotation]
+	if value == "" {
+		return d, nil
+	}
+	if after, err := time.ParseDuration(value); err == nil && after > 0 {
+		d.At = started.Add(after)
+		return d, nil
+	}
+	at, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		return drain.Deadline{}, fmt.Errorf("annotation %s: %q is neither a positive duration (30m) nor an RFC 3339 time", v1alpha1.DrainDeadlineAnnotation, value)
+	}
+	d.At = at
+	return d, nil
+}
+
+// drainStarted is when the drain of node started: the transition of its
+// DrainInProgress condition to True, else now.
+func (c *Controller) drainStarted(node *corev1.Node) time.Time {
+	if cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); cond != nil && cond.Status == corev1.ConditionTrue && drain.IsNodeDrainReason(cond.Reason) {
+		return cond.LastTransitionTime.Time
+	}
+	return c.clock.Now()
+}
+
+// eventEscalated records a pod's escalation past the drain's deadline on
+// the Node and on the pod's request.
+func (c *Controller) eventEscalated(p drain.PodProgress) {
+	message := fmt.Sprintf("Pod %s/%s: %s.", p.Namespace, p.Name, p.DescribeEscalation())
+	if node, err := c.nodeLister.Get(p.Node); err == nil {
+		c.recorder.Eventf(node, corev1.EventTypeWarning, EventDrainEscalated, "%s", message)
+	}
+	if p.Request.Request != "" {
+		ref := c.drainer.Participant.API().RequestReference(p.Namespace, p.Request.Request)
+		c.recorder.Eventf(ref, corev1.EventTypeWarning, EventDrainEscalated, "%s", message)
+	}
+}
