@@ -111,6 +111,8 @@ func (h *Helper) NewSession(nodes ...string) *Session {
 		blocked:   map[types.UID]string{},
 		announced: map[types.UID]bool{},
 		escalated: map[types.UID]escalation{},
+		started:   map[string]bool{},
+		left:      map[string]int{},
 	}
 }
 

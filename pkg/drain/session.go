@@ -60,6 +60,12 @@ type Session struct {
 	deadline  Deadline
 	announced map[types.UID]bool
 	escalated map[types.UID]escalation
+	// maxNodes limits the nodes drained at once; started are the nodes
+	// whose pods the session requests, left their pods not done as the
+	// last Sync counted them (waves.go).
+	maxNodes int
+	started  map[string]bool
+	left     map[string]int
 }
 
 // trackedPod is a pod the session evicts.
@@ -82,10 +88,18 @@ type Report struct {
 	RetryIn time.Duration
 	// Deadline is the session's deadline, if it has one.
 	Deadline Deadline
+	// Nodes is where the drain of each node stands.
+	Nodes map[string]NodeState
 }
 
-// Drained is true once every pod the drain evicts is done.
+// Drained is true once every node started and every pod the drain evicts
+// is done.
 func (r Report) Drained() bool {
+	for _, n := range r.Nodes {
+		if !n.Started {
+			return false
+		}
+	}
 	return r.Summary.Drained()
 }
 
@@ -109,6 +123,7 @@ func (s *Session) Sync(ctx context.Context) (Report, error) {
 	}
 	report.Progress = s.progress(ctx, onNodes, written)
 	report.Summary = Summarize(report.Progress)
+	report.Nodes = s.countLeft(report.Progress)
 	deadlineErrs, deadlineIn := s.applyDeadline(ctx, &report, onNodes)
 	errs = append(errs, deadlineErrs...)
 	if deadlineIn > 0 && (report.RetryIn == 0 || deadlineIn < report.RetryIn) {
@@ -131,7 +146,7 @@ func (s *Session) observe(ctx context.Context, selections map[string]Selection) 
 	var retryIn time.Duration
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, node := range s.nodes {
+	for _, node := range s.startNodes() {
 		selection := s.h.SelectOn(node, s.policy)
 		selections[node] = selection
 		for _, pod := range selection.Evict {

@@ -18,6 +18,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,42 @@ func TestPluginDrainEscalatesAtItsDeadline(t *testing.T) {
 				t.Errorf("the failed drain does not name who blocks:\n%s", r.Stderr)
 			}
 		})
+	}
+}
+
+// A pool drained a node at a time (--max-concurrent-nodes=1): each node
+// starts only once the one before it is drained, in name order, and all
+// end drained.
+func TestPluginDrainsAPoolInWaves(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	nodes := []string{f.PoolNode(t, ns), f.PoolNode(t, ns), f.PoolNode(t, ns)}
+	slices.Sort(nodes)
+	for i, node := range nodes {
+		f.CreatePod(t, ns, fmt.Sprintf("web-%d", i), framework.PodOptions{Node: node})
+	}
+	r := f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", "-l", framework.PoolLabel+"="+ns, "--force", "--max-concurrent-nodes=1", "--timeout=90s")
+	if r.Err != nil {
+		t.Fatalf("the drain: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	// What it printed of the nodes, in order: a node starts after the one
+	// before it is drained.
+	var got []string
+	for _, line := range strings.Split(r.Stdout, "\n") {
+		for _, node := range nodes {
+			switch {
+			case strings.HasPrefix(line, "node/"+node+": draining"):
+				got = append(got, "start "+node)
+			case line == "node/"+node+" drained":
+				got = append(got, "drained "+node)
+			}
+		}
+	}
+	var want []string
+	for _, node := range nodes {
+		want = append(want, "start "+node, "drained "+node)
+	}
+	if !slices.Equal(got, want) || !strings.Contains(r.Stdout, "draining 1 of 3 nodes at once") {
+		t.Errorf("nodes in the output %v, want %v:\n%s", got, want, r.Stdout)
 	}
 }

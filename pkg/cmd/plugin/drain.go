@@ -65,6 +65,9 @@ type DrainOptions struct {
 	// ReportNodeConditions writes Kubernetes' node lifecycle conditions
 	// DrainInProgress and Drained on the nodes as the drain goes.
 	ReportNodeConditions bool
+	// MaxConcurrentNodes limits the nodes drained at once: a number or a
+	// percentage of the nodes; empty is all of them.
+	MaxConcurrentNodes string
 	deadlineFlags
 
 	drainer *drain.Helper
@@ -122,6 +125,9 @@ change. Ctrl-C withdraws the drain's requester from the requests that are not co
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 	cmd.Flags().DurationVar(&d.drainer.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "Stop waiting for a pod whose deletion started longer ago than this (for example 60s); 0 waits for every pod.")
 	d.deadlineFlags.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&d.MaxConcurrentNodes, "max-concurrent-nodes", d.MaxConcurrentNodes,
+		"Drain at most this many of the nodes at once (a number, or a percentage of the nodes such as 25%, rounded up), in name order: the next starts when one is drained. "+
+			"Every node is cordoned first, so that the pods of one wave do not land on the next. Empty drains them all at once.")
 	cmd.Flags().BoolVar(&d.ReportNodeConditions, "report-node-conditions", d.ReportNodeConditions,
 		"Write the node lifecycle conditions DrainInProgress and Drained (Kubernetes 1.37) on the nodes: at the start, and when the drain completes, fails or is interrupted (reasons "+
 			drain.ReasonPluginDrainStarted+", "+drain.ReasonPluginDrainCompleted+", "+drain.ReasonPluginDrainFailed+", "+drain.ReasonPluginDrainInterrupted+"). Needs patch on nodes/status.")
@@ -147,6 +153,9 @@ func (d *DrainOptions) Validate() error {
 		return fmt.Errorf("--timeout must not be negative")
 	}
 	if err := d.deadlineFlags.validate(d.Timeout); err != nil {
+		return err
+	}
+	if _, err := parseMaxConcurrentNodes(d.MaxConcurrentNodes, 1); err != nil {
 		return err
 	}
 	switch d.Output {
@@ -226,6 +235,11 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 	session := d.drainer.NewSession(d.Nodes...)
 	d.startDeadline(session, start)
 	run := &drainRun{d: d, session: session, stopSignals: stopSignals}
+	if n := d.maxConcurrentNodes(); n < len(d.Nodes) {
+		session.SetMaxConcurrentNodes(n)
+		run.waves = true
+		fmt.Fprintf(d.Out, "draining %d of %d nodes at once\n", n, len(d.Nodes))
+	}
 	if err := t.start(trackerCtx, waitCtx); err != nil {
 		return d.reportEnded(ctx, sigCtx, run.ended(ctx, sigCtx, err))
 	}

@@ -38,6 +38,29 @@ type drainRun struct {
 	// were requested.
 	last      drain.Report
 	requested bool
+	// waves is true when the nodes are drained a few at a time; nodes is
+	// what was printed of each node: "started" or "drained".
+	waves bool
+	nodes map[string]string
+}
+
+// printNodes prints each node once it is drained, and, when the nodes are
+// drained in waves, once it starts.
+func (r *drainRun) printNodes(states map[string]drain.NodeState) {
+	if r.nodes == nil {
+		r.nodes = map[string]string{}
+	}
+	for _, node := range r.d.Nodes {
+		state := states[node]
+		switch {
+		case state.Done() && r.nodes[node] != "drained":
+			r.nodes[node] = "drained"
+			fmt.Fprintf(r.d.Out, "node/%s drained\n", node)
+		case r.waves && state.Started && !state.Done() && r.nodes[node] == "":
+			r.nodes[node] = "started"
+			r.d.printer.note(fmt.Sprintf("node/%s: draining, %s left", node, drain.Pods(state.Left)))
+		}
+	}
 }
 
 // follow syncs the session on every change, and every refreshPeriod, until
@@ -56,10 +79,8 @@ func (r *drainRun) follow(ctx, sigCtx, waitCtx context.Context, changed <-chan s
 			fmt.Fprintf(r.d.Out, "requested the eviction of %s as %s\n", drain.Pods(report.Summary.Total), r.d.requesterName())
 		}
 		r.d.printer.update(report.Summary, report.Progress, time.Now())
+		r.printNodes(report.Nodes)
 		if report.Drained() {
-			for _, node := range r.d.Nodes {
-				fmt.Fprintf(r.d.Out, "node/%s drained\n", node)
-			}
 			return nil
 		}
 		if report.Deadline.Escalation == drain.EscalateFail && report.Deadline.Passed(time.Now()) {

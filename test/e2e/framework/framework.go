@@ -22,7 +22,6 @@ package framework
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +37,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -292,19 +290,8 @@ func (f *Framework) MarkForDrain(t testing.TB, node string, drain bool) {
 		value = "true"
 	}
 	// The suite's pods declare no controller: the drain may evict them.
-	f.AnnotateNode(t, node, map[string]any{v1alpha1.NodeDrainAnnotation: value, v1alpha1.NodeDrainForceAnnotation: value})
-}
-
-// AnnotateNode merges annotations into node's (a nil value removes one).
-func (f *Framework) AnnotateNode(t testing.TB, node string, annotations map[string]any) {
-	t.Helper()
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Kube.CoreV1().Nodes().Patch(t.Context(), node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatalf("annotating node %s with %v: %v", node, annotations, err)
-	}
+	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		v1alpha1.NodeDrainAnnotation: value, v1alpha1.NodeDrainForceAnnotation: value}}})
 }
 
 // Command is a binary of the bin dir that a test runs, with its output

@@ -79,7 +79,7 @@ func (f *Framework) CheckMaintenancePlannedDrain(t *testing.T) {
 	node := f.NewNode(t)
 	pod := f.CreatePod(t, ns, "web-0", PodOptions{Node: node})
 	// The suite's pods declare no controller: the drain may evict them.
-	f.AnnotateNode(t, node, map[string]any{v1alpha1.NodeDrainForceAnnotation: "true"})
+	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.NodeDrainForceAnnotation: "true"}}})
 
 	f.SetNodeCondition(t, node, corev1.NodeMaintenancePlanned, corev1.ConditionTrue, "MaintenanceWindow")
 	f.WaitForPodGone(t, ns, pod.Name)
@@ -149,7 +149,8 @@ func (f *Framework) CheckDeclarativeDrainDeadline(t *testing.T) {
 	pod := f.CreatePod(t, ns, "db-0", PodOptions{Node: node, Labels: map[string]string{"app": "db"}})
 	f.CreatePDB(t, ns, "db", 1, 1)
 
-	f.AnnotateNode(t, node, map[string]any{v1alpha1.DrainDeadlineAnnotation: "5s", v1alpha1.DrainOnDeadlineAnnotation: string(drain.EscalateDelete)})
+	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		v1alpha1.DrainDeadlineAnnotation: "5s", v1alpha1.DrainOnDeadlineAnnotation: string(drain.EscalateDelete)}}})
 	f.MarkForDrain(t, node, true)
 	f.WaitForNode(t, node, "the deadline on the node", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, drain.ReasonNodeDrainStarted, ", then delete."))
 	f.WaitForPodGone(t, ns, pod.Name)
