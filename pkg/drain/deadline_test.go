@@ -189,3 +189,16 @@ func TestParseEscalation(t *testing.T) {
 		t.Errorf("ParseEscalation(force) = %v, want an error listing the escalations", err)
 	}
 }
+
+// A changed deadline is announced again.
+func TestAChangedDeadlineIsAnnouncedAgain(t *testing.T) {
+	f, _, _ := deadlineFixture(t, EscalateFail)
+	f.sync(t)
+	f.session.SetDeadline(Deadline{At: f.clock.Now().Add(time.Hour), Escalation: EscalateDelete})
+	f.sync(t)
+	f.sync(t)
+	annotated := f.requests.annotated[wrappers.MakePod("db-0").Obj().UID]
+	if len(annotated) != 2 || *annotated[1][v1alpha1.DrainOnDeadlineAnnotation] != "delete" {
+		t.Errorf("the request was annotated %d times, want twice, the second with the new deadline", len(annotated))
+	}
+}

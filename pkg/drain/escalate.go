@@ -19,6 +19,7 @@ package drain
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -118,29 +119,35 @@ func (s *Session) applyDeadline(ctx context.Context, report *Report, onNodes map
 	return errs, s.h.retryAfter()
 }
 
-// announceDeadline annotates, once each, the requests of the pods left with
-// the deadline, so that their interceptors or responders learn of it.
+// announceDeadline annotates the requests of the pods left with the
+// deadline, Parallelism at a time, once for each value of the deadline, so
+// that their interceptors or responders learn of it and of its changes.
 func (s *Session) announceDeadline(ctx context.Context, deadline Deadline, progress []PodProgress) []error {
-	var errs []error
+	key := deadline.At.UTC().Format(time.RFC3339) + "/" + string(deadline.Escalation)
+	var due []PodProgress
+	s.mu.Lock()
 	for _, p := range progress {
-		if p.Done() || !p.Request.Exists || s.isAnnounced(p.UID) {
-			continue
+		if !p.Done() && p.Request.Exists && s.announced[p.UID] != key {
+			due = append(due, p)
 		}
-		if err := s.h.Participant.Annotate(ctx, p.Namespace, p.UID, deadline.Annotations()); err != nil {
+	}
+	s.mu.Unlock()
+	var mu sync.Mutex
+	var errs []error
+	workqueue.ParallelizeUntil(ctx, s.h.parallelism(), len(due), func(i int) {
+		p := due[i]
+		err := s.h.Participant.Annotate(ctx, p.Namespace, p.UID, deadline.Annotations())
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
 			errs = append(errs, fmt.Errorf("announcing the deadline on the request of pod %s/%s: %w", p.Namespace, p.Name, err))
-			continue
+			return
 		}
 		s.mu.Lock()
-		s.announced[p.UID] = true
+		s.announced[p.UID] = key
 		s.mu.Unlock()
-	}
+	})
 	return errs
-}
-
-func (s *Session) isAnnounced(uid types.UID) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.announced[uid]
 }
 
 // escalate evicts or deletes the pods left that are still running, each at

@@ -44,6 +44,10 @@ const (
 	// drain refuses them) stopped the declarative node drain before it
 	// changed anything (both False).
 	ReasonNodeDrainRefused = "EvictionRequestNodeDrainRefused"
+	// ReasonNodeDrainQueued: the declarative node drain waits for the
+	// budget of nodes drained at once (both False); the message gives its
+	// place in the queue.
+	ReasonNodeDrainQueued = "EvictionRequestNodeDrainQueued"
 	// ReasonNodeDrainFailed: the declarative node drain's deadline passed
 	// with pods left and its escalation is to fail (both False); the
 	// requests stay, and the drain completes if the pods leave after all.
@@ -70,11 +74,35 @@ const (
 	ReasonPluginDrainInterrupted = "KubectlEvictionRequestDrainInterrupted"
 )
 
+// Reasons of the declarative drain's conditions before it took Kubernetes
+// 1.37's node lifecycle conditions' style: still its own for one release,
+// so that a drain under way at the upgrade goes on and its old conditions
+// are cleared.
+const (
+	legacyReasonEvictingPods        = "EvictingPods"
+	legacyReasonAllPodsGone         = "AllPodsGone"
+	legacyReasonPodsRemaining       = "PodsRemaining"
+	legacyReasonDrainRefused        = "DrainRefused"
+	legacyReasonShutdownEvicting    = "NodeShuttingDown"
+	legacyReasonShutdownAllPodsGone = "AllPodsGoneBeforeShutdown"
+)
+
 // IsNodeDrainReason reports whether reason is one the declarative node
-// drain writes: the conditions it may clear.
+// drain writes, or wrote before this release: the conditions it may clear.
 func IsNodeDrainReason(reason string) bool {
 	switch reason {
-	case ReasonNodeDrainStarted, ReasonNodeDrainCompleted, ReasonNodeDrainRefused, ReasonNodeDrainFailed, ReasonShutdownDrainStarted, ReasonShutdownDrainCompleted:
+	case ReasonNodeDrainStarted, ReasonNodeDrainCompleted, ReasonNodeDrainRefused, ReasonNodeDrainFailed, ReasonNodeDrainQueued,
+		legacyReasonEvictingPods, legacyReasonAllPodsGone, legacyReasonPodsRemaining, legacyReasonDrainRefused:
+		return true
+	}
+	return IsShutdownDrainReason(reason)
+}
+
+// IsShutdownDrainReason reports whether reason is one of the declarative
+// node drain's for a graceful shutdown.
+func IsShutdownDrainReason(reason string) bool {
+	switch reason {
+	case ReasonShutdownDrainStarted, ReasonShutdownDrainCompleted, legacyReasonShutdownEvicting, legacyReasonShutdownAllPodsGone:
 		return true
 	}
 	return false

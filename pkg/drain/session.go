@@ -42,6 +42,8 @@ import (
 type Session struct {
 	h     *Helper
 	nodes []string
+	// created is when the session started: the start of its drain.
+	created time.Time
 	// policy is what the session evicts beyond kubectl drain's defaults.
 	policy Policy
 
@@ -54,11 +56,11 @@ type Session struct {
 	// blocked is what last made each blocked pod blocked, so that
 	// OnBlocked is called once per change.
 	blocked map[types.UID]string
-	// deadline is the drain's deadline, if any; announced are the pods
-	// whose request carries it, escalated the pods escalated since it
+	// deadline is the drain's deadline, if any; announced is the deadline
+	// each pod's request carries, escalated the pods escalated since it
 	// passed (escalate.go).
 	deadline  Deadline
-	announced map[types.UID]bool
+	announced map[types.UID]string
 	escalated map[types.UID]escalation
 	// maxNodes limits the nodes drained at once; started are the nodes
 	// whose pods the session requests, left their pods not done as the
@@ -261,6 +263,11 @@ func (s *Session) Tracked() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.tracked)
+}
+
+// Started is when the session started.
+func (s *Session) Started() time.Time {
+	return s.created
 }
 
 // SetPolicy changes what the session evicts from its next Sync on, as the

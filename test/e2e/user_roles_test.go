@@ -85,11 +85,12 @@ func TestUserRolesGrantWhatEachActorNeeds(t *testing.T) {
 		{"requester", "update", "evictionrequests", "status", false},
 		{ns + "-drainer", "patch", "nodes", "", true},
 		{ns + "-drainer", "patch", "nodes", "status", true},
+		{ns + "-drainer", "create", "pods", "eviction", true},
 		{"requester", "patch", "nodes", "", false},
 	}
 	for _, tc := range cases {
 		group := v1alpha1.GroupName
-		if tc.resource == "nodes" {
+		if tc.resource == "nodes" || tc.resource == "pods" {
 			group = ""
 		}
 		what := fmt.Sprintf("%s may %s %s/%s: %v", tc.user, tc.verb, tc.resource, tc.subresource, tc.allowed)

@@ -57,6 +57,9 @@ func (o *NodeDrainOptions) AddFlags(fs *pflag.FlagSet, requesterRule string) {
 	fs.StringVar(&o.onDeadline, "node-drain-on-deadline", string(drain.EscalateFail),
 		"What the drain of a node does at its deadline with pods left: fail (report who blocks on the Node; the requests stay), "+
 			"evict (evict the pods left through the Eviction API, skipping the interceptors left) or delete (delete them, PodDisruptionBudgets ignored).")
+	fs.IntVar(&o.MaxConcurrentDrains, "max-concurrent-node-drains", o.MaxConcurrentDrains,
+		"How many nodes an admin's or a maintenance tool's drain runs on at once; the others wait, oldest first, uncordoned, "+
+			"shown as DrainInProgress=False with reason EvictionRequestNodeDrainQueued. 0 is no limit. Drains for a graceful shutdown neither wait nor count.")
 	fs.BoolVar(&o.DrainOnMaintenancePlanned, "drain-on-maintenance-planned", o.DrainOnMaintenancePlanned,
 		"Also drain nodes whose MaintenancePlanned condition (Kubernetes 1.37) is True, as if annotated, until the condition goes; "+
 			"the drain ends with Drained=True, which a maintenance tool waits for.")
@@ -74,6 +77,9 @@ func (o *NodeDrainOptions) Validate(validName func(string) error) []error {
 	}
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-node-drain-syncs must be at least 1, got %d", o.Workers))
+	}
+	if o.MaxConcurrentDrains < 0 {
+		errs = append(errs, fmt.Errorf("--max-concurrent-node-drains must not be negative, got %d", o.MaxConcurrentDrains))
 	}
 	if o.Deadline < 0 {
 		errs = append(errs, fmt.Errorf("--node-drain-deadline must not be negative"))

@@ -70,8 +70,10 @@ type DrainOptions struct {
 	MaxConcurrentNodes string
 	deadlineFlags
 
-	drainer *drain.Helper
-	printer progressPrinter
+	// interruptReported is true once the interruption is on the nodes.
+	interruptReported bool
+	drainer           *drain.Helper
+	printer           progressPrinter
 }
 
 func newDrainCommand(o *Options) *cobra.Command {
@@ -124,7 +126,7 @@ change. Ctrl-C withdraws the drain's requester from the requests that are not co
 	cmd.Flags().StringVar(&d.DryRun, "dry-run", "none", `"none", "client" (print what would be requested, change nothing) or "server" (send the cordon and each request as a server-side dry run).`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 	cmd.Flags().DurationVar(&d.drainer.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "Stop waiting for a pod whose deletion started longer ago than this (for example 60s); 0 waits for every pod.")
-	d.deadlineFlags.addFlags(cmd.Flags())
+	d.addDeadlineFlags(cmd.Flags())
 	cmd.Flags().StringVar(&d.MaxConcurrentNodes, "max-concurrent-nodes", d.MaxConcurrentNodes,
 		"Drain at most this many of the nodes at once (a number, or a percentage of the nodes such as 25%, rounded up), in name order: the next starts when one is drained. "+
 			"Every node is cordoned first, so that the pods of one wave do not land on the next. Empty drains them all at once.")
@@ -152,7 +154,7 @@ func (d *DrainOptions) Validate() error {
 	if d.Timeout < 0 {
 		return fmt.Errorf("--timeout must not be negative")
 	}
-	if err := d.deadlineFlags.validate(d.Timeout); err != nil {
+	if err := d.validateDeadline(d.Timeout); err != nil {
 		return err
 	}
 	if _, err := parseMaxConcurrentNodes(d.MaxConcurrentNodes, 1); err != nil {

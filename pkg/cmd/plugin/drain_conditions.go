@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
@@ -45,14 +47,25 @@ func (d *DrainOptions) reportEnded(ctx, sigCtx context.Context, err error) error
 	case err == nil:
 		d.reportConditions(ctx, false, true, drain.ReasonPluginDrainCompleted, "kubectl evictionrequest drain: no pod is left to evict.")
 	case sigCtx.Err() != nil && ctx.Err() == nil:
-		reportCtx, cancel := context.WithTimeout(ctx, finalReportTimeout)
-		defer cancel()
-		d.reportConditions(reportCtx, false, false, drain.ReasonPluginDrainInterrupted, "kubectl evictionrequest drain was interrupted.")
+		d.reportInterrupted(ctx)
 	default:
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		d.reportConditions(ctx, false, false, drain.ReasonPluginDrainFailed, "kubectl evictionrequest drain failed: "+first)
 	}
 	return err
+}
+
+// reportInterrupted writes, once and within finalReportTimeout, that the
+// drain was interrupted: before the withdrawal of its requests, so that a
+// second Ctrl-C does not leave DrainInProgress True behind.
+func (d *DrainOptions) reportInterrupted(ctx context.Context) {
+	if d.interruptReported {
+		return
+	}
+	d.interruptReported = true
+	reportCtx, cancel := context.WithTimeout(ctx, finalReportTimeout)
+	defer cancel()
+	d.reportConditions(reportCtx, false, false, drain.ReasonPluginDrainInterrupted, "kubectl evictionrequest drain was interrupted.")
 }
 
 // reportConditions writes the drain's DrainInProgress and Drained
@@ -65,7 +78,12 @@ func (d *DrainOptions) reportConditions(ctx context.Context, inProgress, drained
 	conditions := drain.DrainConditions(inProgress, drained, reason, message)
 	for _, node := range d.Nodes {
 		callCtx, cancel := context.WithTimeout(ctx, d.Client.CallTimeout)
-		_, err := drain.SetNodeConditions(callCtx, d.kube.CoreV1(), node, nil, time.Now(), fieldManager, conditions...)
+		// The Node as it is keeps the transition time of a condition whose
+		// status does not change.
+		current, err := d.kube.CoreV1().Nodes().Get(callCtx, node, metav1.GetOptions{})
+		if err == nil {
+			_, err = drain.SetNodeConditions(callCtx, d.kube.CoreV1(), node, current, time.Now(), fieldManager, conditions...)
+		}
 		cancel()
 		if err != nil {
 			fmt.Fprintf(d.ErrOut, "warning: reporting the drain's conditions on node %s: %v\n", node, err)

@@ -36,25 +36,31 @@ type deadlineFlags struct {
 	escalation drain.Escalation
 }
 
-func (f *deadlineFlags) addFlags(fs *pflag.FlagSet) {
+func (f *deadlineFlags) addDeadlineFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.Deadline, "deadline", 0,
 		"How long the drain waits for interceptors and PodDisruptionBudgets before --on-deadline; 0 waits as long as they take (or --timeout). "+
 			"The requests carry the deadline (annotations evictionrequest.coordination.k8s.io/drain-deadline and drain-on-deadline), so interceptors can finish first.")
-	fs.StringVar(&f.OnDeadline, "on-deadline", string(drain.EscalateFail),
-		"What the drain does at --deadline with pods left: fail (stop and name who blocks; the requests stay), "+
+	fs.StringVar(&f.OnDeadline, "on-deadline", "",
+		"What the drain does at --deadline with pods left: fail (the default: stop and name who blocks; the requests stay), "+
 			"evict (evict the pods left through the Eviction API, skipping the interceptors left; PodDisruptionBudgets still apply) or "+
 			"delete (delete the pods left with their grace period, PodDisruptionBudgets ignored, as kubectl drain --disable-eviction).")
 }
 
-func (f *deadlineFlags) validate(timeout time.Duration) error {
+func (f *deadlineFlags) validateDeadline(timeout time.Duration) error {
 	if f.Deadline < 0 {
 		return fmt.Errorf("--deadline must not be negative")
 	}
-	escalation, err := drain.ParseEscalation(f.OnDeadline)
-	if err != nil {
-		return fmt.Errorf("--on-deadline: %w", err)
+	f.escalation = drain.EscalateFail
+	if f.OnDeadline != "" {
+		escalation, err := drain.ParseEscalation(f.OnDeadline)
+		if err != nil {
+			return fmt.Errorf("--on-deadline: %w", err)
+		}
+		if f.Deadline == 0 {
+			return fmt.Errorf("--on-deadline needs --deadline")
+		}
+		f.escalation = escalation
 	}
-	f.escalation = escalation
 	if f.Deadline > 0 && timeout > 0 && f.Deadline >= timeout {
 		return fmt.Errorf("--deadline (%s) must be shorter than --timeout (%s), which gives up", f.Deadline, timeout)
 	}

@@ -111,6 +111,9 @@ func (d *DrainOptions) requested(pod *corev1.Pod, late bool, err error) {
 // what blocks each remaining pod.
 func (r *drainRun) ended(ctx, sigCtx context.Context, err error) error {
 	if sigCtx.Err() != nil && ctx.Err() == nil {
+		// The handler stays until the interruption is on the nodes: a
+		// second Ctrl-C then stops the withdrawal, not the report.
+		r.d.reportInterrupted(ctx)
 		r.stopSignals()
 		if !r.d.WithdrawOnInterrupt {
 			return errors.New("interrupted; the EvictionRequests stay (--withdraw-on-interrupt=false)")

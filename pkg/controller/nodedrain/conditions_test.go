@@ -164,3 +164,19 @@ func TestAnotherDrainsConditionsStay(t *testing.T) {
 		t.Errorf("DrainInProgress = %+v, want the plugin's", c)
 	}
 }
+
+// A drain for a shutdown under way when the controller was upgraded, its
+// condition written with the reasons of before, goes on once the kubelet is
+// gone.
+func TestAShutdownDrainOfTheLastReleaseGoesOn(t *testing.T) {
+	f := newFixture(t)
+	f.add(node().Condition(corev1.NodeReady, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.").
+		Condition(corev1.NodeDrainInProgress, corev1.ConditionTrue, "NodeShuttingDown", "Draining because the node is shutting down").Obj(), pod("web-0").Obj())
+	f.sync()
+	if diff := cmp.Diff(map[string][]string{"web-0": {me}}, f.requesters()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrainInProgress); c == nil || c.Reason != drain.ReasonShutdownDrainStarted {
+		t.Errorf("DrainInProgress = %+v, want it rewritten with %s", c, drain.ReasonShutdownDrainStarted)
+	}
+}

@@ -95,6 +95,9 @@ type Options struct {
 	Deadline time.Duration
 	// OnDeadline is what the drain does then; fail when empty.
 	OnDeadline drain.Escalation
+	// MaxConcurrentDrains, when positive, is the budget of nodes an
+	// admin's or a maintenance tool's drain runs on at once (budget.go).
+	MaxConcurrentDrains int
 }
 
 // Controller drains the nodes that ask for it through EvictionRequests.
@@ -118,6 +121,8 @@ type Controller struct {
 	mu        sync.Mutex
 	sessions  map[string]*drain.Session
 	announced map[string]string
+	// draining are the nodes whose drain holds a place in the budget.
+	draining map[string]bool
 
 	queue       workqueue.TypedRateLimitingInterface[string]
 	broadcaster record.EventBroadcaster
@@ -146,6 +151,7 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		clock:       clock,
 		sessions:    map[string]*drain.Session{},
 		announced:   map[string]string{},
+		draining:    map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodedrain", Clock: clock}),
 	}

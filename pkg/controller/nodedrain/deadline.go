@@ -28,7 +28,8 @@ import (
 
 // deadline is the deadline of the drain of node: the Node's
 // DrainDeadlineAnnotation (a duration from the drain's start, or an RFC
-// 3339 time) and DrainOnDeadlineAnnotation, else the controller's default.
+// 3339 time) and DrainOnDeadlineAnnotation, else the controller's default,
+// which an annotation that does not parse leaves in place (with the error).
 // A drain for a shutdown has none: the node goes anyway. started is when
 // the drain started.
 func (c *Controller) deadline(node *corev1.Node, state nodeState, started time.Time) (drain.Deadline, error) {
@@ -45,7 +46,7 @@ func (c *Controller) deadline(node *corev1.Node, state nodeState, started time.T
 	if value := node.Annotations[v1alpha1.DrainOnDeadlineAnnotation]; value != "" {
 		escalation, err := drain.ParseEscalation(value)
 		if err != nil {
-			return drain.Deadline{}, fmt.Errorf("annotation %s: %w", v1alpha1.DrainOnDeadlineAnnotation, err)
+			return d, fmt.Errorf("annotation %s: %w", v1alpha1.DrainOnDeadlineAnnotation, err)
 		}
 		d.Escalation = escalation
 	}
@@ -59,19 +60,33 @@ func (c *Controller) deadline(node *corev1.Node, state nodeState, started time.T
 	}
 	at, err := time.Parse(time.RFC3339, value)
 	if err != nil {
-		return drain.Deadline{}, fmt.Errorf("annotation %s: %q is neither a positive duration (30m) nor an RFC 3339 time", v1alpha1.DrainDeadlineAnnotation, value)
+		return d, fmt.Errorf("annotation %s: %q is neither a positive duration (30m) nor an RFC 3339 time", v1alpha1.DrainDeadlineAnnotation, value)
 	}
 	d.At = at
 	return d, nil
 }
 
-// drainStarted is when the drain of node started: the transition of its
-// DrainInProgress condition to True, else now.
-func (c *Controller) drainStarted(node *corev1.Node) time.Time {
-	if cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); cond != nil && cond.Status == corev1.ConditionTrue && drain.IsNodeDrainReason(cond.Reason) {
+// drainStarted is when the drain of node started: when its session
+// started, or, after a restart of the controller, the earlier transition of
+// its DrainInProgress condition to True.
+func drainStarted(node *corev1.Node, session *drain.Session) time.Time {
+	start := session.Started()
+	if cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); cond != nil && cond.Status == corev1.ConditionTrue &&
+		cond.Reason == drain.ReasonNodeDrainStarted && cond.LastTransitionTime.Time.Before(start) {
 		return cond.LastTransitionTime.Time
 	}
-	return c.clock.Now()
+	return start
+}
+
+// keepFailed keeps a deadline that failed failed: after a restart of the
+// controller the Node's EvictionRequestNodeDrainFailed condition says it
+// passed, whatever a new session's start says.
+func keepFailed(node *corev1.Node, d drain.Deadline) drain.Deadline {
+	cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
+	if d.IsSet() && d.Escalation == drain.EscalateFail && cond != nil && cond.Reason == drain.ReasonNodeDrainFailed && cond.LastTransitionTime.Time.Before(d.At) {
+		d.At = cond.LastTransitionTime.Time
+	}
+	return d
 }
 
 // eventEscalated records a pod's escalation past the drain's deadline on

@@ -97,6 +97,25 @@ func TestTheDrainFailsAtTheNodesDeadline(t *testing.T) {
 	if got := f.requesters()["db-0"]; len(got) != 1 {
 		t.Errorf("requesters of db-0 after the failed deadline: %v, want the drain's request kept", got)
 	}
+
+	// Later syncs keep the drain failed: its deadline does not start over.
+	for range 3 {
+		f.clock.Step(10 * time.Second)
+		f.sync()
+	}
+	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrainInProgress); c == nil || c.Reason != drain.ReasonNodeDrainFailed {
+		t.Errorf("DrainInProgress after more syncs = %+v, want it still failed", c)
+	}
+	if events := f.events(); len(events) != 0 {
+		t.Errorf("events after the failure: %v", events)
+	}
+
+	// A controller that restarts finds it failed too.
+	f.controller.forget(nodeName)
+	f.sync()
+	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrainInProgress); c == nil || c.Reason != drain.ReasonNodeDrainFailed {
+		t.Errorf("DrainInProgress after a restart = %+v, want it still failed", c)
+	}
 }
 
 // A deadline that does not parse is an event, once, and the drain goes on

@@ -122,5 +122,5 @@ func isShuttingDown(node *corev1.Node) bool {
 		return true
 	}
 	inProgress := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
-	return inProgress != nil && (inProgress.Reason == drain.ReasonShutdownDrainStarted || inProgress.Reason == drain.ReasonShutdownDrainCompleted)
+	return inProgress != nil && drain.IsShutdownDrainReason(inProgress.Reason)
 }

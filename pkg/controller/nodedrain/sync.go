@@ -84,13 +84,19 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeSta
 	if refusal := c.drainer.SelectOn(node.Name, state.policy).RefusedError(overrideAnnotation); refusal != nil {
 		return 0, c.refuse(ctx, node, refusal)
 	}
+	if ok, position := c.admit(node, state); !ok {
+		return 0, c.wait(ctx, node, position)
+	}
 	session := c.session(node.Name)
 	session.SetPolicy(state.policy)
-	deadline, err := c.deadline(node, state, c.drainStarted(node))
-	if err != nil && c.announce(node.Name+"/deadline", err.Error()) {
-		c.recorder.Eventf(node, corev1.EventTypeWarning, EventDrainDeadlineInvalid, "The drain of node %s has no deadline: %v.", node.Name, err)
+	deadline, err := c.deadline(node, state, drainStarted(node, session))
+	switch {
+	case err != nil && c.announce(node.Name+"/deadline", err.Error()):
+		c.recorder.Eventf(node, corev1.EventTypeWarning, EventDrainDeadlineInvalid, "The Node's deadline annotations are ignored: %v.", err)
+	case err == nil:
+		c.announce(node.Name+"/deadline", "")
 	}
-	session.SetDeadline(deadline)
+	session.SetDeadline(keepFailed(node, deadline))
 	if state.requested() {
 		callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 		cordoned, err := drain.Cordon(callCtx, c.kubeClient.CoreV1(), node, c.drainer.Participant.Name(), metav1.PatchOptions{FieldManager: ControllerName})
@@ -105,6 +111,9 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeSta
 	report, err := session.Sync(ctx)
 	if condErr := c.setConditions(ctx, node, state, report); condErr != nil {
 		err = errors.Join(err, condErr)
+	}
+	if report.Summary.Left() == 0 && err == nil {
+		c.release(node.Name)
 	}
 	return report.RetryIn, err
 }
@@ -138,6 +147,7 @@ func (c *Controller) undrain(ctx context.Context, node *corev1.Node, state nodeS
 			c.recorder.Eventf(node, corev1.EventTypeNormal, EventUncordoned, "Uncordoned node %s, which its drain had cordoned.", node.Name)
 		}
 	}
+	c.release(node.Name)
 	c.forget(node.Name)
 	if state.conditions {
 		if err := c.removeConditions(ctx, node.Name); err != nil {

@@ -141,7 +141,8 @@ func (f *Framework) waitForDrainRequest(t *testing.T, nodeDrain participant.Part
 // CheckDeclarativeDrainDeadline checks, on the API of the suite, that the
 // declarative drain of a node annotated with a deadline and delete, whose
 // pod a PodDisruptionBudget keeps, deletes the pod at the deadline, says so
-// in a DrainEscalated event on the Node, and ends Drained.
+// in a DrainEscalated event on the Node, and ends Drained. The deadline
+// leaves time to see it on the Node first.
 func (f *Framework) CheckDeclarativeDrainDeadline(t *testing.T) {
 	t.Helper()
 	ns := f.NewNamespace(t)
@@ -150,7 +151,7 @@ func (f *Framework) CheckDeclarativeDrainDeadline(t *testing.T) {
 	f.CreatePDB(t, ns, "db", 1, 1)
 
 	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-		v1alpha1.DrainDeadlineAnnotation: "5s", v1alpha1.DrainOnDeadlineAnnotation: string(drain.EscalateDelete)}}})
+		v1alpha1.DrainDeadlineAnnotation: "15s", v1alpha1.DrainOnDeadlineAnnotation: string(drain.EscalateDelete)}}})
 	f.MarkForDrain(t, node, true)
 	f.WaitForNode(t, node, "the deadline on the node", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, drain.ReasonNodeDrainStarted, ", then delete."))
 	f.WaitForPodGone(t, ns, pod.Name)

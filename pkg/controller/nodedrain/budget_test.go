@@ -1,0 +1,99 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodedrain
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/evictionrequest/apiserver/internal/wrappers"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
+)
+
+// syncNode syncs the node name and copies it into the cache.
+func (f *fixture) syncNode(name string) *corev1.Node {
+	f.t.Helper()
+	if _, err := f.controller.sync(f.ctx, name); err != nil {
+		f.t.Fatalf("sync %s: %v", name, err)
+	}
+	node, err := f.kube.CoreV1().Nodes().Get(f.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.nodes.Update(node); err != nil {
+		f.t.Fatal(err)
+	}
+	f.refreshRequests()
+	return node
+}
+
+// With a budget of one drain at once, three marked nodes drain one after
+// another, oldest first: the others wait uncordoned, their place shown on
+// the Node, and the next starts once the running drain completes.
+func TestTheBudgetDrainsOneNodeAtATime(t *testing.T) {
+	f := newFixtureWith(t, Options{MaxConcurrentDrains: 1})
+	names := []string{"node-a", "node-b", "node-c"}
+	for _, name := range names {
+		f.add(wrappers.MakeNode(name).Annotation(v1alpha1.NodeDrainAnnotation, "true").Annotation(v1alpha1.NodeDrainForceAnnotation, "true").Obj(),
+			wrappers.MakePod("web-"+name).Node(name).Obj())
+	}
+	a := f.syncNode("node-a")
+	f.clock.Step(time.Second)
+	b := f.syncNode("node-b")
+	f.clock.Step(time.Second)
+	c := f.syncNode("node-c")
+	if !a.Spec.Unschedulable || b.Spec.Unschedulable || c.Spec.Unschedulable {
+		t.Errorf("cordoned: a %v, b %v, c %v; want only the running drain's node", a.Spec.Unschedulable, b.Spec.Unschedulable, c.Spec.Unschedulable)
+	}
+	for node, position := range map[*corev1.Node]string{b: "position 1", c: "position 2"} {
+		cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
+		if cond == nil || cond.Reason != drain.ReasonNodeDrainQueued || !strings.Contains(cond.Message, position) {
+			t.Errorf("%s: DrainInProgress = %+v, want queued at %s", node.Name, cond, position)
+		}
+	}
+	if got := f.requesters(); len(got) != 1 || len(got["web-node-a"]) != 1 {
+		t.Errorf("requests %v, want node-a's pod only", got)
+	}
+
+	// node-a's pod leaves and its request is collected: node-a is
+	// drained, which wakes the queue; node-b, the oldest, starts.
+	if err := f.pods.Delete(wrappers.MakePod("web-node-a").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	f.deleteRequest(wrappers.MakePod("web-node-a").Obj())
+	f.syncNode("node-a")
+	if f.controller.queue.Len() != 2 {
+		t.Errorf("%d nodes enqueued once a drain completed, want the 2 waiting", f.controller.queue.Len())
+	}
+	f.syncNode("node-c")
+	b = f.syncNode("node-b")
+	c = f.syncNode("node-c")
+	if !b.Spec.Unschedulable || c.Spec.Unschedulable {
+		t.Errorf("after node-a: b cordoned %v, c cordoned %v; want b running, c waiting", b.Spec.Unschedulable, c.Spec.Unschedulable)
+	}
+	if cond := drain.FindNodeCondition(c, corev1.NodeDrainInProgress); cond == nil || !strings.Contains(cond.Message, "position 1") {
+		t.Errorf("node-c: DrainInProgress = %+v, want position 1", cond)
+	}
+	if a := f.syncNode("node-a"); !drain.IsNodeConditionTrue(a, corev1.NodeDrained) {
+		t.Errorf("the drained node-a lost its place: %+v", a.Status.Conditions)
+	}
+}
