@@ -92,7 +92,7 @@ test-e2e: build tools ## The e2e suite on the local control plane, through the k
 
 .PHONY: test-long
 test-long: build tools ## Tests too long for make test (more than 20 minutes each): a lifecycle.k8s.io responder that never heartbeats is interrupted after kube-apiserver's 20-minute deadline and the next one takes over, end to end.
-	$(GO) test -tags long -p 1 -count=1 -timeout=45m -run='^TestLong' ./test/e2e/lifecycle/ -args -bin-dir=$(BIN_DIR)
+	$(GO) test -tags long -p 1 -count=1 -timeout=45m -run='^TestLong' ./test/e2e/lifecycle/ -args -bin-dir=$(BIN_DIR) -cluster-dir=$(CURDIR)/_output/e2e-long
 
 # FUZZ_TIME is how long make fuzz fuzzes each target. Minimizing an
 # interesting input is bounded: with the server's libraries instrumented each
