@@ -63,6 +63,10 @@ const (
 	// --report-node-conditions requested the evictions and waits (True,
 	// False).
 	ReasonPluginDrainStarted = "KubectlEvictionRequestDrainStarted"
+	// ReasonPluginDrainQueued: kubectl evictionrequest drain
+	// --max-concurrent-nodes drains the node in a later wave; it is
+	// cordoned but its pods are not requested yet (both False).
+	ReasonPluginDrainQueued = "KubectlEvictionRequestDrainQueued"
 	// ReasonPluginDrainCompleted: kubectl evictionrequest drain completed
 	// (False, True).
 	ReasonPluginDrainCompleted = "KubectlEvictionRequestDrainCompleted"

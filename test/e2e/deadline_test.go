@@ -23,9 +23,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
@@ -86,7 +88,8 @@ func TestPluginDrainEscalatesAtItsDeadline(t *testing.T) {
 
 // A pool drained a node at a time (--max-concurrent-nodes=1): each node
 // starts only once the one before it is drained, in name order, and all
-// end drained.
+// end drained; with --report-node-conditions the nodes of later waves are
+// queued on the Node, never more than one draining.
 func TestPluginDrainsAPoolInWaves(t *testing.T) {
 	t.Parallel()
 	ns := f.NewNamespace(t)
@@ -95,9 +98,16 @@ func TestPluginDrainsAPoolInWaves(t *testing.T) {
 	for i, node := range nodes {
 		f.CreatePod(t, ns, fmt.Sprintf("web-%d", i), framework.PodOptions{Node: node})
 	}
-	r := f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", "-l", framework.PoolLabel+"="+ns, "--force", "--max-concurrent-nodes=1", "--timeout=90s")
+	seen := f.WatchPoolDrains(t, ns)
+	r := f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", "-l", framework.PoolLabel+"="+ns, "--force", "--max-concurrent-nodes=1", "--timeout=90s", "--report-node-conditions")
 	if r.Err != nil {
 		t.Fatalf("the drain: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	for _, node := range nodes {
+		f.WaitForNode(t, node, "Drained=True", framework.NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonPluginDrainCompleted, ""))
+	}
+	if got := seen(); got.MaxDraining != 1 || !got.Queued[nodes[1]] || !got.Queued[nodes[2]] {
+		t.Errorf("on the Nodes: at most %d draining at once, queued %v; want 1, and the later waves' %v queued", got.MaxDraining, got.Queued, nodes[1:])
 	}
 	// What it printed of the nodes, in order: a node starts after the one
 	// before it is drained.

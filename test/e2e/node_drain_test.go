@@ -253,3 +253,11 @@ func TestDeclarativeDrainDeadline(t *testing.T) {
 	t.Parallel()
 	f.CheckDeclarativeDrainDeadline(t)
 }
+
+// A pool's budget: six nodes of one pool marked for drain at once, under
+// a budget of two drains per pool, never have more than two draining, the
+// others waiting uncordoned, and all six end Drained.
+func TestDeclarativeDrainPoolBudget(t *testing.T) {
+	t.Parallel()
+	f.CheckDeclarativeDrainPoolBudget(t)
+}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/drain"
@@ -35,6 +36,7 @@ type NodeDrainOptions struct {
 	Workers int
 	nodedrain.Options
 	onDeadline string
+	poolBudget string
 }
 
 // NewNodeDrainOptions returns the defaults: off, requesting as requester.
@@ -60,6 +62,13 @@ func (o *NodeDrainOptions) AddFlags(fs *pflag.FlagSet, requesterRule string) {
 	fs.IntVar(&o.MaxConcurrentDrains, "max-concurrent-node-drains", o.MaxConcurrentDrains,
 		"How many nodes an admin's or a maintenance tool's drain runs on at once; the others wait, oldest first, uncordoned, "+
 			"shown as DrainInProgress=False with reason EvictionRequestNodeDrainQueued. 0 is no limit. Drains for a graceful shutdown neither wait nor count.")
+	fs.StringVar(&o.PoolLabel, "node-drain-pool-label", o.PoolLabel,
+		"A Node label whose values name pools of nodes (for example karpenter.sh/nodepool or cloud.google.com/gke-nodepool): "+
+			"each pool gets its own --max-concurrent-node-drains-per-pool. Nodes without the label are in no pool.")
+	fs.StringVar(&o.poolBudget, "max-concurrent-node-drains-per-pool", o.poolBudget,
+		"How many nodes of each pool (--node-drain-pool-label) an admin's or a maintenance tool's drain runs on at once: a number, "+
+			"or a percentage of the pool's nodes rounded up (at least one). The others wait as --max-concurrent-node-drains describes; "+
+			"a node must have room in both budgets. Empty is no limit.")
 	fs.BoolVar(&o.DrainOnMaintenancePlanned, "drain-on-maintenance-planned", o.DrainOnMaintenancePlanned,
 		"Also drain nodes whose MaintenancePlanned condition (Kubernetes 1.37) is True, as if annotated, until the condition goes; "+
 			"the drain ends with Drained=True, which a maintenance tool waits for.")
@@ -80,6 +89,19 @@ func (o *NodeDrainOptions) Validate(validName func(string) error) []error {
 	}
 	if o.MaxConcurrentDrains < 0 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-node-drains must not be negative, got %d", o.MaxConcurrentDrains))
+	}
+	budget, err := drain.ParseNodeBudget(o.poolBudget)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--max-concurrent-node-drains-per-pool %w", err))
+	}
+	o.PoolBudget = budget
+	if o.PoolLabel != "" {
+		for _, msg := range validation.IsQualifiedName(o.PoolLabel) {
+			errs = append(errs, fmt.Errorf("--node-drain-pool-label %q: %s", o.PoolLabel, msg))
+		}
+	}
+	if (o.PoolLabel == "") != (o.poolBudget == "") {
+		errs = append(errs, fmt.Errorf("--node-drain-pool-label and --max-concurrent-node-drains-per-pool go together"))
 	}
 	if o.Deadline < 0 {
 		errs = append(errs, fmt.Errorf("--node-drain-deadline must not be negative"))

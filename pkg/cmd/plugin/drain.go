@@ -70,8 +70,10 @@ type DrainOptions struct {
 	MaxConcurrentNodes string
 	deadlineFlags
 
-	// interruptReported is true once the interruption is on the nodes.
+	// interruptReported is true once the interruption is on the nodes;
+	// reported is what was last reported on each node: a reason.
 	interruptReported bool
+	reported          map[string]string
 	drainer           *drain.Helper
 	printer           progressPrinter
 }
@@ -157,8 +159,8 @@ func (d *DrainOptions) Validate() error {
 	if err := d.validateDeadline(d.Timeout); err != nil {
 		return err
 	}
-	if _, err := parseMaxConcurrentNodes(d.MaxConcurrentNodes, 1); err != nil {
-		return err
+	if _, err := drain.ParseNodeBudget(d.MaxConcurrentNodes); err != nil {
+		return fmt.Errorf("--max-concurrent-nodes %w", err)
 	}
 	switch d.Output {
 	case "auto", "table", "lines":
@@ -221,7 +223,12 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	d.reportStarted(ctx)
+	// Validate read the budget. The nodes of later waves are reported
+	// queued until the session starts them.
+	budget, _ := drain.ParseNodeBudget(d.MaxConcurrentNodes)
+	wave := budget.Of(len(d.Nodes))
+	d.reportStarted(ctx, d.Nodes[:wave]...)
+	d.reportQueued(ctx, wave, d.Nodes[wave:]...)
 	for _, node := range d.Nodes {
 		d.printSkipped(node, selections[node])
 	}
@@ -237,10 +244,10 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 	session := d.drainer.NewSession(d.Nodes...)
 	d.startDeadline(session, start)
 	run := &drainRun{d: d, session: session, stopSignals: stopSignals}
-	if n := d.maxConcurrentNodes(); n < len(d.Nodes) {
-		session.SetMaxConcurrentNodes(n)
+	if wave < len(d.Nodes) {
+		session.SetMaxConcurrentNodes(wave)
 		run.waves = true
-		fmt.Fprintf(d.Out, "draining %d of %d nodes at once\n", n, len(d.Nodes))
+		fmt.Fprintf(d.Out, "draining %d of %d nodes at once\n", wave, len(d.Nodes))
 	}
 	if err := t.start(trackerCtx, waitCtx); err != nil {
 		return d.reportEnded(ctx, sigCtx, run.ended(ctx, sigCtx, err))

@@ -32,11 +32,35 @@ import (
 // a second Ctrl-C is not needed.
 const finalReportTimeout = 5 * time.Second
 
-// reportStarted writes DrainInProgress=True and Drained=False on the nodes
-// with --report-node-conditions.
-func (d *DrainOptions) reportStarted(ctx context.Context) {
-	d.reportConditions(ctx, true, false, drain.ReasonPluginDrainStarted,
+// reportStarted writes DrainInProgress=True and Drained=False on nodes with
+// --report-node-conditions, unless already written.
+func (d *DrainOptions) reportStarted(ctx context.Context, nodes ...string) {
+	d.reportConditions(ctx, d.unreported(nodes, drain.ReasonPluginDrainStarted), true, false, drain.ReasonPluginDrainStarted,
 		fmt.Sprintf("kubectl evictionrequest drain requests the eviction of the node's pods as %s.", d.requesterName()))
+}
+
+// reportQueued writes that nodes wait for a later wave of a drain of wave
+// nodes at once: both conditions False.
+func (d *DrainOptions) reportQueued(ctx context.Context, wave int, nodes ...string) {
+	d.reportConditions(ctx, nodes, false, false, drain.ReasonPluginDrainQueued,
+		fmt.Sprintf("kubectl evictionrequest drain drains %d nodes at once (--max-concurrent-nodes); this one waits for its wave, cordoned.", wave))
+}
+
+// reportDrained writes Drained=True on nodes, drained before the others.
+func (d *DrainOptions) reportDrained(ctx context.Context, nodes ...string) {
+	d.reportConditions(ctx, d.unreported(nodes, drain.ReasonPluginDrainCompleted), false, true, drain.ReasonPluginDrainCompleted,
+		"kubectl evictionrequest drain: no pod is left to evict.")
+}
+
+// unreported are those of nodes on which reason is not the last reported.
+func (d *DrainOptions) unreported(nodes []string, reason string) []string {
+	var out []string
+	for _, node := range nodes {
+		if d.reported[node] != reason {
+			out = append(out, node)
+		}
+	}
+	return out
 }
 
 // reportEnded writes how the drain ended on the nodes with
@@ -45,12 +69,12 @@ func (d *DrainOptions) reportStarted(ctx context.Context) {
 func (d *DrainOptions) reportEnded(ctx, sigCtx context.Context, err error) error {
 	switch {
 	case err == nil:
-		d.reportConditions(ctx, false, true, drain.ReasonPluginDrainCompleted, "kubectl evictionrequest drain: no pod is left to evict.")
+		d.reportDrained(ctx, d.Nodes...)
 	case sigCtx.Err() != nil && ctx.Err() == nil:
 		d.reportInterrupted(ctx)
 	default:
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		d.reportConditions(ctx, false, false, drain.ReasonPluginDrainFailed, "kubectl evictionrequest drain failed: "+first)
+		d.reportConditions(ctx, d.unreported(d.Nodes, drain.ReasonPluginDrainCompleted), false, false, drain.ReasonPluginDrainFailed, "kubectl evictionrequest drain failed: "+first)
 	}
 	return err
 }
@@ -65,18 +89,24 @@ func (d *DrainOptions) reportInterrupted(ctx context.Context) {
 	d.interruptReported = true
 	reportCtx, cancel := context.WithTimeout(ctx, finalReportTimeout)
 	defer cancel()
-	d.reportConditions(reportCtx, false, false, drain.ReasonPluginDrainInterrupted, "kubectl evictionrequest drain was interrupted.")
+	d.reportConditions(reportCtx, d.unreported(d.Nodes, drain.ReasonPluginDrainCompleted), false, false, drain.ReasonPluginDrainInterrupted,
+		"kubectl evictionrequest drain was interrupted.")
 }
 
 // reportConditions writes the drain's DrainInProgress and Drained
-// conditions on each node, with --report-node-conditions. Failing to report
-// is a warning: the drain itself goes on, as with kubectl drain.
-func (d *DrainOptions) reportConditions(ctx context.Context, inProgress, drained bool, reason, message string) {
+// conditions on nodes, with --report-node-conditions. Failing to report is
+// a warning: the drain itself goes on, as with kubectl drain. Nodes drained
+// before the drain ended keep Drained=True whatever the end.
+func (d *DrainOptions) reportConditions(ctx context.Context, nodes []string, inProgress, drained bool, reason, message string) {
 	if !d.ReportNodeConditions {
 		return
 	}
+	if d.reported == nil {
+		d.reported = map[string]string{}
+	}
 	conditions := drain.DrainConditions(inProgress, drained, reason, message)
-	for _, node := range d.Nodes {
+	for _, node := range nodes {
+		d.reported[node] = reason
 		callCtx, cancel := context.WithTimeout(ctx, d.Client.CallTimeout)
 		// The Node as it is keeps the transition time of a condition whose
 		// status does not change.

@@ -19,6 +19,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestDrainReportsNodeConditions(t *testing.T) {
 			o, _, _, _ := testOptions(t, []runtime.Object{wrappers.MakeNode("node-a").Obj()}, nil)
 			d := &DrainOptions{Options: o, Nodes: []string{"node-a"}, ReportNodeConditions: true}
 			ctx := t.Context()
-			d.reportStarted(ctx)
+			d.reportStarted(ctx, d.Nodes...)
 			node := getNode(t, d)
 			if c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonPluginDrainStarted {
 				t.Errorf("DrainInProgress at the start = %+v", c)
@@ -80,11 +81,50 @@ func TestDrainReportsNodeConditions(t *testing.T) {
 
 	o, _, kube, _ := testOptions(t, []runtime.Object{wrappers.MakeNode("node-a").Obj()}, nil)
 	d := &DrainOptions{Options: o, Nodes: []string{"node-a"}}
-	d.reportStarted(t.Context())
+	d.reportStarted(t.Context(), d.Nodes...)
 	_ = d.reportEnded(t.Context(), t.Context(), nil)
 	if got := writes(kube); len(got) != 0 {
 		t.Errorf("without --report-node-conditions the drain wrote %v", got)
 	}
+}
+
+// In waves, the nodes of later waves are reported queued until they start,
+// and a node drained before the others is reported Drained at once and
+// stays so when the drain then fails.
+func TestDrainInWavesReportsEachNode(t *testing.T) {
+	names := []string{"node-a", "node-b", "node-c"}
+	var nodes []runtime.Object
+	for _, name := range names {
+		nodes = append(nodes, wrappers.MakeNode(name).Obj())
+	}
+	o, _, _, _ := testOptions(t, nodes, nil)
+	d := &DrainOptions{Options: o, Nodes: names, ReportNodeConditions: true, printer: newPrinter("lines", io.Discard)}
+	ctx := t.Context()
+	d.reportStarted(ctx, "node-a")
+	d.reportQueued(ctx, 1, "node-b", "node-c")
+	want := func(name string, inProgress, drained corev1.ConditionStatus, reason string) {
+		t.Helper()
+		node, err := d.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress), drain.FindNodeCondition(node, corev1.NodeDrained)
+		if p == nil || c == nil || p.Status != inProgress || c.Status != drained || p.Reason != reason {
+			t.Errorf("%s: DrainInProgress %+v, Drained %+v; want %s, %s, reason %s", name, p, c, inProgress, drained, reason)
+		}
+	}
+	want("node-b", corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainQueued)
+
+	run := &drainRun{d: d, waves: true}
+	run.printNodes(ctx, map[string]drain.NodeState{"node-a": {Started: true}, "node-b": {Started: true, Left: 2}, "node-c": {}})
+	want("node-a", corev1.ConditionFalse, corev1.ConditionTrue, drain.ReasonPluginDrainCompleted)
+	want("node-b", corev1.ConditionTrue, corev1.ConditionFalse, drain.ReasonPluginDrainStarted)
+	want("node-c", corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainQueued)
+
+	_ = d.reportEnded(ctx, ctx, errors.New("timed out"))
+	want("node-a", corev1.ConditionFalse, corev1.ConditionTrue, drain.ReasonPluginDrainCompleted)
+	want("node-b", corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainFailed)
+	want("node-c", corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainFailed)
 }
 
 // A drain whose conditions cannot be written warns and goes on.
@@ -94,7 +134,7 @@ func TestDrainThatCannotReportWarns(t *testing.T) {
 		return true, nil, errors.New(`nodes "node-a" is forbidden: cannot patch resource "nodes/status"`)
 	})
 	d := &DrainOptions{Options: o, Nodes: []string{"node-a"}, ReportNodeConditions: true}
-	d.reportStarted(t.Context())
+	d.reportStarted(t.Context(), d.Nodes...)
 	if got := out.String(); !strings.Contains(got, "warning: reporting the drain's conditions on node node-a:") {
 		t.Errorf("output %q, want a warning", got)
 	}

@@ -44,9 +44,9 @@ type drainRun struct {
 	nodes map[string]string
 }
 
-// printNodes prints each node once it is drained, and, when the nodes are
-// drained in waves, once it starts.
-func (r *drainRun) printNodes(states map[string]drain.NodeState) {
+// printNodes prints and reports each node once it is drained, and, when
+// the nodes are drained in waves, once it starts.
+func (r *drainRun) printNodes(ctx context.Context, states map[string]drain.NodeState) {
 	if r.nodes == nil {
 		r.nodes = map[string]string{}
 	}
@@ -56,8 +56,10 @@ func (r *drainRun) printNodes(states map[string]drain.NodeState) {
 		case state.Done() && r.nodes[node] != "drained":
 			r.nodes[node] = "drained"
 			fmt.Fprintf(r.d.Out, "node/%s drained\n", node)
+			r.d.reportDrained(ctx, node)
 		case r.waves && state.Started && !state.Done() && r.nodes[node] == "":
 			r.nodes[node] = "started"
+			r.d.reportStarted(ctx, node)
 			r.d.printer.note(fmt.Sprintf("node/%s: draining, %s left", node, drain.Pods(state.Left)))
 		}
 	}
@@ -79,7 +81,7 @@ func (r *drainRun) follow(ctx, sigCtx, waitCtx context.Context, changed <-chan s
 			fmt.Fprintf(r.d.Out, "requested the eviction of %s as %s\n", drain.Pods(report.Summary.Total), r.d.requesterName())
 		}
 		r.d.printer.update(report.Summary, report.Progress, time.Now())
-		r.printNodes(report.Nodes)
+		r.printNodes(ctx, report.Nodes)
 		if report.Drained() {
 			return nil
 		}

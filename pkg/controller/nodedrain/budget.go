@@ -19,6 +19,7 @@ package nodedrain
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -28,75 +29,181 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
-// The budget of nodes drained at once (Options.MaxConcurrentDrains): an
-// admin's or a maintenance tool's drain starts only while fewer drains than
-// the budget are in progress; the others wait, oldest first, shown on their
-// Node as DrainInProgress=False with reason EvictionRequestNodeDrainQueued
-// and their place in the queue. A waiting node is not cordoned: the pods
-// the running drains evict need somewhere to go. Drains for a graceful
+// The budgets of nodes drained at once: the cluster's
+// (Options.MaxConcurrentDrains) and each pool's (Options.PoolBudget, the
+// nodes sharing a value of Options.PoolLabel). An admin's or a maintenance
+// tool's drain starts only while both its budgets have room; the others
+// wait, oldest first, shown on their Node as DrainInProgress=False with
+// reason EvictionRequestNodeDrainQueued and their place in the queue. A
+// drain held by its full pool lets a younger one of another pool start:
+// the queue does not block on one pool. A waiting node is not cordoned: the
+// pods the running drains evict need somewhere to go. Drains for a graceful
 // shutdown neither wait nor count: the node goes anyway.
 
-// admit reports whether the drain of node may run now, and if not its
-// position in the queue (1 is next).
-func (c *Controller) admit(node *corev1.Node, state nodeState) (bool, int) {
-	if c.opts.MaxConcurrentDrains <= 0 || !state.requested() {
-		return true, 0
+// budgeted is true when a budget limits the drains that run at once.
+func (c *Controller) budgeted() bool {
+	return c.opts.MaxConcurrentDrains > 0 || (c.opts.PoolLabel != "" && c.opts.PoolBudget.IsSet())
+}
+
+// admit reports whether the drain of node may run now, and if not where it
+// waits.
+func (c *Controller) admit(node *corev1.Node, state nodeState) (bool, hold) {
+	if !c.budgeted() || !state.requested() {
+		return true, hold{}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.draining[node.Name] || isDraining(node) {
-		c.draining[node.Name] = true
-		return true, 0
+	if c.holdsPlace(node) {
+		c.take(node.Name)
+		return true, hold{}
 	}
 	// A drain that completed keeps its place: pods that land on the node
 	// later are requested without waiting.
 	if drain.IsNodeConditionTrue(node, corev1.NodeDrained) {
-		return true, 0
+		return true, hold{}
 	}
-	running, waiting := 0, []queued{{name: node.Name, since: queuedSince(node, c.clock.Now())}}
 	nodes, _ := c.nodeLister.List(labels.Everything())
-	for _, n := range nodes {
-		if n.Name == node.Name {
-			continue
-		}
-		switch {
-		case c.draining[n.Name] || isDraining(n):
-			running++
-		case isQueued(n):
-			waiting = append(waiting, queued{name: n.Name, since: queuedSince(n, c.clock.Now())})
-		}
+	q := c.queueOf(nodes, node)
+	h := q.place(node.Name)
+	if h.position > 0 {
+		return false, h
 	}
-	sort.Slice(waiting, func(i, j int) bool {
-		if !waiting[i].since.Equal(waiting[j].since) {
-			return waiting[i].since.Before(waiting[j].since)
-		}
-		return waiting[i].name < waiting[j].name
-	})
-	position := 0
-	for i, w := range waiting {
-		if w.name == node.Name {
-			position = i + 1
-		}
-	}
-	if position <= c.opts.MaxConcurrentDrains-running {
-		c.draining[node.Name] = true
-		// The nodes behind it move up: their conditions show it.
-		if isQueued(node) {
-			for _, w := range waiting {
-				if w.name != node.Name {
-					c.queue.Add(w.name)
-				}
+	c.take(node.Name)
+	// The nodes behind it move up: their conditions show it.
+	if isQueued(node) {
+		for _, w := range q.waiting {
+			if w.name != node.Name {
+				c.queue.Add(w.name)
 			}
 		}
-		return true, 0
 	}
-	return false, position
+	return true, hold{}
 }
 
-// queued is a node waiting for the budget, since when.
+// budgetQueue is what the budgets see of the nodes: the drains that run, in
+// the cluster and in each pool, each pool's size, and the drains that wait,
+// oldest first.
+type budgetQueue struct {
+	clusterBudget int
+	poolBudget    drain.NodeBudget
+	running       int
+	poolRunning   map[string]int
+	poolSize      map[string]int
+	waiting       []queued
+}
+
+// holdsPlace is true for a node whose drain holds a place in the budgets:
+// by the controller's memory, or, after a restart, by its condition, unless
+// the controller released it since and the cache lags. Called with c.mu
+// held.
+func (c *Controller) holdsPlace(node *corev1.Node) bool {
+	if c.draining[node.Name] {
+		return true
+	}
+	if !isDraining(node) {
+		// The cache caught up with the release.
+		delete(c.released, node.Name)
+		return false
+	}
+	return !c.released[node.Name]
+}
+
+// take gives node's drain a place in the budgets. Called with c.mu held.
+func (c *Controller) take(node string) {
+	c.draining[node] = true
+	delete(c.released, node)
+}
+
+// queued is a node waiting for the budgets, since when, and its pool.
 type queued struct {
 	name  string
+	pool  string
 	since time.Time
+}
+
+// hold is where a drain waits: its position in the queue (1 is next) and,
+// when its pool's budget holds it, the pool and that budget.
+type hold struct {
+	position   int
+	pool       string
+	poolBudget int
+}
+
+// queueOf reads the budgets' view of nodes, with node, which is not
+// draining, among the waiting. Called with c.mu held.
+func (c *Controller) queueOf(nodes []*corev1.Node, node *corev1.Node) *budgetQueue {
+	now := c.clock.Now()
+	q := &budgetQueue{
+		clusterBudget: c.opts.MaxConcurrentDrains,
+		poolBudget:    c.opts.PoolBudget,
+		poolRunning:   map[string]int{},
+		poolSize:      map[string]int{},
+		waiting:       []queued{{name: node.Name, pool: c.poolOf(node), since: queuedSince(node, now)}},
+	}
+	for _, n := range nodes {
+		pool := c.poolOf(n)
+		q.poolSize[pool]++
+		switch {
+		case n.Name == node.Name:
+		case c.holdsPlace(n):
+			q.running++
+			q.poolRunning[pool]++
+		case isQueued(n):
+			q.waiting = append(q.waiting, queued{name: n.Name, pool: pool, since: queuedSince(n, now)})
+		}
+	}
+	sort.Slice(q.waiting, func(i, j int) bool {
+		if !q.waiting[i].since.Equal(q.waiting[j].since) {
+			return q.waiting[i].since.Before(q.waiting[j].since)
+		}
+		return q.waiting[i].name < q.waiting[j].name
+	})
+	return q
+}
+
+// poolOf is the pool of node: its value of the pool label; "" is none.
+func (c *Controller) poolOf(node *corev1.Node) string {
+	if c.opts.PoolLabel == "" || !c.opts.PoolBudget.IsSet() {
+		return ""
+	}
+	return node.Labels[c.opts.PoolLabel]
+}
+
+// place admits the waiting drains in their order while their budgets have
+// room, and returns where the drain of name stands: position 0 if it is
+// admitted.
+func (q *budgetQueue) place(name string) hold {
+	free := math.MaxInt
+	if q.clusterBudget > 0 {
+		free = q.clusterBudget - q.running
+	}
+	admitted := map[string]int{}
+	poolFree := func(pool string) int {
+		if pool == "" {
+			return math.MaxInt
+		}
+		return q.poolBudget.Of(q.poolSize[pool]) - q.poolRunning[pool] - admitted[pool]
+	}
+	position := 0
+	for _, w := range q.waiting {
+		if free > 0 && poolFree(w.pool) > 0 {
+			if w.name == name {
+				return hold{}
+			}
+			free--
+			admitted[w.pool]++
+			continue
+		}
+		position++
+		if w.name == name {
+			h := hold{position: position}
+			if poolFree(w.pool) <= 0 {
+				h.pool, h.poolBudget = w.pool, q.poolBudget.Of(q.poolSize[w.pool])
+			}
+			return h
+		}
+	}
+	return hold{}
 }
 
 // isDraining is true for a node whose drain, by its condition, runs.
@@ -120,10 +227,19 @@ func queuedSince(node *corev1.Node, now time.Time) time.Time {
 	return now
 }
 
-// wait reports on the Node that its drain waits for the budget.
-func (c *Controller) wait(ctx context.Context, node *corev1.Node, position int) error {
-	message := fmt.Sprintf("Queued: %d drains at once are running, the budget (--max-concurrent-node-drains); position %d in the queue. The node is not cordoned yet.",
-		c.opts.MaxConcurrentDrains, position)
+// queuedRecheck is how often a waiting drain looks at the budgets again
+// even if no release wakes it: a node deleted while it drains, or a cache
+// that lagged behind a release, cannot leave it waiting for ever.
+const queuedRecheck = 15 * time.Second
+
+// wait reports on the Node that its drain waits for a budget.
+func (c *Controller) wait(ctx context.Context, node *corev1.Node, h hold) error {
+	budget := fmt.Sprintf("%d drains at once are running, the budget (--max-concurrent-node-drains)", c.opts.MaxConcurrentDrains)
+	if h.pool != "" {
+		budget = fmt.Sprintf("%d drains at once are running in pool %s=%s, its budget (--max-concurrent-node-drains-per-pool=%s)",
+			h.poolBudget, c.opts.PoolLabel, h.pool, c.opts.PoolBudget)
+	}
+	message := fmt.Sprintf("Queued: %s; position %d in the queue. The node is not cordoned yet.", budget, h.position)
 	return c.writeConditions(ctx, node, drain.DrainConditions(false, false, drain.ReasonNodeDrainQueued, message))
 }
 
@@ -133,8 +249,11 @@ func (c *Controller) release(node string) {
 	c.mu.Lock()
 	held := c.draining[node]
 	delete(c.draining, node)
+	if held {
+		c.released[node] = true
+	}
 	c.mu.Unlock()
-	if !held || c.opts.MaxConcurrentDrains <= 0 {
+	if !held || !c.budgeted() {
 		return
 	}
 	nodes, _ := c.nodeLister.List(labels.Everything())

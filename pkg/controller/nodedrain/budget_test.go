@@ -97,3 +97,74 @@ func TestTheBudgetDrainsOneNodeAtATime(t *testing.T) {
 		t.Errorf("the drained node-a lost its place: %+v", a.Status.Conditions)
 	}
 }
+
+// A pool's budget holds only its own nodes: with one drain at once per
+// pool and two in the cluster, the second node of pool a waits for its
+// pool while a younger node of pool b starts; then the cluster's budget is
+// spent and a node of no pool waits behind the first.
+func TestAPoolsBudgetHoldsOnlyItsPool(t *testing.T) {
+	budget, err := drain.ParseNodeBudget("50%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureWith(t, Options{MaxConcurrentDrains: 2, PoolLabel: "pool", PoolBudget: budget})
+	// b-2 is not marked: pool b has two nodes, so 50% is one drain too.
+	pools := map[string]string{"a-1": "a", "a-2": "a", "b-1": "b", "b-2": "b", "none": ""}
+	for name, pool := range pools {
+		node := wrappers.MakeNode(name)
+		if pool != "" {
+			node = node.Label("pool", pool)
+		}
+		if name == "b-2" {
+			f.add(node.Obj())
+			continue
+		}
+		f.add(node.Annotation(v1alpha1.NodeDrainAnnotation, "true").Annotation(v1alpha1.NodeDrainForceAnnotation, "true").Obj(),
+			wrappers.MakePod("web-"+name).Node(name).Obj())
+	}
+	got := map[string]*corev1.Node{}
+	for _, name := range []string{"a-1", "a-2", "b-1", "none"} {
+		got[name] = f.syncNode(name)
+		f.clock.Step(time.Second)
+	}
+	for name, want := range map[string]string{"a-1": "", "a-2": "in pool pool=a, its budget (--max-concurrent-node-drains-per-pool=50%); position 1", "b-1": "",
+		"none": "the budget (--max-concurrent-node-drains); position 2"} {
+		cond := drain.FindNodeCondition(got[name], corev1.NodeDrainInProgress)
+		if want == "" {
+			if !got[name].Spec.Unschedulable || cond == nil || cond.Reason != drain.ReasonNodeDrainStarted {
+				t.Errorf("%s: cordoned %v, DrainInProgress %+v; want its drain running", name, got[name].Spec.Unschedulable, cond)
+			}
+			continue
+		}
+		if got[name].Spec.Unschedulable || cond == nil || cond.Reason != drain.ReasonNodeDrainQueued || !strings.Contains(cond.Message, want) {
+			t.Errorf("%s: cordoned %v, DrainInProgress %+v; want it queued: %q", name, got[name].Spec.Unschedulable, cond, want)
+		}
+	}
+}
+
+// A drain that completes gives its place back at once, even while the
+// node cache still shows it draining: the waiting drain it wakes starts,
+// rather than waiting again for a wake-up that already happened.
+func TestAReleaseCountsBeforeTheCacheShowsIt(t *testing.T) {
+	f := newFixtureWith(t, Options{MaxConcurrentDrains: 1})
+	for _, name := range []string{"node-a", "node-b"} {
+		f.add(wrappers.MakeNode(name).Annotation(v1alpha1.NodeDrainAnnotation, "true").Annotation(v1alpha1.NodeDrainForceAnnotation, "true").Obj(),
+			wrappers.MakePod("web-"+name).Node(name).Obj())
+	}
+	f.syncNode("node-a")
+	f.clock.Step(time.Second)
+	if b := f.syncNode("node-b"); b.Spec.Unschedulable {
+		t.Fatal("node-b started beside node-a with a budget of one")
+	}
+	if err := f.pods.Delete(wrappers.MakePod("web-node-a").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	f.deleteRequest(wrappers.MakePod("web-node-a").Obj())
+	// node-a completes; the cache keeps its Started condition.
+	if _, err := f.controller.sync(f.ctx, "node-a"); err != nil {
+		t.Fatal(err)
+	}
+	if b := f.syncNode("node-b"); !b.Spec.Unschedulable {
+		t.Errorf("node-b still waits once node-a released its place: %+v", drain.FindNodeCondition(b, corev1.NodeDrainInProgress))
+	}
+}

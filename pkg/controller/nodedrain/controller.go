@@ -98,6 +98,11 @@ type Options struct {
 	// MaxConcurrentDrains, when positive, is the budget of nodes an
 	// admin's or a maintenance tool's drain runs on at once (budget.go).
 	MaxConcurrentDrains int
+	// PoolLabel, when set, groups nodes into pools by its value; PoolBudget
+	// is then the budget of each pool (budget.go). Nodes without the label
+	// are in no pool.
+	PoolLabel  string
+	PoolBudget drain.NodeBudget
 }
 
 // Controller drains the nodes that ask for it through EvictionRequests.
@@ -121,8 +126,11 @@ type Controller struct {
 	mu        sync.Mutex
 	sessions  map[string]*drain.Session
 	announced map[string]string
-	// draining are the nodes whose drain holds a place in the budget.
+	// draining are the nodes whose drain holds a place in the budget;
+	// released, those whose drain gave its place back, which the node
+	// cache may still show draining for a moment.
 	draining map[string]bool
+	released map[string]bool
 
 	queue       workqueue.TypedRateLimitingInterface[string]
 	broadcaster record.EventBroadcaster
@@ -152,6 +160,7 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		sessions:    map[string]*drain.Session{},
 		announced:   map[string]string{},
 		draining:    map[string]bool{},
+		released:    map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodedrain", Clock: clock}),
 	}

@@ -62,6 +62,7 @@ const (
 func (c *Controller) sync(ctx context.Context, name string) (time.Duration, error) {
 	node, err := c.nodeLister.Get(name)
 	if apierrors.IsNotFound(err) {
+		c.release(name)
 		c.forget(name)
 		return 0, nil
 	}
@@ -84,8 +85,8 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeSta
 	if refusal := c.drainer.SelectOn(node.Name, state.policy).RefusedError(overrideAnnotation); refusal != nil {
 		return 0, c.refuse(ctx, node, refusal)
 	}
-	if ok, position := c.admit(node, state); !ok {
-		return 0, c.wait(ctx, node, position)
+	if ok, h := c.admit(node, state); !ok {
+		return queuedRecheck, c.wait(ctx, node, h)
 	}
 	session := c.session(node.Name)
 	session.SetPolicy(state.policy)
@@ -147,8 +148,10 @@ func (c *Controller) undrain(ctx context.Context, node *corev1.Node, state nodeS
 			c.recorder.Eventf(node, corev1.EventTypeNormal, EventUncordoned, "Uncordoned node %s, which its drain had cordoned.", node.Name)
 		}
 	}
-	c.release(node.Name)
+	// Forgotten first: the release outlives it until the cache shows the
+	// conditions gone.
 	c.forget(node.Name)
+	c.release(node.Name)
 	if state.conditions {
 		if err := c.removeConditions(ctx, node.Name); err != nil {
 			return 0, err
@@ -177,6 +180,7 @@ func (c *Controller) forget(node string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.sessions, node)
+	delete(c.released, node)
 	delete(c.announced, node)
 	delete(c.announced, node+"/deadline")
 }

@@ -69,6 +69,8 @@ type options struct {
 	timeout      time.Duration
 	// bridge measures the eviction API bridge too.
 	bridge bool
+	// pool sizes the pool case.
+	pool poolOptions
 	// serverArgs are extra flags of evictionrequest-apiserver or
 	// evictionrequest-controller.
 	serverArgs []string
@@ -90,6 +92,9 @@ type result struct {
 	// holds.
 	HeapPerEvictionBytes float64       `json:"heapPerEvictionBytes,omitempty"`
 	Bridge               *bridgeResult `json:"bridge,omitempty"`
+	// Pool is the drain of a pool of nodes in waves against kubectl drain
+	// of each node in turn.
+	Pool *poolResult `json:"pool,omitempty"`
 	// WritesPerPod are kube-apiserver's write requests per pod during the
 	// last drain by kubectl evictionrequest drain, by "VERB resource", with
 	// their sum under "total": the plugin's, the controller's, the
@@ -104,10 +109,13 @@ func main() {
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "Directory of the cluster binaries, kubectl and kubectl-evictionrequest.")
 	flag.StringVar(&o.out, "out", "_output/bench/drain.json", "Where to write the results as JSON.")
 	flag.StringVar(&o.api, "api", "coordination", "EvictionRequest API the drain speaks: coordination (evictionrequest-apiserver) or lifecycle (kube-apiserver's, with evictionrequest-controller).")
-	flag.IntVar(&o.pods, "pods", 500, "Pods on each drained node.")
+	flag.IntVar(&o.pods, "pods", 500, "Pods on each drained node; 0 skips the one-node cases (and the bridge's), leaving the pool case.")
 	flag.IntVar(&o.rounds, "rounds", 3, "Rounds; each drains one node with each command.")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "Time-out of one drain.")
 	flag.BoolVar(&o.bridge, "bridge", true, "Measure the eviction API bridge too: kubectl drain in an opted-in namespace against one that is not, and through the bridge against kubectl evictionrequest drain of pods whose interceptor completes at once.")
+	flag.IntVar(&o.pool.nodes, "pool-nodes", 10, "Nodes of the pool case, drained by kubectl evictionrequest drain -l --max-concurrent-nodes against kubectl drain of each in turn; 0 skips it.")
+	flag.IntVar(&o.pool.pods, "pool-pods", 50, "Pods on each node of the pool case.")
+	flag.StringVar(&o.pool.maxConcurrent, "pool-max-concurrent-nodes", "3", "The plugin's --max-concurrent-nodes in the pool case.")
 	flag.Func("server-arg", "An extra flag of evictionrequest-apiserver (or, with --api=lifecycle, evictionrequest-controller), such as --kube-api-qps=200; repeat for more.", func(v string) error {
 		o.serverArgs = append(o.serverArgs, v)
 		return nil
@@ -131,8 +139,11 @@ func run(ctx context.Context, o options) error {
 		Dir: o.dir, BinDir: o.binDir, Lifecycle: o.api == "lifecycle", ServerArgs: o.serverArgs,
 		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	}
-	cases := []drainCase{ours, kubectlDrain}
-	if o.bridge {
+	var cases []drainCase
+	if o.pods > 0 {
+		cases = []drainCase{ours, kubectlDrain}
+	}
+	if o.bridge && o.pods > 0 {
 		cfg.Components = []string{bridgeComponent(o.api)}
 		cases = append(cases, bridgeCases...)
 	}
@@ -141,7 +152,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer cluster.Stop()
-	if o.bridge {
+	if o.bridge && o.pods > 0 {
 		stopInterceptor, err := startSampleInterceptor(ctx, cluster, o)
 		if err != nil {
 			return err
@@ -175,15 +186,24 @@ func run(ctx context.Context, o options) error {
 	res.OursSeconds, res.KubectlDrain = seconds[ours.name], seconds[kubectlDrain.name]
 	res.OursMedian, res.KubectlMedian = median(res.OursSeconds), median(res.KubectlDrain)
 	res.Ratio = res.OursMedian / res.KubectlMedian
-	if o.bridge {
+	if o.bridge && o.pods > 0 {
 		res.Bridge = newBridgeResult(seconds, res.KubectlMedian, webhook)
 	}
-	if o.api == "lifecycle" {
+	if o.api == "lifecycle" && o.pods > 0 {
 		if res.HeapPerEvictionBytes, err = heapPerEviction(ctx, cluster, o.pods); err != nil {
 			return err
 		}
 	}
+	// After the heap: its baseline is the controller after the rounds.
+	if o.pool.nodes > 0 {
+		if res.Pool, err = benchPool(ctx, cluster, o); err != nil {
+			return err
+		}
+	}
 	res.print(o)
+	if res.Pool != nil {
+		res.Pool.print()
+	}
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 		return err
 	}
@@ -196,6 +216,9 @@ func run(ctx context.Context, o options) error {
 
 // print reports the results on standard output.
 func (res *result) print(o options) {
+	if o.pods == 0 {
+		return
+	}
 	fmt.Printf("Drain of %d pods on one node through %s, median of %d rounds (min-max):\n", o.pods, o.api, o.rounds)
 	fmt.Printf("  kubectl evictionrequest drain  %6.1f s  (%.1f-%.1f)\n", res.OursMedian, slices.Min(res.OursSeconds), slices.Max(res.OursSeconds))
 	fmt.Printf("  kubectl drain                  %6.1f s  (%.1f-%.1f)\n", res.KubectlMedian, slices.Min(res.KubectlDrain), slices.Max(res.KubectlDrain))

@@ -77,7 +77,7 @@ func RunWith(m *testing.M, f **Framework, mutate func(*localcluster.Config)) int
 		Dir:              *clusterDir,
 		BinDir:           *binDir,
 		Overlay:          *overlay,
-		ServerArgs:       []string{"--enable-node-drain-controller", "--drain-on-maintenance-planned"},
+		ServerArgs:       NodeDrainArgs(),
 		SurgeInterceptor: true,
 		Logf:             func(format string, args ...any) { fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...) },
 	}

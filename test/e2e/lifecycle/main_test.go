@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) {
 		cfg.Lifecycle = true
 		cfg.Overlay = localcluster.LifecycleOverlay
-		cfg.ServerArgs = []string{"--enable-node-drain-controller", "--drain-on-maintenance-planned", "--v=2", "--eviction-bridge-inactivity-timeout=15s"}
+		cfg.ServerArgs = append(framework.NodeDrainArgs(), "--v=2", "--eviction-bridge-inactivity-timeout=15s")
 		// The eviction API bridge, as users add it to the lifecycle
 		// overlay; it acts in the namespaces that opt in.
 		cfg.Components = []string{"eviction-bridge-lifecycle"}

@@ -14,11 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package plugin
+package drain
 
 import "testing"
 
-func TestParseMaxConcurrentNodes(t *testing.T) {
+func TestNodeBudget(t *testing.T) {
 	for _, tc := range []struct {
 		value string
 		total int
@@ -30,14 +30,27 @@ func TestParseMaxConcurrentNodes(t *testing.T) {
 		{"25%", 10, 3, false},
 		{"1%", 10, 1, false},
 		{"20", 10, 10, false},
+		{"50%", 1, 1, false},
 		{"0", 10, 0, true},
 		{"-1", 10, 0, true},
 		{"0%", 10, 0, true},
+		{"-5%", 10, 0, true},
 		{"three", 10, 0, true},
+		{"03", 10, 0, true},
 	} {
-		got, err := parseMaxConcurrentNodes(tc.value, tc.total)
-		if (err != nil) != tc.err || got != tc.want {
-			t.Errorf("parseMaxConcurrentNodes(%q, %d) = %d, %v; want %d, error %v", tc.value, tc.total, got, err, tc.want, tc.err)
+		budget, err := ParseNodeBudget(tc.value)
+		if (err != nil) != tc.err {
+			t.Errorf("ParseNodeBudget(%q): error %v, want an error %v", tc.value, err, tc.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if got := budget.Of(tc.total); got != tc.want {
+			t.Errorf("ParseNodeBudget(%q).Of(%d) = %d, want %d", tc.value, tc.total, got, tc.want)
+		}
+		if budget.String() != tc.value {
+			t.Errorf("ParseNodeBudget(%q).String() = %q", tc.value, budget.String())
 		}
 	}
 }

@@ -1,0 +1,147 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package framework
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
+)
+
+// PoolDrainBudget is how many nodes of one test's pool (PoolLabel) the
+// suite's declarative drain runs on at once. Nodes of no pool, which the
+// other drain tests use, have no budget.
+const PoolDrainBudget = 2
+
+// NodeDrainArgs are the flags of the suite's declarative node drain: on,
+// also for MaintenancePlanned, with a budget per test pool.
+func NodeDrainArgs() []string {
+	return []string{"--enable-node-drain-controller", "--drain-on-maintenance-planned",
+		"--node-drain-pool-label=" + PoolLabel, fmt.Sprintf("--max-concurrent-node-drains-per-pool=%d", PoolDrainBudget)}
+}
+
+// CheckDeclarativeDrainPoolBudget checks, on the API of the suite, that six
+// nodes of one pool marked for drain at once never have more than the
+// pool's budget draining (DrainInProgress=True), the others waiting
+// uncordoned as queued, and that all six end Drained=True. A
+// PodDisruptionBudget holds every pod, so each drain lasts until its
+// deadline, 10 seconds after its start, deletes the pod.
+func (f *Framework) CheckDeclarativeDrainPoolBudget(t *testing.T) {
+	t.Helper()
+	ns := f.NewNamespace(t)
+	nodes := make([]string, 6)
+	for i := range nodes {
+		nodes[i] = f.PoolNode(t, ns)
+		f.CreatePod(t, ns, fmt.Sprintf("db-%d", i), PodOptions{Node: nodes[i], Labels: map[string]string{"app": "db"}})
+	}
+	f.CreatePDB(t, ns, "db", int32(len(nodes)), int32(len(nodes)))
+
+	seen := f.WatchPoolDrains(t, ns)
+	for _, node := range nodes {
+		// The suite's pods declare no controller: the drain may evict them.
+		f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+			v1alpha1.NodeDrainAnnotation: "true", v1alpha1.NodeDrainForceAnnotation: "true",
+			v1alpha1.DrainDeadlineAnnotation: "10s", v1alpha1.DrainOnDeadlineAnnotation: string(drain.EscalateDelete)}}})
+	}
+	for _, node := range nodes {
+		f.WaitForNode(t, node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonNodeDrainCompleted, ""))
+	}
+	got := seen()
+	if got.MaxDraining != PoolDrainBudget {
+		t.Errorf("at most %d nodes of the pool drained at once, want the budget, %d", got.MaxDraining, PoolDrainBudget)
+	}
+	if len(got.Queued) < len(nodes)-PoolDrainBudget {
+		t.Errorf("nodes seen queued: %v; want at least %d", got.Queued, len(nodes)-PoolDrainBudget)
+	}
+	for _, err := range got.Errs {
+		t.Error(err)
+	}
+	for _, node := range nodes {
+		f.MarkForDrain(t, node, false)
+	}
+}
+
+// PoolDrains is what a watch of a pool's nodes saw of their drains.
+type PoolDrains struct {
+	// MaxDraining is the most nodes seen DrainInProgress=True at once.
+	MaxDraining int
+	// Queued are the nodes seen waiting, by the declarative drain's or the
+	// plugin's queued reason.
+	Queued map[string]bool
+	// Errs are what was seen wrong: a node the declarative drain cordoned
+	// while it waits.
+	Errs []error
+}
+
+// WatchPoolDrains watches the nodes of the pool (PoolLabel) of namespace ns until the
+// test ends, and returns what it has seen so far: every version of every
+// node, so that no moment with too many drains goes unseen.
+func (f *Framework) WatchPoolDrains(t *testing.T, ns string) func() PoolDrains {
+	t.Helper()
+	w, err := f.Kube.CoreV1().Nodes().Watch(t.Context(), metav1.ListOptions{LabelSelector: PoolLabel + "=" + ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	var mu sync.Mutex
+	seen := PoolDrains{Queued: map[string]bool{}}
+	draining, reasons := map[string]bool{}, map[string]string{}
+	go func() {
+		for event := range w.ResultChan() {
+			node, ok := event.Object.(*corev1.Node)
+			if !ok || event.Type == watch.Deleted {
+				continue
+			}
+			cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
+			mu.Lock()
+			draining[node.Name] = cond != nil && cond.Status == corev1.ConditionTrue
+			if cond != nil && (cond.Reason == drain.ReasonNodeDrainQueued || cond.Reason == drain.ReasonPluginDrainQueued) {
+				seen.Queued[node.Name] = true
+			}
+			// A node the declarative drain queues is uncordoned; once
+			// admitted it is cordoned before its condition says so.
+			if cond != nil && cond.Reason == drain.ReasonNodeDrainQueued && reasons[node.Name] != cond.Reason {
+				if node.Spec.Unschedulable {
+					seen.Errs = append(seen.Errs, fmt.Errorf("node %s is cordoned while its drain waits", node.Name))
+				}
+			}
+			if cond != nil {
+				reasons[node.Name] = cond.Reason
+			}
+			n := 0
+			for _, d := range draining {
+				if d {
+					n++
+				}
+			}
+			seen.MaxDraining = max(seen.MaxDraining, n)
+			mu.Unlock()
+		}
+	}()
+	return func() PoolDrains {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen
+	}
+}
