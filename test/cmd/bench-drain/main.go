@@ -183,9 +183,11 @@ func run(ctx context.Context, o options) error {
 			}
 		}
 	}
-	res.OursSeconds, res.KubectlDrain = seconds[ours.name], seconds[kubectlDrain.name]
-	res.OursMedian, res.KubectlMedian = median(res.OursSeconds), median(res.KubectlDrain)
-	res.Ratio = res.OursMedian / res.KubectlMedian
+	if o.pods > 0 {
+		res.OursSeconds, res.KubectlDrain = seconds[ours.name], seconds[kubectlDrain.name]
+		res.OursMedian, res.KubectlMedian = median(res.OursSeconds), median(res.KubectlDrain)
+		res.Ratio = res.OursMedian / res.KubectlMedian
+	}
 	if o.bridge && o.pods > 0 {
 		res.Bridge = newBridgeResult(seconds, res.KubectlMedian, webhook)
 	}
