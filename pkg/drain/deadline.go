@@ -84,6 +84,17 @@ func (d Deadline) Annotations() map[string]*string {
 	return map[string]*string{v1alpha1.DrainDeadlineAnnotation: &at, v1alpha1.DrainOnDeadlineAnnotation: &escalation}
 }
 
+// key names the deadline's value: the drain announces each value once.
+func (d Deadline) key() string {
+	return d.At.UTC().Format(time.RFC3339) + "/" + string(d.Escalation)
+}
+
+// withdrawnAnnotations remove, from a request the drain withdrew from, the
+// annotations Annotations wrote.
+func withdrawnAnnotations() map[string]*string {
+	return map[string]*string{v1alpha1.DrainDeadlineAnnotation: nil, v1alpha1.DrainOnDeadlineAnnotation: nil}
+}
+
 // Left says how long until the deadline, for example "deadline in 4m"
 // or "deadline passed 10s ago: evicting".
 func (d Deadline) Left(now time.Time) string {

@@ -101,6 +101,41 @@ func TestTheDeadlineIsAnnouncedOnTheRequests(t *testing.T) {
 	}
 }
 
+// A withdrawal removes the deadline the drain announced, so that the
+// interceptor reads no deadline nobody holds; a deadline another drain
+// announced since stays.
+func TestAWithdrawalRemovesTheAnnouncedDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		overwritten bool
+	}{{"announced by this drain", false}, {"announced since by another drain", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, _ := deadlineFixture(t, EscalateFail)
+			f.sync(t)
+			uid := wrappers.MakePod("db-0").Obj().UID
+			if tc.overwritten {
+				later := Deadline{At: f.clock.Now().Add(time.Hour), Escalation: EscalateDelete}
+				if err := f.requests.Annotate(context.Background(), "", uid, later.Annotations()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.requests.showWritten()
+			before := len(f.requests.annotated[uid])
+
+			report := f.session.Withdraw(context.Background())
+			if report.Withdrawn != 1 || len(report.Errors) != 0 {
+				t.Fatalf("withdrawal: %+v", report)
+			}
+			f.requests.showWritten()
+			_, shown := RequestDeadline(f.requests.cache[uid].Annotations)
+			if removed := len(f.requests.annotated[uid]) > before; removed == tc.overwritten || shown != tc.overwritten {
+				t.Errorf("annotations written at the withdrawal %v, a deadline left on the request %v; want a deadline left only if another drain announced it",
+					f.requests.annotated[uid][before:], shown)
+			}
+		})
+	}
+}
+
 // Past the deadline the pods left are evicted through the Eviction API,
 // once per RetryAfter; a refusal shows on the pod and is reported again
 // only when it changes.

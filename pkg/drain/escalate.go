@@ -123,7 +123,7 @@ func (s *Session) applyDeadline(ctx context.Context, report *Report, onNodes map
 // deadline, Parallelism at a time, once for each value of the deadline, so
 // that their interceptors or responders learn of it and of its changes.
 func (s *Session) announceDeadline(ctx context.Context, deadline Deadline, progress []PodProgress) []error {
-	key := deadline.At.UTC().Format(time.RFC3339) + "/" + string(deadline.Escalation)
+	key := deadline.key()
 	var due []PodProgress
 	s.mu.Lock()
 	for _, p := range progress {

@@ -75,6 +75,21 @@ func (f *fakeRequests) Annotate(_ context.Context, _ string, uid types.UID, anno
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.annotated[uid] = append(f.annotated[uid], annotations)
+	// As a merge patch: nil removes.
+	status := f.written[uid]
+	merged := map[string]string{}
+	for k, v := range status.Annotations {
+		merged[k] = v
+	}
+	for k, v := range annotations {
+		if v == nil {
+			delete(merged, k)
+		} else {
+			merged[k] = *v
+		}
+	}
+	status.Annotations = merged
+	f.written[uid] = status
 	return nil
 }
 

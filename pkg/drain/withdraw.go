@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 
@@ -39,29 +40,36 @@ type WithdrawReport struct {
 }
 
 // Withdraw withdraws the drain's requester from the requests of the pods the
-// session evicts, and of the pods on its nodes, that are not complete. A
-// pod the session asked for whose request the cache does not show may still
-// have one: Participant.Withdraw finds out.
+// session evicts, and of the pods on its nodes, that are not complete, and
+// removes the deadline it announced on them, unless another drain has
+// announced its own since: an interceptor must not read a deadline nobody
+// holds. A pod the session asked for whose request the cache does not show
+// may still have one: Participant.Withdraw finds out.
 func (s *Session) Withdraw(ctx context.Context) WithdrawReport {
 	type target struct {
 		ref types.NamespacedName
 		uid types.UID
+		// announced is true when the request shows the deadline this
+		// session announced.
+		announced bool
 	}
 	candidates := map[types.UID]target{}
 	for _, node := range s.nodes {
 		for _, pod := range s.h.Pods.OnNode(node) {
-			candidates[pod.UID] = target{types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, pod.UID}
+			candidates[pod.UID] = target{ref: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, uid: pod.UID}
 		}
 	}
 	s.mu.Lock()
 	for uid, t := range s.tracked {
-		candidates[uid] = target{t.ref, uid}
+		candidates[uid] = target{ref: t.ref, uid: uid}
 	}
 	var targets []target
 	for uid, t := range candidates {
 		status := s.h.status(ctx, t.ref.Namespace, uid)
 		_, tracked := s.tracked[uid]
-		if status.Complete || (status.Exists && !status.Requested) || (!status.Exists && !tracked) {
+		shown, ok := RequestDeadline(status.Annotations)
+		t.announced = ok && s.announced[uid] == shown.key()
+		if status.Complete || (status.Exists && !status.Requested && !t.announced) || (!status.Exists && !tracked) {
 			continue
 		}
 		targets = append(targets, t)
@@ -73,6 +81,16 @@ func (s *Session) Withdraw(ctx context.Context) WithdrawReport {
 	workqueue.ParallelizeUntil(ctx, s.h.parallelism(), len(targets), func(i int) {
 		t := targets[i]
 		w, err := s.h.Participant.Withdraw(ctx, t.ref.Namespace, t.uid)
+		// Also when an earlier Withdraw left the request but failed to
+		// remove the deadline.
+		if err == nil && t.announced {
+			if err = s.h.Participant.Annotate(ctx, t.ref.Namespace, t.uid, withdrawnAnnotations()); apierrors.IsNotFound(err) {
+				err = nil
+			}
+			if err != nil {
+				err = fmt.Errorf("removing the deadline announced on its request: %w", err)
+			}
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
