@@ -304,3 +304,12 @@ func TestAnExemptIdentityEvictsAtOnce(t *testing.T) {
 	}
 	f.WaitForPodGone(t, ns, pod.Name)
 }
+
+// The declarative drain's escalation gets through the bridge: at its
+// deadline with evict, the drain evicts a pod whose interceptor never
+// answers, in an opted-in namespace; the bridge, which would answer 429
+// until the interceptor is done, exempts the server's own identity.
+func TestTheBridgeLetsTheDeclarativeDrainsEscalationThrough(t *testing.T) {
+	t.Parallel()
+	f.CheckDeclarativeEscalationThroughTheBridge(t, framework.PodOptions{Interceptors: []string{parkedInterceptor}})
+}

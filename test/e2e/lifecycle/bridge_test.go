@@ -131,3 +131,14 @@ func TestKubectlDrainTimesOutOnAHeldPod(t *testing.T) {
 		t.Errorf("withdrawals_total = %v, want at least the withdrawal of this test", v)
 	}
 }
+
+// The declarative drain's escalation gets through the bridge: at its
+// deadline with evict, the drain evicts a pod whose responder never
+// answers, in an opted-in namespace; the bridge, which would answer 429
+// while it is that responder's turn, exempts the controller's own identity.
+func TestTheBridgeLetsTheDeclarativeDrainsEscalationThrough(t *testing.T) {
+	t.Parallel()
+	f.CheckDeclarativeEscalationThroughTheBridge(t, framework.PodOptions{Mutate: func(p *corev1.Pod) {
+		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder("e2e.example.com/hold", 5000)}
+	}})
+}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
@@ -144,4 +145,24 @@ func (f *Framework) WatchPoolDrains(t *testing.T, ns string) func() PoolDrains {
 		defer mu.Unlock()
 		return seen
 	}
+}
+
+// CheckDeclarativeEscalationThroughTheBridge checks, on the API of the
+// suite, that the declarative drain's escalation gets through the eviction
+// API bridge: a pod made as held says, whose interceptor or responder never
+// answers, in a namespace opted in to the bridge, is evicted at the drain's
+// deadline with evict, and the node ends Drained. The bridge, which answers
+// 429 while it is that participant's turn, exempts the drain's component.
+func (f *Framework) CheckDeclarativeEscalationThroughTheBridge(t *testing.T, held PodOptions) {
+	t.Helper()
+	ns := f.NewNamespace(t)
+	f.MustKubectl(t, "label", "namespace", ns, bridge.NamespaceLabel+"="+bridge.NamespaceOptIn)
+	held.Node = f.NewNode(t)
+	pod := f.CreatePod(t, ns, "db-0", held)
+	f.PatchNode(t, held.Node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		v1alpha1.DrainDeadlineAnnotation: "10s", v1alpha1.DrainOnDeadlineAnnotation: string(drain.EscalateEvict)}}})
+	f.MarkForDrain(t, held.Node, true)
+	f.WaitForPodGone(t, ns, pod.Name)
+	f.WaitForNode(t, held.Node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonNodeDrainCompleted, ""))
+	f.MarkForDrain(t, held.Node, false)
 }
