@@ -68,12 +68,6 @@ const (
 	// to report completion before it declares the pod evicted and the
 	// responder Interrupted, as the upstream pull request does.
 	CompletionGrace = 5 * time.Second
-	// RequestMirrorDelay is how long the controller waits before it
-	// reports on the requests an Eviction's progress that is not an
-	// outcome: an eviction that ends meanwhile is reported once, with its
-	// outcome, which saves kube-apiserver a write per pod of a drain.
-	// Outcomes are reported at once.
-	RequestMirrorDelay = 2 * time.Second
 	// maxRequesters is the most status.requesters the API accepts.
 	maxRequesters = 100
 )

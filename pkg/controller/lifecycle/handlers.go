@@ -19,7 +19,6 @@ package lifecycle
 import (
 	"context"
 	"reflect"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
@@ -55,7 +54,7 @@ func (c *Controller) addHandlers(ctx context.Context, evictions, requests, pods 
 		DeleteFunc: func(obj any) {
 			// A deleted Eviction that is still wanted is created again.
 			if ev, ok := fromObject[*lifecyclev1alpha1.Eviction](obj); ok {
-				c.enqueueRequestsOf(lifecycleutil.EvictionTargetKey(ev), 0)
+				c.enqueueRequestsOf(lifecycleutil.EvictionTargetKey(ev))
 			}
 		},
 	}, cache.HandlerOptions{Logger: &logger}); err != nil {
@@ -96,11 +95,7 @@ func (c *Controller) updateEviction(oldObj, newObj any) {
 	}
 	for _, t := range []lifecyclev1alpha1.EvictionConditionType{lifecyclev1alpha1.EvictionConditionTargetEvicted, lifecyclev1alpha1.EvictionConditionFailed} {
 		if !apiequality.Semantic.DeepEqual(lifecycleutil.Condition(old.Status.Conditions, t), lifecycleutil.Condition(ev.Status.Conditions, t)) {
-			delay := RequestMirrorDelay
-			if lifecycleutil.IsFinished(ev) {
-				delay = 0
-			}
-			c.enqueueRequestsOf(lifecycleutil.EvictionTargetKey(ev), delay)
+			c.enqueueRequestsOf(lifecycleutil.EvictionTargetKey(ev))
 			return
 		}
 	}
@@ -157,10 +152,9 @@ func (c *Controller) enqueueEvictionsOf(target string, metadata bool) {
 	}
 }
 
-// enqueueRequestsOf wakes the EvictionRequests of a target, after delay.
-func (c *Controller) enqueueRequestsOf(target string, delay time.Duration) {
+func (c *Controller) enqueueRequestsOf(target string) {
 	for _, er := range c.requestsOf(target) {
-		c.requests.AddAfter(objectKey(er), delay)
+		c.requests.Add(objectKey(er))
 	}
 }
 

@@ -19,7 +19,6 @@ package lifecycle
 import (
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -319,45 +318,4 @@ func TestADeadlineShorterThanKubeAPIServersIsRefused(t *testing.T) {
 	if err := ValidateDeadline(time.Hour); err != nil {
 		t.Errorf("a 1h deadline was refused: %v", err)
 	}
-}
-
-// An Eviction's progress reaches its requests after RequestMirrorDelay, so
-// that an eviction that ends meanwhile costs each request one write; its
-// outcome reaches them at once. The bubble lets the delaying queue's
-// goroutine act on the fake clock before the test looks.
-func TestAnEvictionsProgressReachesItsRequestsLater(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		pod := wrappers.MakePod("web").Obj()
-		created := wrappers.MakeEviction("pod-1-web", pod).Obj()
-		f := newFixture(t, created, wrappers.MakeLifecycleRequest("r1", pod, requester).Obj())
-		defer func() {
-			f.controller.evictions.ShutDown()
-			f.controller.requests.ShutDown()
-			f.controller.metadata.ShutDown()
-			f.controller.broadcaster.Shutdown()
-		}()
-		awaiting := wrappers.MakeEviction("pod-1-web", pod).
-			Condition(lifecyclev1alpha1.EvictionConditionFailed, metav1.ConditionFalse, lifecyclev1alpha1.EvictionConditionReasonAwaitingEviction, start).
-			Condition(lifecyclev1alpha1.EvictionConditionTargetEvicted, metav1.ConditionFalse, lifecyclev1alpha1.EvictionConditionReasonAwaitingEviction, start).Obj()
-		f.controller.updateEviction(created, awaiting)
-		synctest.Wait()
-		if n := f.controller.requests.Len(); n != 0 {
-			t.Errorf("%d requests woken at once by an Eviction's progress, want none before %s", n, RequestMirrorDelay)
-		}
-		f.clock.Step(RequestMirrorDelay)
-		synctest.Wait()
-		if n := f.controller.requests.Len(); n != 1 {
-			t.Fatalf("%d requests woken %s after an Eviction's progress, want its request", n, RequestMirrorDelay)
-		}
-		key, _ := f.controller.requests.Get()
-		f.controller.requests.Done(key)
-
-		evicted := wrappers.MakeEviction("pod-1-web", pod).
-			Condition(lifecyclev1alpha1.EvictionConditionFailed, metav1.ConditionFalse, lifecyclev1alpha1.EvictionConditionReasonSucceeded, start).
-			Condition(lifecyclev1alpha1.EvictionConditionTargetEvicted, metav1.ConditionTrue, lifecyclev1alpha1.EvictionConditionReasonPodDeleted, start).Obj()
-		f.controller.updateEviction(awaiting, evicted)
-		if n := f.controller.requests.Len(); n != 1 {
-			t.Errorf("%d requests woken by an Eviction's outcome, want its request at once", n)
-		}
-	})
 }
