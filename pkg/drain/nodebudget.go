@@ -52,9 +52,9 @@ func (b NodeBudget) IsSet() bool {
 }
 
 // Of is how many of total nodes may drain at once: at least one, at most
-// total; total when no limit is set.
+// total; total when no limit is set, and none of none.
 func (b NodeBudget) Of(total int) int {
-	if b.value == nil {
+	if b.value == nil || total <= 0 {
 		return total
 	}
 	n, _ := intstr.GetScaledValueFromIntOrPercent(b.value, total, true)

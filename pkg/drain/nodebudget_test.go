@@ -31,6 +31,7 @@ func TestNodeBudget(t *testing.T) {
 		{"1%", 10, 1, false},
 		{"20", 10, 10, false},
 		{"50%", 1, 1, false},
+		{"3", 0, 0, false},
 		{"0", 10, 0, true},
 		{"-1", 10, 0, true},
 		{"0%", 10, 0, true},

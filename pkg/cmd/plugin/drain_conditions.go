@@ -42,8 +42,12 @@ func (d *DrainOptions) reportStarted(ctx context.Context, nodes ...string) {
 // reportQueued writes that nodes wait for a later wave of a drain of wave
 // nodes at once: both conditions False.
 func (d *DrainOptions) reportQueued(ctx context.Context, wave int, nodes ...string) {
+	state := "cordoned"
+	if !d.Cordon {
+		state = "not cordoned (--cordon=false)"
+	}
 	d.reportConditions(ctx, nodes, false, false, drain.ReasonPluginDrainQueued,
-		fmt.Sprintf("kubectl evictionrequest drain drains %d nodes at once (--max-concurrent-nodes); this one waits for its wave, cordoned.", wave))
+		fmt.Sprintf("kubectl evictionrequest drain drains %d nodes at once (--max-concurrent-nodes); this one waits for its wave, %s.", wave, state))
 }
 
 // reportDrained writes Drained=True on nodes, drained before the others.

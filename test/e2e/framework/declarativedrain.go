@@ -151,8 +151,10 @@ func (f *Framework) WatchPoolDrains(t *testing.T, ns string) func() PoolDrains {
 // suite, that the declarative drain's escalation gets through the eviction
 // API bridge: a pod made as held says, whose interceptor or responder never
 // answers, in a namespace opted in to the bridge, is evicted at the drain's
-// deadline with evict, and the node ends Drained. The bridge, which answers
-// 429 while it is that participant's turn, exempts the drain's component.
+// deadline with evict, and the node ends Drained. The bridge answers 429
+// while it is that participant's turn, but not to the drain's component:
+// the overlay's webhook skips its identity (matchConditions) and the bridge
+// exempts its own. With both switched off, the check fails.
 func (f *Framework) CheckDeclarativeEscalationThroughTheBridge(t *testing.T, held PodOptions) {
 	t.Helper()
 	ns := f.NewNamespace(t)
