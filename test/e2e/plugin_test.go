@@ -164,7 +164,8 @@ func TestPluginDrainsANode(t *testing.T) {
 }
 
 // Ctrl-C during a drain withdraws the drain's requester from the requests
-// that are not complete: they are canceled and the pods stay.
+// that are not complete: they are canceled and the pods stay, and the
+// deadline the drain announced on them is removed.
 func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -174,10 +175,19 @@ func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		pods = append(pods, f.CreatePod(t, ns, fmt.Sprintf("db-%d", i), framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}}))
 	}
-	drain := f.StartCommand(t, pluginBinary, "drain", node, "--force", "--report-node-conditions")
-	framework.Eventually(t, time.Minute, "the drain to request the evictions", func(ctx context.Context) error {
+	drain := f.StartCommand(t, pluginBinary, "drain", node, "--force", "--report-node-conditions", "--deadline=10m")
+	framework.Eventually(t, time.Minute, "the drain to request the evictions and announce its deadline", func(ctx context.Context) error {
 		if !strings.Contains(drain.Stdout(), "requested the eviction of 3 pods") {
 			return fmt.Errorf("output so far:\n%s", drain.Stdout())
+		}
+		for _, pod := range pods {
+			er, err := f.EvictionRequests(ns).Get(ctx, string(pod.UID), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if er.Annotations[v1alpha1.DrainDeadlineAnnotation] == "" {
+				return fmt.Errorf("request of %s without the deadline: %v", pod.Name, er.Annotations)
+			}
 		}
 		return nil
 	})
@@ -200,7 +210,10 @@ func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
 		t.Error(err)
 	}
 	for _, pod := range pods {
-		f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
+		er := f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
+		if _, ok := er.Annotations[v1alpha1.DrainDeadlineAnnotation]; ok {
+			t.Errorf("the withdrawn request of %s keeps the drain's deadline: %v", pod.Name, er.Annotations)
+		}
 		if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil {
 			t.Errorf("pod %s after the interrupted drain: %v", pod.Name, err)
 		}
