@@ -17,14 +17,12 @@ limitations under the License.
 package lifecycle
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/pkg/api/heartbeat"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
@@ -55,19 +53,17 @@ type event struct {
 }
 
 // Reasons of the events the controller records on Evictions and
-// EvictionRequests.
+// EvictionRequests. The routine steps of an eviction (an Eviction created,
+// the first turn started, the last turn completed) are in the objects'
+// status and get no event: a drain would record several per pod, and
+// kube-apiserver stores each.
 const (
-	// EventResponderActivated: the first responder's turn started.
-	EventResponderActivated = "ResponderActivated"
 	// EventResponderHandedOff: the active responder completed and the next
 	// one took over.
 	EventResponderHandedOff = "ResponderHandedOff"
 	// EventResponderTimedOut: the active responder missed its heartbeat
 	// deadline and was Interrupted.
 	EventResponderTimedOut = "ResponderTimedOut"
-	// EventEvictionCreated: the controller created the Eviction of a
-	// request's pod.
-	EventEvictionCreated = "EvictionCreated"
 	// EventInvalid: the Eviction or request is invalid; nothing evicts the pod.
 	EventInvalid = "EvictionInvalid"
 	// EventNoFurtherResponder: every responder's turn ended and the pod
@@ -130,8 +126,6 @@ func (c *Controller) advance(now time.Time, ev *lifecyclev1alpha1.Eviction, pod 
 		})
 		rs[first].State = lifecyclev1alpha1.ResponderStateActive
 		t.resync = c.heartbeatDeadline
-		t.events = append(t.events, event{corev1.EventTypeNormal, EventResponderActivated, fmt.Sprintf(
-			"Responder %s is active: it has the highest priority (%d) of %d responders.", rs[first].Name, ptr.Deref(rs[first].Priority, 0), len(rs))})
 		return t
 	}
 	c.judge(now, ev, &t, active)
@@ -213,7 +207,11 @@ func (c *Controller) judge(now time.Time, ev *lifecyclev1alpha1.Eviction, t *tur
 	next, ok := eviction.Next(responderNames(rs), name)
 	if !ok {
 		t.done = true
-		t.events = append(t.events, event{end.EventType(), reason, eviction.LastTurnMessage(responderRole, name, why)})
+		if end == eviction.TimedOut {
+			// A last turn that completed needs no event of its own: the
+			// Eviction's outcome, recorded with it, follows from it.
+			t.events = append(t.events, event{end.EventType(), reason, eviction.LastTurnMessage(responderRole, name, why)})
+		}
 		return
 	}
 	rs[slices.IndexFunc(rs, func(r lifecyclev1alpha1.TargetResponder) bool { return r.Name == next })].State = lifecyclev1alpha1.ResponderStateActive

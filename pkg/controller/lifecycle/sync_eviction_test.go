@@ -67,8 +67,8 @@ func TestFirstSyncStartsTheTurnOfTheHighestPriority(t *testing.T) {
 	if resync != lifecycleutil.HeartbeatDeadline {
 		t.Errorf("resync = %s, want the heartbeat deadline", resync)
 	}
-	if diff := cmp.Diff([]string{"Normal ResponderActivated"}, f.events()); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+	if got := f.events(); len(got) != 0 {
+		t.Errorf("the first turn's start recorded %v, want no event: the status says it", got)
 	}
 	if _, resync := f.syncEviction("pod-1-web"); resync != lifecycleutil.HeartbeatDeadline {
 		t.Errorf("a second sync asked to look again in %s, want at the deadline", resync)
@@ -408,10 +408,49 @@ func TestASyncBeforeTheCacheCatchesUpDoesNotRepeatTheStep(t *testing.T) {
 	written := f.eviction("pod-1-web")
 	written.ResourceVersion = "6"
 	f.controller.written.Mutation(written)
+	writes := len(f.kube.Actions())
 	if _, err := f.controller.syncEviction(f.ctx, "shop/pod-1-web"); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"Normal ResponderActivated"}, f.events()); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+	if got := f.kube.Actions()[writes:]; len(got) != 0 {
+		t.Errorf("the second sync wrote %v, want nothing", got)
+	}
+}
+
+// lastTurnCompleted is an Eviction of podWithResponders whose evictor, the
+// last responder, completed its turn.
+func lastTurnCompleted() *lifecyclev1alpha1.Eviction {
+	return wrappers.MakeEviction("pod-1-web", podWithResponders).Requester(requester, lifecyclev1alpha1.RequesterIntentEviction).
+		TargetResponder("acme.io/surge", 10000, lifecyclev1alpha1.ResponderStateCompleted).
+		TargetResponder("acme.io/backup", 1000, lifecyclev1alpha1.ResponderStateCompleted).
+		TargetResponder(evictor, lifecycleutil.EvictorPriority, active).Started(evictor, start).
+		CompletedAt(evictor, start.Add(time.Second)).Obj()
+}
+
+// The end of the last turn records no event of its own when it completed:
+// the Eviction's outcome, recorded with it, says the rest. A drain of a
+// node records one event per pod from the controller.
+func TestACompletedLastTurnRecordsOnlyTheOutcome(t *testing.T) {
+	for name, tc := range map[string]struct {
+		pod    *corev1.Pod
+		events []string
+	}{
+		"the pod is gone":    {events: []string{"Normal Completed"}},
+		"the pod is running": {pod: podWithResponders, events: []string{"Warning NoFurtherResponder"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, lastTurnCompleted(), wrappers.MakeLifecycleRequest("r1", podWithResponders, requester).Obj())
+			if tc.pod != nil {
+				f.add(tc.pod)
+			}
+			f.clock.Step(2 * time.Second)
+			ev, _ := f.syncEviction("pod-1-web")
+			if s := states(ev); s[2] != evictor+"=Completed" {
+				t.Errorf("the last responder is %s, want Completed", s[2])
+			}
+			if diff := cmp.Diff(tc.events, f.events()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

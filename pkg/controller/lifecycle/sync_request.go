@@ -18,7 +18,6 @@ package lifecycle
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -134,8 +133,6 @@ func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.E
 		return err
 	}
 	metrics.EvictionsCreated.Inc()
-	message := fmt.Sprintf("Created Eviction %s of pod %s.", name, ref.Name)
-	c.recorder.Event(er, corev1.EventTypeNormal, EventEvictionCreated, message)
 	klog.FromContext(ctx).V(2).Info("Created Eviction", "eviction", klog.KRef(er.Namespace, name))
 	return nil
 }

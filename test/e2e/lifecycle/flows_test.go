@@ -156,8 +156,9 @@ func TestEvictorEvictsAPodWithoutResponders(t *testing.T) {
 		t.Error(err)
 	}
 	evictedOnce(t, pod)
-	f.WaitForEvents(t, ns, "EvictionRequest", er.Name, "EvictionCreated")
-	f.WaitForEvents(t, ns, "Eviction", ev.Name, "ResponderActivated", "Evicted", "Completed")
+	// The evictor's action and the outcome; the routine steps between are
+	// in the status only.
+	f.WaitForEvents(t, ns, "Eviction", ev.Name, "Evicted", "Completed")
 }
 
 // Responders take their turns by priority, highest first, each once, and
