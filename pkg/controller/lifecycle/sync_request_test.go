@@ -96,24 +96,41 @@ func TestARequestCreatesTheEvictionOfItsPod(t *testing.T) {
 	}
 }
 
+// An Eviction that failed, canceled or with every responder's turn over
+// and the pod still there (upstream's "fails eviction, but recovers with a
+// new eviction"), is followed by the next one while a request still wants
+// the eviction; the request is not finished by it.
 func TestAFailedEvictionIsFollowedByANewOneWhileARequestWantsIt(t *testing.T) {
-	pod := wrappers.MakePod("web").Obj()
-	canceled := wrappers.MakeEviction("pod-1-web", pod).
-		Condition(lifecyclev1alpha1.EvictionConditionFailed, metav1.ConditionTrue, lifecyclev1alpha1.EvictionConditionReasonCanceledDueToNoRequesters, start).
-		Condition(lifecyclev1alpha1.EvictionConditionTargetEvicted, metav1.ConditionFalse, lifecyclev1alpha1.EvictionConditionReasonEvictionFailed, start).Obj()
-	f := newFixture(t, pod, canceled, wrappers.MakeLifecycleRequest("r1", pod, requester).Obj())
-	f.syncRequest("r1")
-	if diff := cmp.Diff([]string{"pod-1-web", "pod-2-web"}, f.evictionNames()); diff != "" {
-		t.Errorf("Evictions (-want +got):\n%s", diff)
-	}
+	for _, reason := range []lifecyclev1alpha1.EvictionConditionReason{
+		lifecyclev1alpha1.EvictionConditionReasonCanceledDueToNoRequesters,
+		lifecyclev1alpha1.EvictionConditionReasonNoFurtherResponder,
+	} {
+		t.Run(string(reason), func(t *testing.T) {
+			pod := wrappers.MakePod("web").Obj()
+			failed := wrappers.MakeEviction("pod-1-web", pod).
+				Condition(lifecyclev1alpha1.EvictionConditionFailed, metav1.ConditionTrue, reason, start).
+				Condition(lifecyclev1alpha1.EvictionConditionTargetEvicted, metav1.ConditionFalse, lifecyclev1alpha1.EvictionConditionReasonEvictionFailed, start).Obj()
+			want := []string{"Failed=True/" + string(reason), "TargetEvicted=False/EvictionFailed"}
+			reported := wrappers.MakeLifecycleRequest("r1", pod, requester).Obj()
+			reported.Status.Conditions = failed.Status.Conditions
+			if lifecycleutil.IsRequestFinished(reported) {
+				t.Errorf("a request reporting %s is finished; it must stay open for the next Eviction", reason)
+			}
+			f := newFixture(t, pod, failed, reported)
+			f.syncRequest("r1")
+			if diff := cmp.Diff([]string{"pod-1-web", "pod-2-web"}, f.evictionNames()); diff != "" {
+				t.Errorf("Evictions (-want +got):\n%s", diff)
+			}
 
-	f = newFixture(t, pod, canceled, wrappers.MakeLifecycleRequest("r1", pod, requester).Withdrawn().Obj())
-	er := f.syncRequest("r1")
-	if diff := cmp.Diff([]string{"pod-1-web"}, f.evictionNames()); diff != "" {
-		t.Errorf("a withdrawn request created an Eviction (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"Failed=True/CanceledDueToNoRequesters", "TargetEvicted=False/EvictionFailed"}, conditionsOf(er.Status.Conditions)); diff != "" {
-		t.Errorf("the request does not report the canceled Eviction (-want +got):\n%s", diff)
+			f = newFixture(t, pod, failed, wrappers.MakeLifecycleRequest("r1", pod, requester).Withdrawn().Obj())
+			er := f.syncRequest("r1")
+			if diff := cmp.Diff([]string{"pod-1-web"}, f.evictionNames()); diff != "" {
+				t.Errorf("a withdrawn request created an Eviction (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(want, conditionsOf(er.Status.Conditions)); diff != "" {
+				t.Errorf("the request does not report the failed Eviction (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

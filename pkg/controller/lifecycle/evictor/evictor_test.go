@@ -353,3 +353,46 @@ func TestDaemonSetAndMirrorPodsAreEvictedToo(t *testing.T) {
 		})
 	}
 }
+
+// An evictor held back by a PodDisruptionBudget stops once the Eviction is
+// canceled (every requester withdrew): when the budget then allows it, it
+// neither evicts the pod nor writes its entry again, as upstream's
+// integration case "pdb stalls eviction and cancels eviction" has it.
+func TestACanceledTurnStopsAnEvictorHeldByABudget(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	f := newFixture(t, pod, turn(pod).Obj())
+	f.refuse(wrappers.RefusedByBudget("web-pdb"))
+	stalled, _ := f.sync()
+	if got := ptr.Deref(stalled.Message, ""); !strings.Contains(got, "failed (attempts=1)") {
+		t.Fatalf("message = %q, want attempts=1", got)
+	}
+
+	canceled := turn(pod).ResponderMessage(Name, *stalled.Message).
+		Condition(lifecyclev1alpha1.EvictionConditionFailed, metav1.ConditionTrue, lifecyclev1alpha1.EvictionConditionReasonCanceledDueToNoRequesters, start).Obj()
+	canceled.Status.TargetResponders[1].State = lifecyclev1alpha1.ResponderStateCanceled
+	canceled.Status.Responders[1].HeartbeatTime = stalled.HeartbeatTime
+	if _, err := f.kube.LifecycleV1alpha1().Evictions("shop").UpdateStatus(f.ctx, canceled, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.cache(canceled)
+	f.refuse(nil)
+	writes := len(f.kube.Actions())
+	for range 3 {
+		f.clock.Step(BackoffMax)
+		entry, requeue := f.sync()
+		if requeue != 0 {
+			t.Errorf("requeue = %s, want none: the turn is over", requeue)
+		}
+		if entry.CompletionTime != nil || entry.ExpectedCompletionTime != nil || ptr.Deref(entry.Message, "") != *stalled.Message {
+			t.Errorf("entry after the cancellation = %+v, want it as the stalled attempt left it", entry)
+		}
+	}
+	if got := len(f.evictedPods()); got != 1 {
+		t.Errorf("%d evictions, want only the refused one", got)
+	}
+	for _, a := range f.kube.Actions()[writes:] {
+		if a.GetVerb() != "get" {
+			t.Errorf("wrote after the cancellation: %s %s/%s", a.GetVerb(), a.GetResource().Resource, a.GetSubresource())
+		}
+	}
+}
