@@ -69,6 +69,9 @@ type options struct {
 	timeout      time.Duration
 	// bridge measures the eviction API bridge too.
 	bridge bool
+	// baseline drains with kubectl drain too; without it only the plugin's
+	// drains are timed, to compare two builds run one after the other.
+	baseline bool
 	// pool sizes the pool case.
 	pool poolOptions
 	// serverArgs are extra flags of evictionrequest-apiserver or
@@ -113,6 +116,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "Rounds; each drains one node with each command.")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "Time-out of one drain.")
 	flag.BoolVar(&o.bridge, "bridge", true, "Measure the eviction API bridge too: kubectl drain in an opted-in namespace against one that is not, and through the bridge against kubectl evictionrequest drain of pods whose interceptor completes at once.")
+	flag.BoolVar(&o.baseline, "baseline", true, "In the one-node case, drain with kubectl drain too, for the ratio; false times only kubectl evictionrequest drain there (and skips the bridge's cases), to compare two builds of the controller or server in runs one after the other.")
 	flag.IntVar(&o.pool.nodes, "pool-nodes", 10, "Nodes of the pool case, drained by kubectl evictionrequest drain -l --max-concurrent-nodes against kubectl drain of each in turn; 0 skips it.")
 	flag.IntVar(&o.pool.pods, "pool-pods", 50, "Pods on each node of the pool case.")
 	flag.StringVar(&o.pool.maxConcurrent, "pool-max-concurrent-nodes", "3", "The plugin's --max-concurrent-nodes in the pool case.")
@@ -141,8 +145,13 @@ func run(ctx context.Context, o options) error {
 	}
 	var cases []drainCase
 	if o.pods > 0 {
-		cases = []drainCase{ours, kubectlDrain}
+		cases = []drainCase{ours}
 	}
+	if o.pods > 0 && o.baseline {
+		cases = append(cases, kubectlDrain)
+	}
+	// The bridge's cases are kubectl drain's.
+	o.bridge = o.bridge && o.baseline
 	if o.bridge && o.pods > 0 {
 		cfg.Components = []string{bridgeComponent(o.api)}
 		cases = append(cases, bridgeCases...)
@@ -184,8 +193,10 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	if o.pods > 0 {
-		res.OursSeconds, res.KubectlDrain = seconds[ours.name], seconds[kubectlDrain.name]
-		res.OursMedian, res.KubectlMedian = median(res.OursSeconds), median(res.KubectlDrain)
+		res.OursSeconds, res.OursMedian = seconds[ours.name], median(seconds[ours.name])
+	}
+	if o.pods > 0 && o.baseline {
+		res.KubectlDrain, res.KubectlMedian = seconds[kubectlDrain.name], median(seconds[kubectlDrain.name])
 		res.Ratio = res.OursMedian / res.KubectlMedian
 	}
 	if o.bridge && o.pods > 0 {
@@ -223,8 +234,10 @@ func (res *result) print(o options) {
 	}
 	fmt.Printf("Drain of %d pods on one node through %s, median of %d rounds (min-max):\n", o.pods, o.api, o.rounds)
 	fmt.Printf("  kubectl evictionrequest drain  %6.1f s  (%.1f-%.1f)\n", res.OursMedian, slices.Min(res.OursSeconds), slices.Max(res.OursSeconds))
-	fmt.Printf("  kubectl drain                  %6.1f s  (%.1f-%.1f)\n", res.KubectlMedian, slices.Min(res.KubectlDrain), slices.Max(res.KubectlDrain))
-	fmt.Printf("  ratio                          %6.2f\n", res.Ratio)
+	if o.baseline {
+		fmt.Printf("  kubectl drain                  %6.1f s  (%.1f-%.1f)\n", res.KubectlMedian, slices.Min(res.KubectlDrain), slices.Max(res.KubectlDrain))
+		fmt.Printf("  ratio                          %6.2f\n", res.Ratio)
+	}
 	if res.HeapPerEvictionBytes > 0 {
 		fmt.Printf("  controller heap per Eviction   %6.1f KiB\n", res.HeapPerEvictionBytes/1024)
 	}
