@@ -54,6 +54,24 @@ func Eventually(t testing.TB, timeout time.Duration, what string, condition func
 	}
 }
 
+// Consistently polls condition every 250ms for d and fails the test the
+// first time it returns an error: the check that something does not happen
+// within the time it would have taken to happen.
+func Consistently(t testing.TB, d time.Duration, what string, condition func(ctx context.Context) error) {
+	t.Helper()
+	var failed error
+	_ = wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, d, true, func(ctx context.Context) (bool, error) {
+		if err := condition(ctx); err != nil && ctx.Err() == nil {
+			failed = err
+			return true, nil
+		}
+		return false, nil
+	})
+	if failed != nil {
+		t.Fatalf("%s: %v", what, failed)
+	}
+}
+
 // WaitFor reads an object with get until cond accepts it, at most
 // DefaultTimeout, and returns it: the one wait of the suite, which every
 // WaitFor* helper is.

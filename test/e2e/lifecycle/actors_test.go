@@ -28,6 +28,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -37,6 +38,7 @@ import (
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/cmd/lifecyclecontroller"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
@@ -102,6 +104,53 @@ func TestBudgetRefusesThenRelaxed(t *testing.T) {
 	status := lifecycleutil.ResponderStatus(ev, lifecycleutil.Evictor)
 	if status == nil || status.CompletionTime == nil || status.ExpectedCompletionTime == nil {
 		t.Errorf("the evictor's entry after the eviction: %+v, want its completion and expected completion times", status)
+	}
+}
+
+// Upstream's "pdb stalls eviction and cancels eviction": an evictor held
+// by a PodDisruptionBudget stops when every requester withdraws; once the
+// budget allows the eviction, the pod is still not evicted, and the
+// evictor's entry stays as its refused attempt left it, for longer than
+// the evictor's next attempt would have taken.
+func TestABudgetStalledEvictionThatIsCanceledIsNotRetried(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := f.NewNamespace(t)
+	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Labels: map[string]string{"app": "db"}})
+	pdb := f.CreatePDB(t, ns, "db", 1, 1)
+	r := keptRequester(t)
+	framework.RequestEviction(t, r, pod)
+	refused := regexp.MustCompile(regexp.QuoteMeta(`"db-0" pod deletion via the /eviction subresource failed (attempts=1): `))
+	f.WaitForEviction(t, pod, "the evictor's attempt to be refused", evictorMessage(refused))
+
+	if _, err := r.Withdraw(ctx, ns, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	ev := f.WaitForEviction(t, pod, "the eviction canceled", all(
+		framework.ConditionIs(lifecyclev1alpha1.EvictionConditionFailed, lifecyclev1alpha1.EvictionConditionReasonCanceledDueToNoRequesters),
+		framework.ResponderIs(lifecycleutil.Evictor, lifecyclev1alpha1.ResponderStateCanceled)))
+	stalled := lifecycleutil.ResponderStatus(ev, lifecycleutil.Evictor)
+	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
+	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The evictor's next attempt was due BackoffBase after the first; two
+	// of them pass with the budget relaxed.
+	framework.Consistently(t, 2*evictor.BackoffBase, "the canceled evictor left the pod and its entry alone", func(ctx context.Context) error {
+		if _, granted := f.AuditedEvictions(t, ns, pod.Name); granted != 0 {
+			return fmt.Errorf("kube-apiserver granted %d evictions of %s", granted, pod.Name)
+		}
+		got, err := f.Kube.LifecycleV1alpha1().Evictions(ns).Get(ctx, ev.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if entry := lifecycleutil.ResponderStatus(got, lifecycleutil.Evictor); !apiequality.Semantic.DeepEqual(entry, stalled) {
+			return fmt.Errorf("the evictor's entry changed after the cancellation: %+v, was %+v", entry, stalled)
+		}
+		return nil
+	})
+	if attempts, _ := f.AuditedEvictions(t, ns, pod.Name); attempts != 1 {
+		t.Errorf("kube-apiserver received %d evictions of %s, want the refused one", attempts, pod.Name)
 	}
 }
 

@@ -157,8 +157,15 @@ func TestEvictorEvictsAPodWithoutResponders(t *testing.T) {
 	}
 	evictedOnce(t, pod)
 	// The evictor's action and the outcome; the routine steps between are
-	// in the status only.
+	// in the status only. The controller records in order, so that events
+	// of the steps before the outcome would be there by now.
 	f.WaitForEvents(t, ns, "Eviction", ev.Name, "Evicted", "Completed")
+	if got := f.EventReasons(t, ns, "Eviction", ev.Name); !slices.Equal(slices.Sorted(slices.Values(got)), []string{"Completed", "Evicted"}) {
+		t.Errorf("events on the Eviction: %v, want only Evicted and Completed", got)
+	}
+	if got := f.EventReasons(t, ns, "EvictionRequest", er.Name); len(got) != 0 {
+		t.Errorf("events on the request: %v, want none", got)
+	}
 }
 
 // Responders take their turns by priority, highest first, each once, and
