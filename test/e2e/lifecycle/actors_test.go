@@ -28,6 +28,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	policyv1 "k8s.io/api/policy/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,21 +62,41 @@ func evictorMessage(re *regexp.Regexp) func(*lifecyclev1alpha1.Eviction) error {
 	}
 }
 
+// budgetedPod creates the pod db-0 in ns with a PodDisruptionBudget that
+// refuses its eviction.
+func budgetedPod(t *testing.T, ns string) (*corev1.Pod, *policyv1.PodDisruptionBudget) {
+	t.Helper()
+	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Labels: map[string]string{"app": "db"}})
+	return pod, f.CreatePDB(t, ns, "db", 1, 1)
+}
+
+// relaxBudget lets pdb allow every eviction.
+func relaxBudget(t *testing.T, pdb *policyv1.PodDisruptionBudget) {
+	t.Helper()
+	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
+	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Update(t.Context(), pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refusedAttempt matches the evictor's message after its attempts-th
+// attempt was refused by budgetedPod's budget.
+func refusedAttempt(attempts int) *regexp.Regexp {
+	return regexp.MustCompile(regexp.QuoteMeta(fmt.Sprintf(`"db-0" pod deletion via the /eviction subresource failed (attempts=%d): `, attempts)) +
+		`Cannot evict pod as it would violate the pod's disruption budget`)
+}
+
 // A PodDisruptionBudget refuses the eviction: the evictor retries with
 // backoff (5 s, then 10 s), counting its attempts in its message in
 // upstream's words, and evicts the pod once the budget is relaxed.
 func TestBudgetRefusesThenRelaxed(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
 	ns := f.NewNamespace(t)
-	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Labels: map[string]string{"app": "db"}})
-	pdb := f.CreatePDB(t, ns, "db", 1, 1)
+	pod, pdb := budgetedPod(t, ns)
 	er := framework.RequestEviction(t, keptRequester(t), pod)
 
 	for _, attempts := range []int{1, 2} {
-		refused := regexp.MustCompile(regexp.QuoteMeta(fmt.Sprintf(`"db-0" pod deletion via the /eviction subresource failed (attempts=%d): `, attempts)) +
-			`Cannot evict pod as it would violate the pod's disruption budget`)
-		ev := f.WaitForEviction(t, pod, fmt.Sprintf("the evictor's attempt %d to be refused", attempts), evictorMessage(refused))
+		ev := f.WaitForEviction(t, pod, fmt.Sprintf("the evictor's attempt %d to be refused", attempts), evictorMessage(refusedAttempt(attempts)))
 		if err := framework.ResponderIs(lifecycleutil.Evictor, lifecyclev1alpha1.ResponderStateActive)(ev); err != nil {
 			t.Error(err)
 		}
@@ -95,10 +116,7 @@ func TestBudgetRefusesThenRelaxed(t *testing.T) {
 		}
 	}
 
-	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
-	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	relaxBudget(t, pdb)
 	ev := evicted(t, pod, er)
 	evictedOnce(t, pod)
 	status := lifecycleutil.ResponderStatus(ev, lifecycleutil.Evictor)
@@ -114,26 +132,20 @@ func TestBudgetRefusesThenRelaxed(t *testing.T) {
 // the evictor's next attempt would have taken.
 func TestABudgetStalledEvictionThatIsCanceledIsNotRetried(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
 	ns := f.NewNamespace(t)
-	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Labels: map[string]string{"app": "db"}})
-	pdb := f.CreatePDB(t, ns, "db", 1, 1)
+	pod, pdb := budgetedPod(t, ns)
 	r := keptRequester(t)
 	framework.RequestEviction(t, r, pod)
-	refused := regexp.MustCompile(regexp.QuoteMeta(`"db-0" pod deletion via the /eviction subresource failed (attempts=1): `))
-	f.WaitForEviction(t, pod, "the evictor's attempt to be refused", evictorMessage(refused))
+	f.WaitForEviction(t, pod, "the evictor's attempt to be refused", evictorMessage(refusedAttempt(1)))
 
-	if _, err := r.Withdraw(ctx, ns, pod.UID); err != nil {
+	if _, err := r.Withdraw(t.Context(), ns, pod.UID); err != nil {
 		t.Fatal(err)
 	}
 	ev := f.WaitForEviction(t, pod, "the eviction canceled", all(
 		framework.ConditionIs(lifecyclev1alpha1.EvictionConditionFailed, lifecyclev1alpha1.EvictionConditionReasonCanceledDueToNoRequesters),
 		framework.ResponderIs(lifecycleutil.Evictor, lifecyclev1alpha1.ResponderStateCanceled)))
 	stalled := lifecycleutil.ResponderStatus(ev, lifecycleutil.Evictor)
-	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
-	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	relaxBudget(t, pdb)
 	// The evictor's next attempt was due BackoffBase after the first; two
 	// of them pass with the budget relaxed.
 	framework.Consistently(t, 2*evictor.BackoffBase, "the canceled evictor left the pod and its entry alone", func(ctx context.Context) error {
