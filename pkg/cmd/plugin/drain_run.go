@@ -65,11 +65,10 @@ func (r *drainRun) printNodes(ctx context.Context, states map[string]drain.NodeS
 	}
 }
 
-// follow syncs the session on every change, and every refreshPeriod, until
-// the nodes are drained or waitCtx ends.
+// follow syncs the session on every change, at most every syncGap, and
+// every refreshPeriod, until the nodes are drained or waitCtx ends.
 func (r *drainRun) follow(ctx, sigCtx, waitCtx context.Context, changed <-chan struct{}) error {
-	ticker := time.NewTicker(refreshPeriod)
-	defer ticker.Stop()
+	pacer := newSyncPacer(changed)
 	for {
 		report, _ := r.session.Sync(waitCtx)
 		if waitCtx.Err() != nil {
@@ -88,11 +87,8 @@ func (r *drainRun) follow(ctx, sigCtx, waitCtx context.Context, changed <-chan s
 		if report.Deadline.Escalation == drain.EscalateFail && report.Deadline.Passed(time.Now()) {
 			return r.deadlineFailed(time.Now())
 		}
-		select {
-		case <-waitCtx.Done():
-			return r.ended(ctx, sigCtx, waitCtx.Err())
-		case <-changed:
-		case <-ticker.C:
+		if err := pacer.wait(waitCtx); err != nil {
+			return r.ended(ctx, sigCtx, err)
 		}
 	}
 }
