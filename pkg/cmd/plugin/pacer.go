@@ -29,21 +29,21 @@ import (
 // end, so the report is at most this late.
 const syncGap = 200 * time.Millisecond
 
-// syncPacer says when a drain syncs next: at a change, no sooner than gap
-// after the last Sync, or refresh after it when nothing changed.
+// syncPacer says when a drain syncs next: at a change, no sooner than
+// syncGap after the last Sync, or refreshPeriod after it when nothing
+// changed.
 type syncPacer struct {
-	changed      <-chan struct{}
-	gap, refresh time.Duration
-	last         time.Time
+	changed <-chan struct{}
+	last    time.Time
 }
 
 func newSyncPacer(changed <-chan struct{}) *syncPacer {
-	return &syncPacer{changed: changed, gap: syncGap, refresh: refreshPeriod, last: time.Now()}
+	return &syncPacer{changed: changed, last: time.Now()}
 }
 
 // wait returns when the next Sync is due, or ctx's error once it ends.
 func (p *syncPacer) wait(ctx context.Context) error {
-	refresh := time.NewTimer(time.Until(p.last.Add(p.refresh)))
+	refresh := time.NewTimer(time.Until(p.last.Add(refreshPeriod)))
 	defer refresh.Stop()
 	select {
 	case <-ctx.Done():
@@ -58,10 +58,10 @@ func (p *syncPacer) wait(ctx context.Context) error {
 	return nil
 }
 
-// sleepOutTheGap waits until gap has passed since the last Sync; the
+// sleepOutTheGap waits until syncGap has passed since the last Sync; the
 // changes signalled meanwhile are all seen by the Sync that follows.
 func (p *syncPacer) sleepOutTheGap(ctx context.Context) error {
-	rest := time.Until(p.last.Add(p.gap))
+	rest := time.Until(p.last.Add(syncGap))
 	if rest <= 0 {
 		return nil
 	}
