@@ -18,7 +18,6 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -26,11 +25,11 @@ import (
 )
 
 // EvictionBridge is the eviction API bridge as the server serves it: a
-// webhook at Path, ready once Synced, whose informers Start starts.
+// webhook at Path, ready once Ready passes, which Start starts.
 type EvictionBridge struct {
 	Path    string
 	Handler http.Handler
-	Synced  func() bool
+	Ready   healthz.HealthChecker
 	Start   func(ctx context.Context)
 }
 
@@ -39,12 +38,7 @@ type EvictionBridge struct {
 // caches synced, and starts them after the server.
 func (s *EvictionRequestServer) installEvictionBridge(b *EvictionBridge) error {
 	s.GenericAPIServer.Handler.NonGoRestfulMux.Handle(b.Path, b.Handler)
-	if err := s.GenericAPIServer.AddReadyzChecks(healthz.NamedCheck("eviction-bridge", func(*http.Request) error {
-		if !b.Synced() {
-			return errors.New("the eviction API bridge's caches have not synced")
-		}
-		return nil
-	})); err != nil {
+	if err := s.GenericAPIServer.AddReadyzChecks(b.Ready); err != nil {
 		return err
 	}
 	return s.GenericAPIServer.AddPostStartHook("start-eviction-bridge", func(ctx genericapiserver.PostStartHookContext) error {

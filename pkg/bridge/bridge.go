@@ -27,27 +27,20 @@ package bridge
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
@@ -104,6 +97,14 @@ const (
 	// maxCallers bounds CallersAnnotation.
 	maxCallers = 5
 )
+
+// RequesterName is the bridge's requester name on api.
+func RequesterName(api evictionapi.API) string {
+	if api == evictionapi.Lifecycle {
+		return LifecycleRequester
+	}
+	return CoordinationRequester
+}
 
 // Outcomes of a decision, the label of the decisions metric.
 const (
@@ -172,38 +173,6 @@ func New(cfg Config) (*Bridge, error) {
 		b.Exempt(user)
 	}
 	return b, nil
-}
-
-// Exempt lets the evictions of user through untouched: the identity the
-// controllers evict as, which its process learns once it runs.
-func (b *Bridge) Exempt(user string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.exempt[user] = true
-}
-
-func (b *Bridge) exempted(user string) bool {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return b.exempt[user]
-}
-
-// ExemptSelf exempts the identity of kube, as kube-apiserver knows it
-// (a SelfSubjectReview), retrying until it succeeds or ctx ends: the
-// controllers of the process evict as that identity.
-func (b *Bridge) ExemptSelf(ctx context.Context, kube kubernetes.Interface) {
-	_ = wait.PollUntilContextCancel(ctx, 5*time.Second, true, func(ctx context.Context) (bool, error) {
-		callCtx, cancel := context.WithTimeout(ctx, b.cfg.CallTimeout)
-		defer cancel()
-		review, err := kube.AuthenticationV1().SelfSubjectReviews().Create(callCtx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-		if err != nil {
-			klog.FromContext(ctx).Error(err, "Learning the identity the controllers evict as; retrying")
-			return false, nil
-		}
-		b.Exempt(review.Status.UserInfo.Username)
-		klog.FromContext(ctx).V(2).Info("The eviction API bridge lets the controllers' own evictions through", "user", review.Status.UserInfo.Username)
-		return true, nil
-	})
 }
 
 // HasSynced is true once the caches the bridge answers from have synced:
@@ -297,129 +266,4 @@ func (b *Bridge) pod(ctx context.Context, namespace, name string) (*corev1.Pod, 
 		return nil, nil
 	}
 	return pod, err
-}
-
-// request asks for the pod's eviction as the bridge, records who asked
-// through the Eviction API, and marks a pod the descheduler evicts in the
-// background.
-func (b *Bridge) request(ctx context.Context, pod *corev1.Pod, e Eviction) (participant.Status, error) {
-	status, err := b.cfg.Participant.Request(ctx, pod)
-	if err != nil {
-		return participant.Status{}, fmt.Errorf("requesting the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-	klog.FromContext(ctx).V(2).Info("Requested the eviction of a pod evicted through the Eviction API", "pod", klog.KObj(pod), "user", e.User, "request", status.Request)
-	b.cfg.Recorder.Eventf(b.requestRef(pod, status), corev1.EventTypeNormal, EventRequestedThroughEvictionAPI,
-		"Requested through the eviction API by %s.", e.User)
-	if err := b.cfg.Participant.Annotate(ctx, pod.Namespace, pod.UID, map[string]*string{
-		LastCallAnnotation: ptr.To(b.cfg.Clock.Now().UTC().Format(time.RFC3339)),
-		CallersAnnotation:  ptr.To(addCaller(status.Annotations, e.User)),
-	}); err != nil {
-		return participant.Status{}, fmt.Errorf("annotating the EvictionRequest of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-	if _, ok := pod.Annotations[RequestEvictOnlyAnnotation]; ok {
-		if err := b.markInProgress(ctx, pod, ptr.To("")); err != nil {
-			return participant.Status{}, err
-		}
-	}
-	return status, nil
-}
-
-// touch records that an eviction of the pod reached the bridge again, at
-// most a few times per inactivity time-out, so that a client retrying every
-// few seconds costs one write a minute or so.
-func (b *Bridge) touch(ctx context.Context, pod *corev1.Pod, status participant.Status, e Eviction) {
-	if e.DryRun {
-		return
-	}
-	now := b.cfg.Clock.Now()
-	last, err := time.Parse(time.RFC3339, status.Annotations[LastCallAnnotation])
-	callers := addCaller(status.Annotations, e.User)
-	if err == nil && now.Sub(last) < b.cfg.Inactivity/4 && callers == status.Annotations[CallersAnnotation] {
-		return
-	}
-	if err := b.cfg.Participant.Annotate(ctx, pod.Namespace, pod.UID, map[string]*string{
-		LastCallAnnotation: ptr.To(now.UTC().Format(time.RFC3339)),
-		CallersAnnotation:  ptr.To(callers),
-	}); err != nil {
-		// The refusal stands; the next call writes it.
-		klog.FromContext(ctx).Error(err, "Recording an eviction call", "pod", klog.KObj(pod))
-	}
-}
-
-// markInProgress sets (value non-nil) or removes the descheduler's
-// eviction-in-progress annotation of pod.
-func (b *Bridge) markInProgress(ctx context.Context, pod *corev1.Pod, value *string) error {
-	return annotatePod(ctx, b.cfg.Kube, b.cfg.CallTimeout, pod, EvictionInProgressAnnotation, value)
-}
-
-// refuse is the 429 of an eviction the process has not reached the
-// eviction step of: it names the request and whose turn it is.
-func (b *Bridge) refuse(outcome string, pod *corev1.Pod, status participant.Status) Decision {
-	return Decision{
-		Outcome:    outcome,
-		RetryAfter: b.cfg.RetryAfter,
-		Message: fmt.Sprintf("%s: pod %s/%s leaves through evictionrequest/%s (%s); %s; retry later",
-			Evacuation, pod.Namespace, pod.Name, status.Request, b.cfg.Participant.API().Group(), turn(status)),
-	}
-}
-
-// turn says where the pod's eviction stands, for the refusal.
-func turn(s participant.Status) string {
-	switch {
-	case s.ActiveInterceptor != "" && !s.InterceptorDone:
-		return "it is the turn of " + s.ActiveInterceptor
-	case s.Locked:
-		return "its interceptor forbids canceling it and it goes ahead"
-	case s.AwaitingInterceptor || !s.Exists:
-		return "waiting for its first interceptor or responder to take its turn"
-	}
-	return "waiting for the next interceptor or responder"
-}
-
-// requestRef is the bridge's request of pod, for events.
-func (b *Bridge) requestRef(pod *corev1.Pod, status participant.Status) *corev1.ObjectReference {
-	return &corev1.ObjectReference{
-		APIVersion: string(b.cfg.Participant.API()), Kind: "EvictionRequest",
-		Namespace: pod.Namespace, Name: status.Request,
-	}
-}
-
-// addCaller adds user to the callers in annotations, the newest last, at
-// most maxCallers, comma-separated.
-func addCaller(annotations map[string]string, user string) string {
-	names := slices.DeleteFunc(Callers(annotations), func(name string) bool { return name == user })
-	names = append(names, user)
-	return strings.Join(names[max(0, len(names)-maxCallers):], ",")
-}
-
-// Callers are the users whose evictions the bridge turned into the request
-// annotated with annotations, oldest first (at most five).
-func Callers(annotations map[string]string) []string {
-	var names []string
-	for _, name := range strings.Split(annotations[CallersAnnotation], ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			names = append(names, name)
-		}
-	}
-	return names
-}
-
-// annotatePod merge-patches one annotation of pod (nil removes it),
-// guarded by its UID.
-func annotatePod(ctx context.Context, kube kubernetes.Interface, timeout time.Duration, pod *corev1.Pod, key string, value *string) error {
-	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"annotations":{%q:%s}}}`, pod.UID, key, jsonString(value))
-	callCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	_, err := kube.CoreV1().Pods(pod.Namespace).Patch(callCtx, pod.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("annotating pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-	return nil
-}
-
-func jsonString(s *string) string {
-	if s == nil {
-		return "null"
-	}
-	return fmt.Sprintf("%q", *s)
 }

@@ -24,6 +24,8 @@ package controllermanager
 
 import (
 	"context"
+
+	"k8s.io/client-go/informers"
 )
 
 // Controller is a controller built for one term. Run runs it until ctx ends;
@@ -58,7 +60,14 @@ type InitFunc func(ctx context.Context, cc *Context) (Controller, error)
 type Descriptor struct {
 	Name    string
 	Enabled bool
-	Init    InitFunc
+	// Informers, when set, registers on a factory the informers the
+	// controller reads, with their indexes, before the factory starts: the
+	// manager calls it on each term's own factory before Init, and a
+	// process that shares its factory with the manager calls
+	// Manager.RegisterInformers before it starts the factory. It must be
+	// idempotent.
+	Informers func(informers.SharedInformerFactory) error
+	Init      InitFunc
 }
 
 // workerController is a controller of kube-controller-manager's shape:

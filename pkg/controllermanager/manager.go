@@ -127,6 +127,20 @@ func (m *Manager) Run(ctx context.Context) error {
 	})
 }
 
+// RegisterInformers registers the informers of the enabled controllers on
+// SharedInformers, which their owner must start afterwards: informers
+// asked for once the factory started would never start.
+func (m *Manager) RegisterInformers() error {
+	for _, d := range m.Controllers {
+		if d.Enabled && d.Informers != nil {
+			if err := d.Informers(m.SharedInformers); err != nil {
+				return fmt.Errorf("%s: %w", d.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
 // newContext is the context of a new term, with informers of its own
 // unless the manager shares the process's.
 func (m *Manager) newContext() *Context {
@@ -183,7 +197,14 @@ func (m *Manager) build(ctx context.Context, cc *Context) ([]Controller, []strin
 		if !d.Enabled {
 			continue
 		}
-		c, err := d.Init(named(ctx, d.Name), cc)
+		var err error
+		if d.Informers != nil {
+			err = d.Informers(cc.Informers)
+		}
+		var c Controller
+		if err == nil {
+			c, err = d.Init(named(ctx, d.Name), cc)
+		}
 		if err != nil {
 			for _, built := range controllers {
 				if closer, ok := built.(Closer); ok {

@@ -24,13 +24,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
+
+// CordonedByAnnotation records on a Node who cordoned it on behalf of a
+// drain, so that only that drain uncordons it: a node an admin cordoned
+// stays cordoned when the drain ends.
+const CordonedByAnnotation = "evictionrequest.coordination.k8s.io/cordoned-by"
 
 // Cordon marks node unschedulable, as kubectl cordon does, and reports
 // whether it changed the node. When by is not empty the node also records
-// by in the NodeCordonedByAnnotation annotation, only if this call is what
+// by in the CordonedByAnnotation annotation, only if this call is what
 // cordons it; that write carries the node's resourceVersion, so a node an
 // admin cordoned meanwhile fails with a conflict rather than being claimed.
 func Cordon(ctx context.Context, nodes corev1client.NodesGetter, node *corev1.Node, by string, opts metav1.PatchOptions) (bool, error) {
@@ -41,24 +44,24 @@ func Cordon(ctx context.Context, nodes corev1client.NodesGetter, node *corev1.No
 	if by != "" {
 		patch["metadata"] = map[string]any{
 			"resourceVersion": node.ResourceVersion,
-			"annotations":     map[string]any{v1alpha1.NodeCordonedByAnnotation: by},
+			"annotations":     map[string]any{CordonedByAnnotation: by},
 		}
 	}
 	return true, patchNode(ctx, nodes, node.Name, patch, opts)
 }
 
 // Uncordon makes node schedulable again if by cordoned it, as the
-// NodeCordonedByAnnotation annotation records, and removes the annotation.
+// CordonedByAnnotation annotation records, and removes the annotation.
 // It reports whether it changed the node; a node cordoned by anyone else is
 // left as it is.
 func Uncordon(ctx context.Context, nodes corev1client.NodesGetter, node *corev1.Node, by string, opts metav1.PatchOptions) (bool, error) {
-	if node.Annotations[v1alpha1.NodeCordonedByAnnotation] != by {
+	if node.Annotations[CordonedByAnnotation] != by {
 		return false, nil
 	}
 	patch := map[string]any{
 		"metadata": map[string]any{
 			"resourceVersion": node.ResourceVersion,
-			"annotations":     map[string]any{v1alpha1.NodeCordonedByAnnotation: nil},
+			"annotations":     map[string]any{CordonedByAnnotation: nil},
 		},
 		"spec": map[string]any{"unschedulable": nil},
 	}

@@ -27,8 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
-
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
 // patches records the merge patches the fake clientset receives for nodes.
@@ -56,7 +54,7 @@ func TestCordon(t *testing.T) {
 		{"as kubectl cordon does", false, "", true, []map[string]any{{"spec": map[string]any{"unschedulable": true}}}},
 		{"claimed by a drain, guarded by the resourceVersion", false, "me", true, []map[string]any{{
 			"spec":     map[string]any{"unschedulable": true},
-			"metadata": map[string]any{"resourceVersion": "7", "annotations": map[string]any{v1alpha1.NodeCordonedByAnnotation: "me"}},
+			"metadata": map[string]any{"resourceVersion": "7", "annotations": map[string]any{CordonedByAnnotation: "me"}},
 		}}},
 		{"a node cordoned already is left alone", true, "me", false, nil},
 	} {
@@ -81,7 +79,7 @@ func TestCordon(t *testing.T) {
 
 func TestUncordonOnlyWhatTheDrainCordoned(t *testing.T) {
 	ctx := context.Background()
-	mine := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "mine", ResourceVersion: "9", Annotations: map[string]string{v1alpha1.NodeCordonedByAnnotation: "me"}},
+	mine := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "mine", ResourceVersion: "9", Annotations: map[string]string{CordonedByAnnotation: "me"}},
 		Spec: corev1.NodeSpec{Unschedulable: true}}
 	admins := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "admins"}, Spec: corev1.NodeSpec{Unschedulable: true}}
 	client := fake.NewClientset(mine, admins)
@@ -95,7 +93,7 @@ func TestUncordonOnlyWhatTheDrainCordoned(t *testing.T) {
 	}
 	want := []map[string]any{{
 		"spec":     map[string]any{"unschedulable": nil},
-		"metadata": map[string]any{"resourceVersion": "9", "annotations": map[string]any{v1alpha1.NodeCordonedByAnnotation: nil}},
+		"metadata": map[string]any{"resourceVersion": "9", "annotations": map[string]any{CordonedByAnnotation: nil}},
 	}}
 	if diff := cmp.Diff(want, *seen); diff != "" {
 		t.Errorf("patches (-want +got):\n%s", diff)
@@ -104,7 +102,7 @@ func TestUncordonOnlyWhatTheDrainCordoned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Spec.Unschedulable || got.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
+	if got.Spec.Unschedulable || got.Annotations[CordonedByAnnotation] != "" {
 		t.Errorf("after Uncordon(): unschedulable %v, annotations %v", got.Spec.Unschedulable, got.Annotations)
 	}
 }

@@ -28,7 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
 // fakeEscalator records the escalations and fails those the test says.
@@ -92,7 +91,7 @@ func TestTheDeadlineIsAnnouncedOnTheRequests(t *testing.T) {
 	for k, v := range annotated[0] {
 		got[k] = *v
 	}
-	want := map[string]string{v1alpha1.DrainDeadlineAnnotation: "2026-11-22T10:01:00Z", v1alpha1.DrainOnDeadlineAnnotation: "evict"}
+	want := map[string]string{DeadlineAnnotation: "2026-11-22T10:01:00Z", OnDeadlineAnnotation: "evict"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
@@ -233,7 +232,7 @@ func TestAChangedDeadlineIsAnnouncedAgain(t *testing.T) {
 	f.sync(t)
 	f.sync(t)
 	annotated := f.requests.annotated[wrappers.MakePod("db-0").Obj().UID]
-	if len(annotated) != 2 || *annotated[1][v1alpha1.DrainOnDeadlineAnnotation] != "delete" {
+	if len(annotated) != 2 || *annotated[1][OnDeadlineAnnotation] != "delete" {
 		t.Errorf("the request was annotated %d times, want twice, the second with the new deadline", len(annotated))
 	}
 }

@@ -108,7 +108,7 @@ func (s *Session) applyDeadline(ctx context.Context, report *Report, onNodes map
 	if !deadline.Passed(now) {
 		return errs, deadline.At.Sub(now)
 	}
-	if deadline.Escalation == EscalateFail {
+	if deadline.Fails() {
 		return errs, 0
 	}
 	s.escalate(ctx, deadline.Escalation, report.Progress, onNodes)
@@ -177,9 +177,10 @@ func (s *Session) escalate(ctx context.Context, how Escalation, progress []PodPr
 		p := &progress[due[j]]
 		pod := onNodes[p.UID]
 		var err error
-		if how == EscalateDelete {
+		switch how {
+		case EscalateDelete:
 			err = s.h.Escalator.Delete(ctx, pod)
-		} else {
+		case EscalateEvict:
 			err = s.h.Escalator.Evict(ctx, pod)
 		}
 		result := escalation{at: now}

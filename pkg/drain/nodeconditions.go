@@ -27,90 +27,13 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
-// Reasons of the node lifecycle conditions corev1.NodeDrainInProgress and
-// corev1.NodeDrained (KEP-5683) that the drains through EvictionRequests
-// write, in the style of kubectl drain --report-node-conditions'
-// KubectlDrainStarted...: the reason tells who drains the node, and each
-// drain clears only the conditions it wrote.
-const (
-	// ReasonNodeDrainStarted: the declarative node drain requested the
-	// eviction of the node's pods and waits for them (DrainInProgress
-	// True, Drained False).
-	ReasonNodeDrainStarted = "EvictionRequestNodeDrainStarted"
-	// ReasonNodeDrainCompleted: no pod the declarative node drain evicts
-	// is left (DrainInProgress False, Drained True).
-	ReasonNodeDrainCompleted = "EvictionRequestNodeDrainCompleted"
-	// ReasonNodeDrainRefused: pods the drain's policy refuses (as kubectl
-	// drain refuses them) stopped the declarative node drain before it
-	// changed anything (both False).
-	ReasonNodeDrainRefused = "EvictionRequestNodeDrainRefused"
-	// ReasonNodeDrainQueued: the declarative node drain waits for the
-	// budget of nodes drained at once (both False); the message gives its
-	// place in the queue.
-	ReasonNodeDrainQueued = "EvictionRequestNodeDrainQueued"
-	// ReasonNodeDrainFailed: the declarative node drain's deadline passed
-	// with pods left and its escalation is to fail (both False); the
-	// requests stay, and the drain completes if the pods leave after all.
-	ReasonNodeDrainFailed = "EvictionRequestNodeDrainFailed"
-	// ReasonShutdownDrainStarted and ReasonShutdownDrainCompleted are
-	// those of the declarative node drain for a graceful node shutdown:
-	// they differ so that the drain goes on after the kubelet is gone and
-	// its conditions turn Unknown.
-	ReasonShutdownDrainStarted   = "EvictionRequestShutdownDrainStarted"
-	ReasonShutdownDrainCompleted = "EvictionRequestShutdownDrainCompleted"
-
-	// ReasonPluginDrainStarted: kubectl evictionrequest drain
-	// --report-node-conditions requested the evictions and waits (True,
-	// False).
-	ReasonPluginDrainStarted = "KubectlEvictionRequestDrainStarted"
-	// ReasonPluginDrainQueued: kubectl evictionrequest drain
-	// --max-concurrent-nodes drains the node in a later wave; it is
-	// cordoned but its pods are not requested yet (both False).
-	ReasonPluginDrainQueued = "KubectlEvictionRequestDrainQueued"
-	// ReasonPluginDrainCompleted: kubectl evictionrequest drain completed
-	// (False, True).
-	ReasonPluginDrainCompleted = "KubectlEvictionRequestDrainCompleted"
-	// ReasonPluginDrainFailed: kubectl evictionrequest drain gave up, most
-	// often at its --timeout, with pods left (both False).
-	ReasonPluginDrainFailed = "KubectlEvictionRequestDrainFailed"
-	// ReasonPluginDrainInterrupted: kubectl evictionrequest drain was
-	// interrupted (SIGINT or SIGTERM) with pods left (both False).
-	ReasonPluginDrainInterrupted = "KubectlEvictionRequestDrainInterrupted"
-)
-
-// Reasons of the declarative drain's conditions before it took Kubernetes
-// 1.37's node lifecycle conditions' style: still its own for one release,
-// so that a drain under way at the upgrade goes on and its old conditions
-// are cleared.
-const (
-	legacyReasonEvictingPods        = "EvictingPods"
-	legacyReasonAllPodsGone         = "AllPodsGone"
-	legacyReasonPodsRemaining       = "PodsRemaining"
-	legacyReasonDrainRefused        = "DrainRefused"
-	legacyReasonShutdownEvicting    = "NodeShuttingDown"
-	legacyReasonShutdownAllPodsGone = "AllPodsGoneBeforeShutdown"
-)
-
-// IsNodeDrainReason reports whether reason is one the declarative node
-// drain writes, or wrote before this release: the conditions it may clear.
-func IsNodeDrainReason(reason string) bool {
-	switch reason {
-	case ReasonNodeDrainStarted, ReasonNodeDrainCompleted, ReasonNodeDrainRefused, ReasonNodeDrainFailed, ReasonNodeDrainQueued,
-		legacyReasonEvictingPods, legacyReasonAllPodsGone, legacyReasonPodsRemaining, legacyReasonDrainRefused:
-		return true
-	}
-	return IsShutdownDrainReason(reason)
-}
-
-// IsShutdownDrainReason reports whether reason is one of the declarative
-// node drain's for a graceful shutdown.
-func IsShutdownDrainReason(reason string) bool {
-	switch reason {
-	case ReasonShutdownDrainStarted, ReasonShutdownDrainCompleted, legacyReasonShutdownEvicting, legacyReasonShutdownAllPodsGone:
-		return true
-	}
-	return false
-}
+// Each drain through EvictionRequests writes the node lifecycle conditions
+// corev1.NodeDrainInProgress and corev1.NodeDrained (KEP-5683) with
+// reasons of its own, in the style of kubectl drain
+// --report-node-conditions' KubectlDrainStarted...: the reason tells who
+// drains the node, and each drain clears only the conditions it wrote. The
+// declarative node drain's reasons are in pkg/controller/nodedrain, the
+// kubectl plugin's beside its command.
 
 // DrainConditions returns the DrainInProgress and Drained conditions of a
 // drain with reason and message: DrainInProgress True while inProgress,

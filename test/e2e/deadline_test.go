@@ -23,10 +23,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evictionrequest/apiserver/pkg/cmd/plugin"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
@@ -76,7 +77,7 @@ func TestPluginDrainEscalatesAtItsDeadline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if at, escalation := er.Annotations[v1alpha1.DrainDeadlineAnnotation], er.Annotations[v1alpha1.DrainOnDeadlineAnnotation]; at == "" || escalation != tc.onDeadline {
+			if at, escalation := er.Annotations[drain.DeadlineAnnotation], er.Annotations[drain.OnDeadlineAnnotation]; at == "" || escalation != tc.onDeadline {
 				t.Errorf("the request's annotations %v lack the deadline for its interceptors", er.Annotations)
 			}
 			if tc.onDeadline == "fail" && !strings.Contains(r.Stderr, fmt.Sprintf("interceptor %s is active", parkedInterceptor)) {
@@ -104,7 +105,7 @@ func TestPluginDrainsAPoolInWaves(t *testing.T) {
 		t.Fatalf("the drain: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
 	for _, node := range nodes {
-		f.WaitForNode(t, node, "Drained=True", framework.NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonPluginDrainCompleted, ""))
+		f.WaitForNode(t, node, "Drained=True", framework.NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, plugin.ReasonDrainCompleted, ""))
 	}
 	if got := seen(); got.MaxDraining != 1 || !got.Queued[nodes[1]] || !got.Queued[nodes[2]] {
 		t.Errorf("on the Nodes: at most %d draining at once, queued %v; want 1, and the later waves' %v queued", got.MaxDraining, got.Queued, nodes[1:])

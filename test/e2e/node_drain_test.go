@@ -60,7 +60,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 
 	f.MarkForDrain(t, node, true)
 	drained := f.WaitForNode(t, node, "the node to be drained", func(n *corev1.Node) error {
-		if !n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != nodedrain.DefaultRequesterName {
+		if !n.Spec.Unschedulable || n.Annotations[drain.CordonedByAnnotation] != nodedrain.DefaultRequesterName {
 			return fmt.Errorf("not cordoned by the drain: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 		}
 		if err := conditionIs(n, corev1.NodeDrained, corev1.ConditionTrue, "skipped: 1 DaemonSet-managed, 1 mirror"); err != nil {
@@ -101,7 +101,7 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 
 	f.MarkForDrain(t, node, false)
 	f.WaitForNode(t, node, "the drain to end", func(n *corev1.Node) error {
-		if n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
+		if n.Spec.Unschedulable || n.Annotations[drain.CordonedByAnnotation] != "" {
 			return fmt.Errorf("still cordoned: %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 		}
 		if drain.FindNodeCondition(n, corev1.NodeDrained) != nil || drain.FindNodeCondition(n, corev1.NodeDrainInProgress) != nil {
@@ -121,10 +121,10 @@ func TestDeclarativeNodeDrainRefusesBarePods(t *testing.T) {
 	ns := f.NewNamespace(t)
 	node := f.NewNode(t)
 	pod := f.CreatePod(t, ns, "solo-0", framework.PodOptions{Node: node})
-	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.NodeDrainAnnotation: "true"}}})
+	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{nodedrain.DrainAnnotation: "true"}}})
 	f.WaitForNode(t, node, "the drain refused", func(n *corev1.Node) error {
 		return conditionIs(n, corev1.NodeDrainInProgress, corev1.ConditionFalse,
-			"cannot request the eviction of Pods that declare no controller (annotate the node "+v1alpha1.NodeDrainForceAnnotation+"=true to override): "+ns+"/solo-0")
+			"cannot request the eviction of Pods that declare no controller (annotate the node "+nodedrain.ForceAnnotation+"=true to override): "+ns+"/solo-0")
 	})
 	f.WaitForEvents(t, "", "Node", node, nodedrain.EventDrainRefused)
 	if n, err := f.Kube.CoreV1().Nodes().Get(t.Context(), node, metav1.GetOptions{}); err != nil || n.Spec.Unschedulable {

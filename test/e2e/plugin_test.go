@@ -185,7 +185,7 @@ func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if er.Annotations[v1alpha1.DrainDeadlineAnnotation] == "" {
+			if er.Annotations[drainpkg.DeadlineAnnotation] == "" {
 				return fmt.Errorf("request of %s without the deadline: %v", pod.Name, er.Annotations)
 			}
 		}
@@ -206,12 +206,12 @@ func TestPluginDrainInterruptedWithdrawsItsRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := framework.NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionFalse, drainpkg.ReasonPluginDrainInterrupted, "interrupted")(n); err != nil {
+	if err := framework.NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionFalse, plugin.ReasonDrainInterrupted, "interrupted")(n); err != nil {
 		t.Error(err)
 	}
 	for _, pod := range pods {
 		er := f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
-		if _, ok := er.Annotations[v1alpha1.DrainDeadlineAnnotation]; ok {
+		if _, ok := er.Annotations[drainpkg.DeadlineAnnotation]; ok {
 			t.Errorf("the withdrawn request of %s keeps the drain's deadline: %v", pod.Name, er.Annotations)
 		}
 		if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil {
@@ -233,7 +233,7 @@ func TestPluginDrainTimesOutNamingTheBlockers(t *testing.T) {
 	if r.Err == nil {
 		t.Fatalf("a drain that cannot finish exited 0; stdout:\n%s", r.Stdout)
 	}
-	f.WaitForNode(t, node, "the failed drain reported", framework.NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionFalse, drainpkg.ReasonPluginDrainFailed, "timed out after 25s"))
+	f.WaitForNode(t, node, "the failed drain reported", framework.NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionFalse, plugin.ReasonDrainFailed, "timed out after 25s"))
 	for _, want := range []string{
 		"timed out after 25s waiting for 2 pods:",
 		"pod " + ns + "/parked-0: Intercepted: interceptor " + parkedInterceptor + " is active, no heartbeat yet",
@@ -360,7 +360,7 @@ func TestPluginDrainSafetyFlags(t *testing.T) {
 		t.Errorf("an EvictionRequest exists after the dry runs: %v", err)
 	}
 	r = f.RunCommand(t, 2*time.Minute, pluginBinary, "drain", "-l", "pool="+ns, "--force", "--delete-emptydir-data", "--ignore-daemonsets", "--timeout=90s", "--report-node-conditions")
-	f.WaitForNode(t, busy, "the completed drain reported", framework.NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drainpkg.ReasonPluginDrainCompleted, ""))
+	f.WaitForNode(t, busy, "the completed drain reported", framework.NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, plugin.ReasonDrainCompleted, ""))
 	if r.Err != nil || !strings.Contains(r.Stderr, "Warning: node "+busy+": evicting Pods that use emptyDir local storage, whose data is lost: "+ns+"/cache-0") {
 		t.Errorf("the drain with the overrides: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}

@@ -28,11 +28,8 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
-	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
-	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
-	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 	"github.com/evictionrequest/apiserver/pkg/version"
 )
@@ -86,7 +83,7 @@ func (o *Options) controllers() []controllermanager.Descriptor {
 	return []controllermanager.Descriptor{
 		{Name: lifecycle.ControllerName, Enabled: true, Init: o.newEvictionRequestController},
 		{Name: evictor.ControllerName, Enabled: o.Evictor, Init: o.newEvictor},
-		{Name: nodedrain.ControllerName, Enabled: o.NodeDrain.Enabled, Init: o.newNodeDrain},
+		o.NodeDrain.Descriptor(evictionapi.Lifecycle, o.Client),
 	}
 }
 
@@ -111,25 +108,4 @@ func (o *Options) newEvictor(ctx context.Context, cc *controllermanager.Context)
 		return nil, err
 	}
 	return controllermanager.WithWorkers(c, o.Workers), nil
-}
-
-// newNodeDrain builds the declarative node drain and graceful-shutdown
-// requester: the same controller as evictionrequest-apiserver's,
-// requesting through an EvictionRequest of its own per pod.
-func (o *Options) newNodeDrain(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
-	p, err := participant.New(evictionapi.Lifecycle, o.NodeDrain.Requester, cc.Client, nil,
-		requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: o.Client.CallTimeout})
-	if err != nil {
-		return nil, err
-	}
-	pods := cc.Informers.Core().V1().Pods()
-	if err := nodedrain.AddPodIndexer(pods); err != nil {
-		return nil, err
-	}
-	c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, p, participant.Informers{Kube: cc.Informers}, cc.Informers.Core().V1().Nodes(), pods,
-		cc.Informers.Policy().V1().PodDisruptionBudgets(), cc.Clock, o.Client.CallTimeout, o.NodeDrain.Options)
-	if err != nil {
-		return nil, err
-	}
-	return controllermanager.WithWorkers(c, o.NodeDrain.Workers), nil
 }

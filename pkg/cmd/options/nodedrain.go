@@ -17,13 +17,18 @@ limitations under the License.
 package options
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
 // NodeDrainOptions configure the declarative node drain that
@@ -112,4 +117,28 @@ func (o *NodeDrainOptions) Validate(validName func(string) error) []error {
 	}
 	o.OnDeadline = escalation
 	return errs
+}
+
+// Descriptor is the declarative node drain of a controller manager,
+// requesting evictions on api through the clients and informers of each
+// term's context: the one assembly of the node drain, which
+// evictionrequest-apiserver and evictionrequest-controller both run. The
+// term's informers of requests must keep drain.RequestAnnotations.
+func (o *NodeDrainOptions) Descriptor(api evictionapi.API, client *ClientOptions) controllermanager.Descriptor {
+	return controllermanager.Descriptor{
+		Name: nodedrain.ControllerName, Enabled: o.Enabled, Informers: nodedrain.RegisterInformers,
+		Init: func(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+			p, err := participant.New(api, o.Requester, cc.Client, cc.EvictionRequests,
+				requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: client.CallTimeout})
+			if err != nil {
+				return nil, err
+			}
+			c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, p,
+				participant.Informers{Kube: cc.Informers, EvictionRequests: cc.EvictionRequestInformers}, cc.Clock, client.CallTimeout, o.Options)
+			if err != nil {
+				return nil, err
+			}
+			return controllermanager.WithWorkers(c, o.Workers), nil
+		},
+	}
 }

@@ -134,7 +134,7 @@ change. Ctrl-C withdraws the drain's requester from the requests that are not co
 			"Every node is cordoned first, so that the pods of one wave do not land on the next. Empty drains them all at once.")
 	cmd.Flags().BoolVar(&d.ReportNodeConditions, "report-node-conditions", d.ReportNodeConditions,
 		"Write the node lifecycle conditions DrainInProgress and Drained (Kubernetes 1.37) on the nodes: at the start, and when the drain completes, fails or is interrupted (reasons "+
-			drain.ReasonPluginDrainStarted+", "+drain.ReasonPluginDrainCompleted+", "+drain.ReasonPluginDrainFailed+", "+drain.ReasonPluginDrainInterrupted+"). Needs patch on nodes/status.")
+			ReasonDrainStarted+", "+ReasonDrainCompleted+", "+ReasonDrainFailed+", "+ReasonDrainInterrupted+"). Needs patch on nodes/status.")
 	cmd.Flags().StringVarP(&d.Output, "output", "o", d.Output, "Progress output: auto (a live table on a terminal, one line per change otherwise), table or lines.")
 	return cmd
 }

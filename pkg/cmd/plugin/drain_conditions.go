@@ -35,7 +35,7 @@ const finalReportTimeout = 5 * time.Second
 // reportStarted writes DrainInProgress=True and Drained=False on nodes with
 // --report-node-conditions, unless already written.
 func (d *DrainOptions) reportStarted(ctx context.Context, nodes ...string) {
-	d.reportConditions(ctx, d.unreported(nodes, drain.ReasonPluginDrainStarted), true, false, drain.ReasonPluginDrainStarted,
+	d.reportConditions(ctx, d.unreported(nodes, ReasonDrainStarted), true, false, ReasonDrainStarted,
 		fmt.Sprintf("kubectl evictionrequest drain requests the eviction of the node's pods as %s.", d.requesterName()))
 }
 
@@ -46,13 +46,13 @@ func (d *DrainOptions) reportQueued(ctx context.Context, wave int, nodes ...stri
 	if !d.Cordon {
 		state = "not cordoned (--cordon=false)"
 	}
-	d.reportConditions(ctx, nodes, false, false, drain.ReasonPluginDrainQueued,
+	d.reportConditions(ctx, nodes, false, false, ReasonDrainQueued,
 		fmt.Sprintf("kubectl evictionrequest drain drains %d nodes at once (--max-concurrent-nodes); this one waits for its wave, %s.", wave, state))
 }
 
 // reportDrained writes Drained=True on nodes, drained before the others.
 func (d *DrainOptions) reportDrained(ctx context.Context, nodes ...string) {
-	d.reportConditions(ctx, d.unreported(nodes, drain.ReasonPluginDrainCompleted), false, true, drain.ReasonPluginDrainCompleted,
+	d.reportConditions(ctx, d.unreported(nodes, ReasonDrainCompleted), false, true, ReasonDrainCompleted,
 		"kubectl evictionrequest drain: no pod is left to evict.")
 }
 
@@ -78,7 +78,7 @@ func (d *DrainOptions) reportEnded(ctx, sigCtx context.Context, err error) error
 		d.reportInterrupted(ctx)
 	default:
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		d.reportConditions(ctx, d.unreported(d.Nodes, drain.ReasonPluginDrainCompleted), false, false, drain.ReasonPluginDrainFailed, "kubectl evictionrequest drain failed: "+first)
+		d.reportConditions(ctx, d.unreported(d.Nodes, ReasonDrainCompleted), false, false, ReasonDrainFailed, "kubectl evictionrequest drain failed: "+first)
 	}
 	return err
 }
@@ -93,7 +93,7 @@ func (d *DrainOptions) reportInterrupted(ctx context.Context) {
 	d.interruptReported = true
 	reportCtx, cancel := context.WithTimeout(ctx, finalReportTimeout)
 	defer cancel()
-	d.reportConditions(reportCtx, d.unreported(d.Nodes, drain.ReasonPluginDrainCompleted), false, false, drain.ReasonPluginDrainInterrupted,
+	d.reportConditions(reportCtx, d.unreported(d.Nodes, ReasonDrainCompleted), false, false, ReasonDrainInterrupted,
 		"kubectl evictionrequest drain was interrupted.")
 }
 

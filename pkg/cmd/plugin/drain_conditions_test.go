@@ -46,9 +46,9 @@ func TestDrainReportsNodeConditions(t *testing.T) {
 		reason      string
 		message     string
 	}{
-		{"completed", nil, false, corev1.ConditionFalse, corev1.ConditionTrue, drain.ReasonPluginDrainCompleted, "no pod is left"},
-		{"timed out", timedOut, false, corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainFailed, "failed: timed out after 25s waiting for 1 pod:"},
-		{"interrupted", errors.New("interrupted: withdrew"), true, corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainInterrupted, "interrupted"},
+		{"completed", nil, false, corev1.ConditionFalse, corev1.ConditionTrue, ReasonDrainCompleted, "no pod is left"},
+		{"timed out", timedOut, false, corev1.ConditionFalse, corev1.ConditionFalse, ReasonDrainFailed, "failed: timed out after 25s waiting for 1 pod:"},
+		{"interrupted", errors.New("interrupted: withdrew"), true, corev1.ConditionFalse, corev1.ConditionFalse, ReasonDrainInterrupted, "interrupted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, _, _, _ := testOptions(t, []runtime.Object{wrappers.MakeNode("node-a").Obj()}, nil)
@@ -56,7 +56,7 @@ func TestDrainReportsNodeConditions(t *testing.T) {
 			ctx := t.Context()
 			d.reportStarted(ctx, d.Nodes...)
 			node := getNode(t, d)
-			if c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonPluginDrainStarted {
+			if c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonDrainStarted {
 				t.Errorf("DrainInProgress at the start = %+v", c)
 			}
 
@@ -113,18 +113,18 @@ func TestDrainInWavesReportsEachNode(t *testing.T) {
 			t.Errorf("%s: DrainInProgress %+v, Drained %+v; want %s, %s, reason %s", name, p, c, inProgress, drained, reason)
 		}
 	}
-	want("node-b", corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainQueued)
+	want("node-b", corev1.ConditionFalse, corev1.ConditionFalse, ReasonDrainQueued)
 
 	run := &drainRun{d: d, waves: true}
 	run.printNodes(ctx, map[string]drain.NodeState{"node-a": {Started: true}, "node-b": {Started: true, Left: 2}, "node-c": {}})
-	want("node-a", corev1.ConditionFalse, corev1.ConditionTrue, drain.ReasonPluginDrainCompleted)
-	want("node-b", corev1.ConditionTrue, corev1.ConditionFalse, drain.ReasonPluginDrainStarted)
-	want("node-c", corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainQueued)
+	want("node-a", corev1.ConditionFalse, corev1.ConditionTrue, ReasonDrainCompleted)
+	want("node-b", corev1.ConditionTrue, corev1.ConditionFalse, ReasonDrainStarted)
+	want("node-c", corev1.ConditionFalse, corev1.ConditionFalse, ReasonDrainQueued)
 
 	_ = d.reportEnded(ctx, ctx, errors.New("timed out"))
-	want("node-a", corev1.ConditionFalse, corev1.ConditionTrue, drain.ReasonPluginDrainCompleted)
-	want("node-b", corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainFailed)
-	want("node-c", corev1.ConditionFalse, corev1.ConditionFalse, drain.ReasonPluginDrainFailed)
+	want("node-a", corev1.ConditionFalse, corev1.ConditionTrue, ReasonDrainCompleted)
+	want("node-b", corev1.ConditionFalse, corev1.ConditionFalse, ReasonDrainFailed)
+	want("node-c", corev1.ConditionFalse, corev1.ConditionFalse, ReasonDrainFailed)
 }
 
 // A drain whose conditions cannot be written warns and goes on.

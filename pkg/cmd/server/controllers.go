@@ -24,6 +24,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 	componentbaseconfig "k8s.io/component-base/config"
 
@@ -33,10 +34,9 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
-	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
-	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
@@ -116,10 +116,10 @@ func (o *ControllerOptions) Validate() []error {
 const componentName = "evictionrequest-apiserver"
 
 // ApplyTo sets the controller manager the server runs from a post-start
-// hook, none when the controllers are off. It asks the server-wide informer
-// factory, which the server starts before the hook runs, for the informers
-// the controllers share with admission: one cache of the cluster's pods per
-// process.
+// hook, none when the controllers are off. Its controllers share the
+// server-wide informer factory, which the server starts before the hook
+// runs: one cache of the cluster's pods per process, shared with
+// admission. Their informers are registered on it here, before it starts.
 func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 	if !o.Enabled {
 		return nil
@@ -132,29 +132,45 @@ func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 	if err != nil {
 		return err
 	}
-	factory.Core().V1().Pods().Informer()
-	if o.NodeDrain.Enabled {
-		if err := nodedrain.AddPodIndexer(factory.Core().V1().Pods()); err != nil {
-			return err
-		}
-		factory.Core().V1().Nodes().Informer()
-		factory.Policy().V1().PodDisruptionBudgets().Informer()
-	}
 	metrics.Register()
-	config.ExtraConfig.Controllers = &controllermanager.Manager{
+	m := &controllermanager.Manager{
 		Name:            componentName,
 		LeaderElection:  o.LeaderElection,
 		Client:          client,
 		EventClient:     eventClient,
 		SharedInformers: factory,
-		// The controllers read no labels, annotations or managedFields of
-		// their requests (cachetransform.StripMetadata).
-		EvictionRequestInformerOptions: []externalversions.SharedInformerOption{externalversions.WithTransform(cachetransform.StripMetadata)},
+		// The EvictionRequest informers keep no labels and no managedFields:
+		// the eviction request controller reads neither, and writes only
+		// /status. They keep the annotations the node drain reads of its
+		// requests, to remove the deadline it announced when it withdraws.
+		EvictionRequestInformerOptions: []externalversions.SharedInformerOption{
+			externalversions.WithTransform(cachetransform.StripMetadataKeeping(requestAnnotationsRead(o.NodeDrain)...)),
+		},
 		Controllers: []controllermanager.Descriptor{
-			{Name: coordinationcontroller.ControllerName, Enabled: true, Init: o.newEvictionRequestController},
-			{Name: nodedrain.ControllerName, Enabled: o.NodeDrain.Enabled, Init: o.newNodeDrain},
+			{Name: coordinationcontroller.ControllerName, Enabled: true, Informers: registerPods, Init: o.newEvictionRequestController},
+			o.NodeDrain.Descriptor(evictionapi.Coordination, o.Client),
 		},
 	}
+	if err := m.RegisterInformers(); err != nil {
+		return err
+	}
+	config.ExtraConfig.Controllers = m
+	return nil
+}
+
+// requestAnnotationsRead are the annotations of EvictionRequests the
+// server's controllers read: the node drain's, when it runs.
+func requestAnnotationsRead(nodeDrain *options.NodeDrainOptions) []string {
+	if !nodeDrain.Enabled {
+		return nil
+	}
+	return drain.RequestAnnotations
+}
+
+// registerPods registers the pod informer the eviction request controller
+// reads.
+func registerPods(factory informers.SharedInformerFactory) error {
+	factory.Core().V1().Pods().Informer()
 	return nil
 }
 
@@ -167,21 +183,4 @@ func (o *ControllerOptions) newEvictionRequestController(ctx context.Context, cc
 		return nil, err
 	}
 	return controllermanager.WithWorkers(c, o.Workers), nil
-}
-
-// newNodeDrain builds the declarative node drain and graceful-shutdown
-// requester.
-func (o *ControllerOptions) newNodeDrain(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
-	p, err := participant.New(evictionapi.Coordination, o.NodeDrain.Requester, cc.Client, cc.EvictionRequests,
-		requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: o.Client.CallTimeout})
-	if err != nil {
-		return nil, err
-	}
-	c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, p, participant.Informers{EvictionRequests: cc.EvictionRequestInformers},
-		cc.Informers.Core().V1().Nodes(), cc.Informers.Core().V1().Pods(),
-		cc.Informers.Policy().V1().PodDisruptionBudgets(), cc.Clock, o.Client.CallTimeout, o.NodeDrain.Options)
-	if err != nil {
-		return nil, err
-	}
-	return controllermanager.WithWorkers(c, o.NodeDrain.Workers), nil
 }

@@ -209,19 +209,19 @@ func (q *budgetQueue) place(name string) hold {
 // isDraining is true for a node whose drain, by its condition, runs.
 func isDraining(node *corev1.Node) bool {
 	c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
-	return c != nil && c.Status == corev1.ConditionTrue && c.Reason == drain.ReasonNodeDrainStarted
+	return c != nil && c.Status == corev1.ConditionTrue && c.Reason == ReasonDrainStarted
 }
 
 // isQueued is true for a node whose drain, by its condition, waits.
 func isQueued(node *corev1.Node) bool {
 	c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
-	return c != nil && c.Reason == drain.ReasonNodeDrainQueued
+	return c != nil && c.Reason == ReasonDrainQueued
 }
 
 // queuedSince is when node started waiting: its queued condition's
 // transition, else now.
 func queuedSince(node *corev1.Node, now time.Time) time.Time {
-	if c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); c != nil && c.Reason == drain.ReasonNodeDrainQueued {
+	if c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); c != nil && c.Reason == ReasonDrainQueued {
 		return c.LastTransitionTime.Time
 	}
 	return now
@@ -240,7 +240,7 @@ func (c *Controller) wait(ctx context.Context, node *corev1.Node, h hold) error 
 			h.poolBudget, c.opts.PoolLabel, h.pool, c.opts.PoolBudget)
 	}
 	message := fmt.Sprintf("Queued: %s; position %d in the queue. The node is not cordoned yet.", budget, h.position)
-	return c.writeConditions(ctx, node, drain.DrainConditions(false, false, drain.ReasonNodeDrainQueued, message))
+	return c.writeConditions(ctx, node, drain.DrainConditions(false, false, ReasonDrainQueued, message))
 }
 
 // release frees the budget's slot of node, whose drain is done or ended,

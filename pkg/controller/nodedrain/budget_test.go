@@ -25,7 +25,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
@@ -53,7 +52,7 @@ func TestTheBudgetDrainsOneNodeAtATime(t *testing.T) {
 	f := newFixtureWith(t, Options{MaxConcurrentDrains: 1})
 	names := []string{"node-a", "node-b", "node-c"}
 	for _, name := range names {
-		f.add(wrappers.MakeNode(name).Annotation(v1alpha1.NodeDrainAnnotation, "true").Annotation(v1alpha1.NodeDrainForceAnnotation, "true").Obj(),
+		f.add(wrappers.MakeNode(name).Annotation(DrainAnnotation, "true").Annotation(ForceAnnotation, "true").Obj(),
 			wrappers.MakePod("web-"+name).Node(name).Obj())
 	}
 	a := f.syncNode("node-a")
@@ -66,7 +65,7 @@ func TestTheBudgetDrainsOneNodeAtATime(t *testing.T) {
 	}
 	for node, position := range map[*corev1.Node]string{b: "position 1", c: "position 2"} {
 		cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
-		if cond == nil || cond.Reason != drain.ReasonNodeDrainQueued || !strings.Contains(cond.Message, position) {
+		if cond == nil || cond.Reason != ReasonDrainQueued || !strings.Contains(cond.Message, position) {
 			t.Errorf("%s: DrainInProgress = %+v, want queued at %s", node.Name, cond, position)
 		}
 	}
@@ -119,7 +118,7 @@ func TestAPoolsBudgetHoldsOnlyItsPool(t *testing.T) {
 			f.add(node.Obj())
 			continue
 		}
-		f.add(node.Annotation(v1alpha1.NodeDrainAnnotation, "true").Annotation(v1alpha1.NodeDrainForceAnnotation, "true").Obj(),
+		f.add(node.Annotation(DrainAnnotation, "true").Annotation(ForceAnnotation, "true").Obj(),
 			wrappers.MakePod("web-"+name).Node(name).Obj())
 	}
 	got := map[string]*corev1.Node{}
@@ -131,12 +130,12 @@ func TestAPoolsBudgetHoldsOnlyItsPool(t *testing.T) {
 		"none": "the budget (--max-concurrent-node-drains); position 2"} {
 		cond := drain.FindNodeCondition(got[name], corev1.NodeDrainInProgress)
 		if want == "" {
-			if !got[name].Spec.Unschedulable || cond == nil || cond.Reason != drain.ReasonNodeDrainStarted {
+			if !got[name].Spec.Unschedulable || cond == nil || cond.Reason != ReasonDrainStarted {
 				t.Errorf("%s: cordoned %v, DrainInProgress %+v; want its drain running", name, got[name].Spec.Unschedulable, cond)
 			}
 			continue
 		}
-		if got[name].Spec.Unschedulable || cond == nil || cond.Reason != drain.ReasonNodeDrainQueued || !strings.Contains(cond.Message, want) {
+		if got[name].Spec.Unschedulable || cond == nil || cond.Reason != ReasonDrainQueued || !strings.Contains(cond.Message, want) {
 			t.Errorf("%s: cordoned %v, DrainInProgress %+v; want it queued: %q", name, got[name].Spec.Unschedulable, cond, want)
 		}
 	}
@@ -148,7 +147,7 @@ func TestAPoolsBudgetHoldsOnlyItsPool(t *testing.T) {
 func TestAReleaseCountsBeforeTheCacheShowsIt(t *testing.T) {
 	f := newFixtureWith(t, Options{MaxConcurrentDrains: 1})
 	for _, name := range []string{"node-a", "node-b"} {
-		f.add(wrappers.MakeNode(name).Annotation(v1alpha1.NodeDrainAnnotation, "true").Annotation(v1alpha1.NodeDrainForceAnnotation, "true").Obj(),
+		f.add(wrappers.MakeNode(name).Annotation(DrainAnnotation, "true").Annotation(ForceAnnotation, "true").Obj(),
 			wrappers.MakePod("web-"+name).Node(name).Obj())
 	}
 	f.syncNode("node-a")

@@ -24,7 +24,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
@@ -34,15 +33,15 @@ import (
 // cost a write, every second.
 func desiredConditions(state nodeState, selection drain.Selection, report drain.Report, now time.Time) []corev1.NodeCondition {
 	summary := report.Summary
-	why := "the " + v1alpha1.NodeDrainAnnotation + " annotation asks for it"
-	started, completed := drain.ReasonNodeDrainStarted, drain.ReasonNodeDrainCompleted
+	why := "the " + DrainAnnotation + " annotation asks for it"
+	started, completed := ReasonDrainStarted, ReasonDrainCompleted
 	switch {
 	case state.marked:
 	case state.maintenance:
 		why = "its " + string(corev1.NodeMaintenancePlanned) + " condition is True"
 	default:
 		why = "the node is shutting down"
-		started, completed = drain.ReasonShutdownDrainStarted, drain.ReasonShutdownDrainCompleted
+		started, completed = ReasonShutdownDrainStarted, ReasonShutdownDrainCompleted
 	}
 	skipped := ""
 	if s := selection.SkippedSummary(); s != "" {
@@ -54,7 +53,7 @@ func desiredConditions(state nodeState, selection drain.Selection, report drain.
 	left := fmt.Sprintf("%s left to evict (%s)%s", drain.Pods(summary.Left()), summary.Breakdown(), skipped)
 	deadline := report.Deadline
 	if deadline.Escalation == drain.EscalateFail && deadline.Passed(now) {
-		return drain.DrainConditions(false, false, drain.ReasonNodeDrainFailed,
+		return drain.DrainConditions(false, false, ReasonDrainFailed,
 			fmt.Sprintf("The drain's deadline %s passed with %s; the requests stay.", deadline.At.UTC().Format(time.RFC3339), left))
 	}
 	message := fmt.Sprintf("Draining because %s: %s.", why, left)
@@ -79,7 +78,7 @@ func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state
 	switch {
 	case conditions[1].Status == corev1.ConditionTrue:
 		phase = EventDrained
-	case conditions[0].Reason == drain.ReasonNodeDrainFailed:
+	case conditions[0].Reason == ReasonDrainFailed:
 		phase, eventType = EventDrainFailed, corev1.EventTypeWarning
 	}
 	if c.announce(node.Name, phase) {
@@ -103,7 +102,7 @@ func (c *Controller) writeConditions(ctx context.Context, node *corev1.Node, con
 // refusal, Drained False, and an event.
 func (c *Controller) refuse(ctx context.Context, node *corev1.Node, refusal error) error {
 	message := fmt.Sprintf("The drain refuses to start, and changed nothing: %s.", strings.ReplaceAll(refusal.Error(), "\n", "; "))
-	if err := c.writeConditions(ctx, node, drain.DrainConditions(false, false, drain.ReasonNodeDrainRefused, message)); err != nil {
+	if err := c.writeConditions(ctx, node, drain.DrainConditions(false, false, ReasonDrainRefused, message)); err != nil {
 		return err
 	}
 	if c.announce(node.Name, EventDrainRefused+message) {
@@ -115,9 +114,9 @@ func (c *Controller) refuse(ctx context.Context, node *corev1.Node, refusal erro
 // overrideAnnotation names the Node annotation that overrides a refusal.
 func overrideAnnotation(reason drain.RefuseReason) string {
 	if reason == drain.RefuseUnmanaged {
-		return "annotate the node " + v1alpha1.NodeDrainForceAnnotation + "=true"
+		return "annotate the node " + ForceAnnotation + "=true"
 	}
-	return "annotate the node " + v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation + "=true"
+	return "annotate the node " + DeleteEmptyDirDataAnnotation + "=true"
 }
 
 // announce records phase as the last announced phase of the node's drain

@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
@@ -58,8 +57,8 @@ func TestGracefulNodeShutdownInProgressStartsAndStopsTheDrain(t *testing.T) {
 	if diff := cmp.Diff(map[string][]string{"web-0": {me}}, f.requesters()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonShutdownDrainStarted {
-		t.Errorf("DrainInProgress = %+v, want True with reason %s", c, drain.ReasonShutdownDrainStarted)
+	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonShutdownDrainStarted {
+		t.Errorf("DrainInProgress = %+v, want True with reason %s", c, ReasonShutdownDrainStarted)
 	}
 
 	// The condition says the shutdown is off even though the drain's own
@@ -92,7 +91,7 @@ func TestGracefulNodeShutdownInProgressFalseOverridesReady(t *testing.T) {
 func TestMaintenancePlannedDrainsWhenOptedIn(t *testing.T) {
 	planned := func() *corev1.Node {
 		return node().Condition(corev1.NodeMaintenancePlanned, corev1.ConditionTrue, "MaintenanceWindow", "").
-			Annotation(v1alpha1.NodeDrainForceAnnotation, "true").Obj()
+			Annotation(ForceAnnotation, "true").Obj()
 	}
 	off := newFixture(t)
 	off.add(planned(), pod("web-0").Obj())
@@ -105,11 +104,11 @@ func TestMaintenancePlannedDrainsWhenOptedIn(t *testing.T) {
 	f.add(planned(), pod("web-0").Obj())
 	f.sync()
 	n := f.refreshNode()
-	if !n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != me {
+	if !n.Spec.Unschedulable || n.Annotations[drain.CordonedByAnnotation] != me {
 		t.Errorf("node after the drain started: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 	}
 	c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress)
-	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonNodeDrainStarted || !strings.Contains(c.Message, "MaintenancePlanned condition is True") {
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonDrainStarted || !strings.Contains(c.Message, "MaintenancePlanned condition is True") {
 		t.Errorf("DrainInProgress = %+v", c)
 	}
 
@@ -118,8 +117,8 @@ func TestMaintenancePlannedDrainsWhenOptedIn(t *testing.T) {
 	}
 	f.deleteRequest(pod("web-0").Obj())
 	f.sync()
-	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonNodeDrainCompleted {
-		t.Errorf("Drained = %+v, want True with reason %s", c, drain.ReasonNodeDrainCompleted)
+	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonDrainCompleted {
+		t.Errorf("Drained = %+v, want True with reason %s", c, ReasonDrainCompleted)
 	}
 
 	f.setCondition(corev1.NodeMaintenancePlanned, corev1.ConditionFalse, "")
@@ -134,12 +133,12 @@ func TestMaintenancePlannedDrainsWhenOptedIn(t *testing.T) {
 // its own.
 func TestARefusedDrainReportsBothConditionsFalse(t *testing.T) {
 	f := newFixture(t)
-	f.add(node().Annotation(v1alpha1.NodeDrainAnnotation, "true").Obj(), pod("bare").Obj())
+	f.add(node().Annotation(DrainAnnotation, "true").Obj(), pod("bare").Obj())
 	f.sync()
 	n := f.refreshNode()
 	for _, ct := range []corev1.NodeConditionType{corev1.NodeDrainInProgress, corev1.NodeDrained} {
-		if c := drain.FindNodeCondition(n, ct); c == nil || c.Status != corev1.ConditionFalse || c.Reason != drain.ReasonNodeDrainRefused {
-			t.Errorf("%s = %+v, want False with reason %s", ct, c, drain.ReasonNodeDrainRefused)
+		if c := drain.FindNodeCondition(n, ct); c == nil || c.Status != corev1.ConditionFalse || c.Reason != ReasonDrainRefused {
+			t.Errorf("%s = %+v, want False with reason %s", ct, c, ReasonDrainRefused)
 		}
 	}
 }
@@ -149,8 +148,8 @@ func TestARefusedDrainReportsBothConditionsFalse(t *testing.T) {
 // not drain.
 func TestAnotherDrainsConditionsStay(t *testing.T) {
 	f := newFixture(t)
-	f.add(node().Condition(corev1.NodeDrainInProgress, corev1.ConditionFalse, drain.ReasonPluginDrainFailed, "timed out").
-		Condition(corev1.NodeDrained, corev1.ConditionFalse, drain.ReasonPluginDrainFailed, "timed out").Obj())
+	f.add(node().Condition(corev1.NodeDrainInProgress, corev1.ConditionFalse, pluginDrainFailed, "timed out").
+		Condition(corev1.NodeDrained, corev1.ConditionFalse, pluginDrainFailed, "timed out").Obj())
 	f.controller.enqueueNodeOfInterest(nodeName)
 	if f.controller.queue.Len() != 0 {
 		t.Error("a node with another drain's conditions was enqueued")
@@ -160,7 +159,7 @@ func TestAnotherDrainsConditionsStay(t *testing.T) {
 		t.Errorf("the drain wrote %d times to a node it does not drain", writes)
 	}
 	n := f.refreshNode()
-	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c == nil || c.Reason != drain.ReasonPluginDrainFailed {
+	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c == nil || c.Reason != pluginDrainFailed {
 		t.Errorf("DrainInProgress = %+v, want the plugin's", c)
 	}
 }
@@ -176,7 +175,11 @@ func TestAShutdownDrainOfTheLastReleaseGoesOn(t *testing.T) {
 	if diff := cmp.Diff(map[string][]string{"web-0": {me}}, f.requesters()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrainInProgress); c == nil || c.Reason != drain.ReasonShutdownDrainStarted {
-		t.Errorf("DrainInProgress = %+v, want it rewritten with %s", c, drain.ReasonShutdownDrainStarted)
+	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrainInProgress); c == nil || c.Reason != ReasonShutdownDrainStarted {
+		t.Errorf("DrainInProgress = %+v, want it rewritten with %s", c, ReasonShutdownDrainStarted)
 	}
 }
+
+// pluginDrainFailed is a reason of kubectl evictionrequest drain
+// --report-node-conditions: another drain's condition.
+const pluginDrainFailed = "KubectlEvictionRequestDrainFailed"

@@ -33,14 +33,12 @@ package nodedrain
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	coreinformers "k8s.io/client-go/informers/core/v1"
-	policyinformers "k8s.io/client-go/informers/policy/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -71,9 +69,18 @@ const (
 	forbiddenRetry = 30 * time.Second
 )
 
-// AddPodIndexer indexes the pod informer by node, before it starts.
-func AddPodIndexer(podInformer coreinformers.PodInformer) error {
-	return podInformer.Informer().AddIndexers(cache.Indexers{PodNodeNameIndex: func(obj any) ([]string, error) {
+// RegisterInformers registers on factory the informers the controller
+// reads: nodes, pods indexed by node, and PodDisruptionBudgets. A factory
+// the controller shares with others must have them before it starts;
+// registering twice changes nothing.
+func RegisterInformers(factory informers.SharedInformerFactory) error {
+	factory.Core().V1().Nodes().Informer()
+	factory.Policy().V1().PodDisruptionBudgets().Informer()
+	pods := factory.Core().V1().Pods().Informer()
+	if _, ok := pods.GetIndexer().GetIndexers()[PodNodeNameIndex]; ok {
+		return nil
+	}
+	return pods.AddIndexers(cache.Indexers{PodNodeNameIndex: func(obj any) ([]string, error) {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok || pod.Spec.NodeName == "" {
 			return nil, nil
@@ -91,7 +98,7 @@ type Options struct {
 	DrainOnMaintenancePlanned bool
 	// Deadline, when positive, is how long after its start an admin's or
 	// a maintenance tool's drain waits before OnDeadline, unless the
-	// Node's annotations say otherwise (v1alpha1.DrainDeadlineAnnotation).
+	// Node's annotations say otherwise (drain.DeadlineAnnotation).
 	Deadline time.Duration
 	// OnDeadline is what the drain does then; fail when empty.
 	OnDeadline drain.Escalation
@@ -139,11 +146,16 @@ type Controller struct {
 }
 
 // NewController returns a node drain controller that requests evictions as
-// p, which reads its requests from informers of factories. The pod
-// informer must be indexed with AddPodIndexer.
+// p, which reads its requests from informers of factories: factories.Kube
+// informs of nodes, pods and PodDisruptionBudgets too (RegisterInformers).
+// The informers of requests must keep the annotations a drain reads
+// (drain.RequestAnnotations).
 func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventClient kubernetes.Interface, p participant.Participant, factories participant.Informers,
-	nodeInformer coreinformers.NodeInformer, podInformer coreinformers.PodInformer, pdbInformer policyinformers.PodDisruptionBudgetInformer,
 	clock clock.WithTicker, callTimeout time.Duration, opts Options) (*Controller, error) {
+	if err := RegisterInformers(factories.Kube); err != nil {
+		return nil, err
+	}
+	nodeInformer, podInformer, pdbInformer := factories.Kube.Core().V1().Nodes(), factories.Kube.Core().V1().Pods(), factories.Kube.Policy().V1().PodDisruptionBudgets()
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	c := &Controller{
@@ -163,10 +175,6 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		released:    map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodedrain", Clock: clock}),
-	}
-	if _, ok := c.podIndexer.GetIndexers()[PodNodeNameIndex]; !ok {
-		broadcaster.Shutdown()
-		return nil, fmt.Errorf("the pod informer has no %s index", PodNodeNameIndex)
 	}
 	c.drainer = &drain.Helper{
 		Participant: p,

@@ -78,17 +78,13 @@ func newFixtureWith(t *testing.T, opts Options) *fixture {
 	f := &fixture{t: t, ctx: ctx, kube: k8sfake.NewClientset(), evr: erfake.NewClientset(), clock: testingclock.NewFakeClock(start)}
 	kubeInformers := informers.NewSharedInformerFactory(f.kube, 0)
 	podInformer := kubeInformers.Core().V1().Pods()
-	if err := AddPodIndexer(podInformer); err != nil {
-		t.Fatal(err)
-	}
 	erInformers := erinformers.NewSharedInformerFactory(f.evr, 0)
 	erInformer := erInformers.Coordination().V1alpha1().EvictionRequests()
 	p, err := participant.New(evictionapi.Coordination, me, f.kube, f.evr, requester.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewController(ctx, f.kube, f.kube, p, participant.Informers{EvictionRequests: erInformers}, kubeInformers.Core().V1().Nodes(), podInformer,
-		kubeInformers.Policy().V1().PodDisruptionBudgets(), f.clock, time.Minute, opts)
+	c, err := NewController(ctx, f.kube, f.kube, p, participant.Informers{Kube: kubeInformers, EvictionRequests: erInformers}, f.clock, time.Minute, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +208,7 @@ func node() *wrappers.NodeWrapper {
 // marked is the node marked for drain, allowing the bare pods the tests
 // build (TestBarePodsAndEmptyDirPodsRefuseTheDrain covers the refusal).
 func marked() *wrappers.NodeWrapper {
-	return node().Annotation(v1alpha1.NodeDrainAnnotation, "true").Annotation(v1alpha1.NodeDrainForceAnnotation, "true")
+	return node().Annotation(DrainAnnotation, "true").Annotation(ForceAnnotation, "true")
 }
 
 func shuttingDown() *wrappers.NodeWrapper {
@@ -229,7 +225,7 @@ func pod(name string) *wrappers.PodWrapper {
 func TestBarePodsAndEmptyDirPodsRefuseTheDrain(t *testing.T) {
 	f := newFixture(t)
 	rs := "uid-rs"
-	f.add(node().Annotation(v1alpha1.NodeDrainAnnotation, "true").Obj(),
+	f.add(node().Annotation(DrainAnnotation, "true").Obj(),
 		pod("bare").Obj(), pod("cache").OwnedBy("apps/v1", "ReplicaSet", "cache", types.UID(rs)).EmptyDir("scratch").Obj())
 	f.sync()
 	n := f.refreshNode()
@@ -238,17 +234,17 @@ func TestBarePodsAndEmptyDirPodsRefuseTheDrain(t *testing.T) {
 	}
 	inProgress := drain.FindNodeCondition(n, corev1.NodeDrainInProgress)
 	want := "The drain refuses to start, and changed nothing: cannot request the eviction of Pods that declare no controller (annotate the node " +
-		v1alpha1.NodeDrainForceAnnotation + "=true to override): shop/bare; cannot request the eviction of Pods with local storage (annotate the node " +
-		v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation + "=true to override): shop/cache."
-	if inProgress == nil || inProgress.Reason != drain.ReasonNodeDrainRefused || inProgress.Message != want {
-		t.Errorf("DrainInProgress %+v, want reason %s and message\n%s", inProgress, drain.ReasonNodeDrainRefused, want)
+		ForceAnnotation + "=true to override): shop/bare; cannot request the eviction of Pods with local storage (annotate the node " +
+		DeleteEmptyDirDataAnnotation + "=true to override): shop/cache."
+	if inProgress == nil || inProgress.Reason != ReasonDrainRefused || inProgress.Message != want {
+		t.Errorf("DrainInProgress %+v, want reason %s and message\n%s", inProgress, ReasonDrainRefused, want)
 	}
 	if diff := cmp.Diff([]string{EventDrainRefused}, f.events()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 
-	n.Annotations[v1alpha1.NodeDrainForceAnnotation] = "true"
-	n.Annotations[v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation] = "true"
+	n.Annotations[ForceAnnotation] = "true"
+	n.Annotations[DeleteEmptyDirDataAnnotation] = "true"
 	if _, err := f.kube.CoreV1().Nodes().Update(f.ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +265,7 @@ func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {
 	f.sync()
 
 	n := f.refreshNode()
-	if !n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != me {
+	if !n.Spec.Unschedulable || n.Annotations[drain.CordonedByAnnotation] != me {
 		t.Errorf("node after the drain started: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 	}
 	if diff := cmp.Diff(map[string][]string{"web-0": {me}, "web-1": {me}}, f.requesters()); diff != "" {
@@ -310,7 +306,7 @@ func TestMarkedNodeIsCordonedAndItsPodsRequested(t *testing.T) {
 	}
 	f.sync()
 	n = f.refreshNode()
-	if c := drain.FindNodeCondition(n, corev1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != drain.ReasonNodeDrainCompleted {
+	if c := drain.FindNodeCondition(n, corev1.NodeDrained); c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonDrainCompleted {
 		t.Errorf("Drained = %+v", c)
 	}
 	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c == nil || c.Status != corev1.ConditionFalse {
@@ -348,7 +344,7 @@ func TestUnmarkingWithdrawsAndUncordons(t *testing.T) {
 	f.events()
 
 	n := f.refreshNode()
-	delete(n.Annotations, v1alpha1.NodeDrainAnnotation)
+	delete(n.Annotations, DrainAnnotation)
 	if _, err := f.kube.CoreV1().Nodes().Update(f.ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +352,7 @@ func TestUnmarkingWithdrawsAndUncordons(t *testing.T) {
 	f.sync()
 
 	n = f.refreshNode()
-	if n.Spec.Unschedulable || n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
+	if n.Spec.Unschedulable || n.Annotations[drain.CordonedByAnnotation] != "" {
 		t.Errorf("node after the drain ended: unschedulable %v, annotations %v", n.Spec.Unschedulable, n.Annotations)
 	}
 	if drain.FindNodeCondition(n, corev1.NodeDrainInProgress) != nil || drain.FindNodeCondition(n, corev1.NodeDrained) != nil || drain.FindNodeCondition(n, corev1.NodeReady) == nil {
@@ -401,10 +397,10 @@ func TestANodeAnAdminCordonedStaysCordoned(t *testing.T) {
 	f.add(marked().Unschedulable().Obj(), pod("web-0").Obj())
 	f.sync()
 	n := f.refreshNode()
-	if n.Annotations[v1alpha1.NodeCordonedByAnnotation] != "" {
+	if n.Annotations[drain.CordonedByAnnotation] != "" {
 		t.Errorf("the drain claimed a node an admin cordoned: %v", n.Annotations)
 	}
-	delete(n.Annotations, v1alpha1.NodeDrainAnnotation)
+	delete(n.Annotations, DrainAnnotation)
 	if _, err := f.kube.CoreV1().Nodes().Update(f.ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +415,7 @@ func TestANodeAnAdminCordonedStaysCordoned(t *testing.T) {
 func TestAForbiddenWithdrawalIsRetried(t *testing.T) {
 	f := newFixture(t)
 	db := pod("db-0").Obj()
-	f.add(node().Annotation(v1alpha1.NodeCordonedByAnnotation, me).Unschedulable().Obj(), db)
+	f.add(node().Annotation(drain.CordonedByAnnotation, me).Unschedulable().Obj(), db)
 	f.add(wrappers.MakeEvictionRequest(db, me).Policy(v1alpha1.Forbid).Active("migrator.example.com").Obj())
 	if requeue := f.sync(); requeue != forbiddenRetry {
 		t.Errorf("sync() requeues after %s, want %s", requeue, forbiddenRetry)
@@ -450,8 +446,8 @@ func TestAShuttingDownNodeGetsRequestsWithoutACordon(t *testing.T) {
 		t.Errorf("DrainInProgress = %+v", c)
 	}
 
-	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c.Reason != drain.ReasonShutdownDrainStarted {
-		t.Errorf("DrainInProgress reason %q, want %q", c.Reason, drain.ReasonShutdownDrainStarted)
+	if c := drain.FindNodeCondition(n, corev1.NodeDrainInProgress); c.Reason != ReasonShutdownDrainStarted {
+		t.Errorf("DrainInProgress reason %q, want %q", c.Reason, ReasonShutdownDrainStarted)
 	}
 
 	// The kubelet is gone: the node lifecycle controller turns Ready to
@@ -490,7 +486,7 @@ func TestAnUnreachableNodeIsNoShutdown(t *testing.T) {
 }
 
 func TestNodeUpdatesThatMatter(t *testing.T) {
-	base := marked().Condition(corev1.NodeDrainInProgress, corev1.ConditionTrue, drain.ReasonNodeDrainStarted, "2 pods left").Obj()
+	base := marked().Condition(corev1.NodeDrainInProgress, corev1.ConditionTrue, ReasonDrainStarted, "2 pods left").Obj()
 	for _, tc := range []struct {
 		name   string
 		mutate func(*corev1.Node)

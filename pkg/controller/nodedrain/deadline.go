@@ -22,7 +22,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
@@ -43,14 +42,14 @@ func (c *Controller) deadline(node *corev1.Node, state nodeState, started time.T
 	if c.opts.Deadline > 0 {
 		d.At = started.Add(c.opts.Deadline)
 	}
-	if value := node.Annotations[v1alpha1.DrainOnDeadlineAnnotation]; value != "" {
+	if value := node.Annotations[drain.OnDeadlineAnnotation]; value != "" {
 		escalation, err := drain.ParseEscalation(value)
 		if err != nil {
-			return d, fmt.Errorf("annotation %s: %w", v1alpha1.DrainOnDeadlineAnnotation, err)
+			return d, fmt.Errorf("annotation %s: %w", drain.OnDeadlineAnnotation, err)
 		}
 		d.Escalation = escalation
 	}
-	value := node.Annotations[v1alpha1.DrainDeadlineAnnotation]
+	value := node.Annotations[drain.DeadlineAnnotation]
 	if value == "" {
 		return d, nil
 	}
@@ -60,7 +59,7 @@ func (c *Controller) deadline(node *corev1.Node, state nodeState, started time.T
 	}
 	at, err := time.Parse(time.RFC3339, value)
 	if err != nil {
-		return d, fmt.Errorf("annotation %s: %q is neither a positive duration (30m) nor an RFC 3339 time", v1alpha1.DrainDeadlineAnnotation, value)
+		return d, fmt.Errorf("annotation %s: %q is neither a positive duration (30m) nor an RFC 3339 time", drain.DeadlineAnnotation, value)
 	}
 	d.At = at
 	return d, nil
@@ -72,7 +71,7 @@ func (c *Controller) deadline(node *corev1.Node, state nodeState, started time.T
 func drainStarted(node *corev1.Node, session *drain.Session) time.Time {
 	start := session.Started()
 	if cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); cond != nil && cond.Status == corev1.ConditionTrue &&
-		cond.Reason == drain.ReasonNodeDrainStarted && cond.LastTransitionTime.Time.Before(start) {
+		cond.Reason == ReasonDrainStarted && cond.LastTransitionTime.Time.Before(start) {
 		return cond.LastTransitionTime.Time
 	}
 	return start
@@ -83,7 +82,7 @@ func drainStarted(node *corev1.Node, session *drain.Session) time.Time {
 // passed, whatever a new session's start says.
 func keepFailed(node *corev1.Node, d drain.Deadline) drain.Deadline {
 	cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
-	if d.IsSet() && d.Escalation == drain.EscalateFail && cond != nil && cond.Reason == drain.ReasonNodeDrainFailed && cond.LastTransitionTime.Time.Before(d.At) {
+	if d.IsSet() && d.Escalation == drain.EscalateFail && cond != nil && cond.Reason == ReasonDrainFailed && cond.LastTransitionTime.Time.Before(d.At) {
 		d.At = cond.LastTransitionTime.Time
 	}
 	return d

@@ -25,13 +25,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
 // withDeadline is the marked node with the deadline annotations.
 func withDeadline(deadline, onDeadline string) *corev1.Node {
-	return marked().Annotation(v1alpha1.DrainDeadlineAnnotation, deadline).Annotation(v1alpha1.DrainOnDeadlineAnnotation, onDeadline).Obj()
+	return marked().Annotation(drain.DeadlineAnnotation, deadline).Annotation(drain.OnDeadlineAnnotation, onDeadline).Obj()
 }
 
 // A Node's deadline annotations: the drain says the deadline on the Node
@@ -49,7 +48,7 @@ func TestTheDrainEscalatesAtTheNodesDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := er.Annotations[v1alpha1.DrainDeadlineAnnotation]; got != "2026-11-22T10:10:00Z" {
+	if got := er.Annotations[drain.DeadlineAnnotation]; got != "2026-11-22T10:10:00Z" {
 		t.Errorf("the request's deadline annotation %q", got)
 	}
 	f.events()
@@ -87,8 +86,8 @@ func TestTheDrainFailsAtTheNodesDeadline(t *testing.T) {
 	f.sync()
 	n := f.refreshNode()
 	for _, ct := range []corev1.NodeConditionType{corev1.NodeDrainInProgress, corev1.NodeDrained} {
-		if c := drain.FindNodeCondition(n, ct); c == nil || c.Status != corev1.ConditionFalse || c.Reason != drain.ReasonNodeDrainFailed {
-			t.Errorf("%s = %+v, want False with reason %s", ct, c, drain.ReasonNodeDrainFailed)
+		if c := drain.FindNodeCondition(n, ct); c == nil || c.Status != corev1.ConditionFalse || c.Reason != ReasonDrainFailed {
+			t.Errorf("%s = %+v, want False with reason %s", ct, c, ReasonDrainFailed)
 		}
 	}
 	if events := f.events(); len(events) != 1 || events[0] != EventDrainFailed {
@@ -103,7 +102,7 @@ func TestTheDrainFailsAtTheNodesDeadline(t *testing.T) {
 		f.clock.Step(10 * time.Second)
 		f.sync()
 	}
-	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrainInProgress); c == nil || c.Reason != drain.ReasonNodeDrainFailed {
+	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrainInProgress); c == nil || c.Reason != ReasonDrainFailed {
 		t.Errorf("DrainInProgress after more syncs = %+v, want it still failed", c)
 	}
 	if events := f.events(); len(events) != 0 {
@@ -113,7 +112,7 @@ func TestTheDrainFailsAtTheNodesDeadline(t *testing.T) {
 	// A controller that restarts finds it failed too.
 	f.controller.forget(nodeName)
 	f.sync()
-	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrainInProgress); c == nil || c.Reason != drain.ReasonNodeDrainFailed {
+	if c := drain.FindNodeCondition(f.refreshNode(), corev1.NodeDrainInProgress); c == nil || c.Reason != ReasonDrainFailed {
 		t.Errorf("DrainInProgress after a restart = %+v, want it still failed", c)
 	}
 }

@@ -21,7 +21,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
@@ -59,17 +58,17 @@ type nodeState struct {
 // MaintenancePlanned condition asks for a drain.
 func drainState(node *corev1.Node, onMaintenance bool) nodeState {
 	s := nodeState{
-		marked:        node.Annotations[v1alpha1.NodeDrainAnnotation] == "true",
+		marked:        node.Annotations[DrainAnnotation] == "true",
 		maintenance:   onMaintenance && drain.IsNodeConditionTrue(node, corev1.NodeMaintenancePlanned),
 		shuttingDown:  isShuttingDown(node),
 		unschedulable: node.Spec.Unschedulable,
-		cordonedBy:    node.Annotations[v1alpha1.NodeCordonedByAnnotation],
-		deadline:      node.Annotations[v1alpha1.DrainDeadlineAnnotation],
-		onDeadline:    node.Annotations[v1alpha1.DrainOnDeadlineAnnotation],
+		cordonedBy:    node.Annotations[drain.CordonedByAnnotation],
+		deadline:      node.Annotations[drain.DeadlineAnnotation],
+		onDeadline:    node.Annotations[drain.OnDeadlineAnnotation],
 	}
 	s.policy = drain.Policy{
-		Force:              node.Annotations[v1alpha1.NodeDrainForceAnnotation] == "true",
-		DeleteEmptyDirData: node.Annotations[v1alpha1.NodeDrainDeleteEmptyDirDataAnnotation] == "true",
+		Force:              node.Annotations[ForceAnnotation] == "true",
+		DeleteEmptyDirData: node.Annotations[DeleteEmptyDirDataAnnotation] == "true",
 	}
 	if !s.requested() {
 		s.policy = drain.Policy{Force: true, DeleteEmptyDirData: true}
@@ -77,7 +76,7 @@ func drainState(node *corev1.Node, onMaintenance bool) nodeState {
 	for _, c := range node.Status.Conditions {
 		// Another drain's conditions (kubectl evictionrequest drain
 		// --report-node-conditions, kubectl drain's) are not this one's.
-		if !drain.IsNodeDrainReason(c.Reason) {
+		if !IsDrainReason(c.Reason) {
 			continue
 		}
 		switch c.Type {
@@ -122,5 +121,5 @@ func isShuttingDown(node *corev1.Node) bool {
 		return true
 	}
 	inProgress := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
-	return inProgress != nil && drain.IsShutdownDrainReason(inProgress.Reason)
+	return inProgress != nil && IsShutdownDrainReason(inProgress.Reason)
 }

@@ -22,20 +22,35 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 )
 
-// StripMetadata is a cache.TransformFunc that drops metadata.managedFields,
-// labels and annotations, which the controller never reads from its cache
-// of EvictionRequests: managedFields are about a third of a request, and
-// its labels are those of its pod. The controller writes only /status,
-// which keeps the stored metadata whatever the write carries, so nothing
-// is lost by writing back a stripped copy. Other values, such as the
-// tombstones of deleted objects, pass unchanged.
-func StripMetadata(obj any) (any, error) {
-	if accessor, err := meta.Accessor(obj); err == nil {
+// StripMetadataKeeping is a cache.TransformFunc that drops
+// metadata.managedFields, labels and annotations but those named by keep,
+// for caches of EvictionRequests whose readers read no other metadata:
+// managedFields are about a third of a request, and its labels are those
+// of its pod. Whoever builds such a cache states what its readers keep.
+// Writing back a stripped copy loses nothing as long as the readers write
+// only /status (which keeps the stored metadata whatever the write
+// carries), patches or applies. Other values, such as the tombstones of
+// deleted objects, pass unchanged.
+func StripMetadataKeeping(keep ...string) func(obj any) (any, error) {
+	return func(obj any) (any, error) {
+		accessor, err := meta.Accessor(obj)
+		if err != nil {
+			return obj, nil
+		}
 		accessor.SetManagedFields(nil)
 		accessor.SetLabels(nil)
-		accessor.SetAnnotations(nil)
+		var kept map[string]string
+		for _, key := range keep {
+			if value, ok := accessor.GetAnnotations()[key]; ok {
+				if kept == nil {
+					kept = map[string]string{}
+				}
+				kept[key] = value
+			}
+		}
+		accessor.SetAnnotations(kept)
+		return obj, nil
 	}
-	return obj, nil
 }
 
 // StripManagedFields is a cache.TransformFunc that drops

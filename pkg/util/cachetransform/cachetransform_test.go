@@ -25,28 +25,29 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-func TestStripMetadata(t *testing.T) {
+func TestStripMetadataKeeping(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Name:          "web-0",
 		UID:           "uid-1",
 		Labels:        map[string]string{"app": "web"},
-		Annotations:   map[string]string{"note": "x"},
+		Annotations:   map[string]string{"note": "x", "kept": "y"},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}},
 	}, Spec: corev1.PodSpec{NodeName: "node-1"}}
-	got, err := StripMetadata(pod)
+	strip := StripMetadataKeeping("kept", "absent")
+	got, err := strip(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stripped := got.(*corev1.Pod)
-	if stripped.ManagedFields != nil || stripped.Labels != nil || stripped.Annotations != nil {
-		t.Errorf("metadata kept: %+v", stripped.ObjectMeta)
+	if stripped.ManagedFields != nil || stripped.Labels != nil || len(stripped.Annotations) != 1 || stripped.Annotations["kept"] != "y" {
+		t.Errorf("metadata after the transform: %+v; want only the annotation kept", stripped.ObjectMeta)
 	}
 	if stripped.Name != "web-0" || stripped.UID != "uid-1" || stripped.Spec.NodeName != "node-1" {
 		t.Errorf("the rest of the object changed: %+v", stripped)
 	}
 
 	tombstone := cache.DeletedFinalStateUnknown{Key: "ns/web-0", Obj: pod}
-	if got, err := StripMetadata(tombstone); err != nil || got != any(tombstone) {
+	if got, err := strip(tombstone); err != nil || got != any(tombstone) {
 		t.Errorf("a tombstone came back as %v, %v; want it unchanged", got, err)
 	}
 }

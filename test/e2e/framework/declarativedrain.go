@@ -21,11 +21,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/evictionrequest/apiserver/pkg/cmd/plugin"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
@@ -62,11 +64,11 @@ func (f *Framework) CheckDeclarativeDrainPoolBudget(t *testing.T) {
 	for _, node := range nodes {
 		// The suite's pods declare no controller: the drain may evict them.
 		f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-			v1alpha1.NodeDrainAnnotation: "true", v1alpha1.NodeDrainForceAnnotation: "true",
-			v1alpha1.DrainDeadlineAnnotation: "10s", v1alpha1.DrainOnDeadlineAnnotation: string(drain.EscalateDelete)}}})
+			nodedrain.DrainAnnotation: "true", nodedrain.ForceAnnotation: "true",
+			drain.DeadlineAnnotation: "10s", drain.OnDeadlineAnnotation: string(drain.EscalateDelete)}}})
 	}
 	for _, node := range nodes {
-		f.WaitForNode(t, node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonNodeDrainCompleted, ""))
+		f.WaitForNode(t, node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, nodedrain.ReasonDrainCompleted, ""))
 	}
 	got := seen()
 	if got.MaxDraining != PoolDrainBudget {
@@ -117,12 +119,12 @@ func (f *Framework) WatchPoolDrains(t *testing.T, ns string) func() PoolDrains {
 			cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
 			mu.Lock()
 			draining[node.Name] = cond != nil && cond.Status == corev1.ConditionTrue
-			if cond != nil && (cond.Reason == drain.ReasonNodeDrainQueued || cond.Reason == drain.ReasonPluginDrainQueued) {
+			if cond != nil && (cond.Reason == nodedrain.ReasonDrainQueued || cond.Reason == plugin.ReasonDrainQueued) {
 				seen.Queued[node.Name] = true
 			}
 			// A node the declarative drain queues is uncordoned; once
 			// admitted it is cordoned before its condition says so.
-			if cond != nil && cond.Reason == drain.ReasonNodeDrainQueued && reasons[node.Name] != cond.Reason {
+			if cond != nil && cond.Reason == nodedrain.ReasonDrainQueued && reasons[node.Name] != cond.Reason {
 				if node.Spec.Unschedulable {
 					seen.Errs = append(seen.Errs, fmt.Errorf("node %s is cordoned while its drain waits", node.Name))
 				}
@@ -162,9 +164,9 @@ func (f *Framework) CheckDeclarativeEscalationThroughTheBridge(t *testing.T, hel
 	held.Node = f.NewNode(t)
 	pod := f.CreatePod(t, ns, "db-0", held)
 	f.PatchNode(t, held.Node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-		v1alpha1.DrainDeadlineAnnotation: "10s", v1alpha1.DrainOnDeadlineAnnotation: string(drain.EscalateEvict)}}})
+		drain.DeadlineAnnotation: "10s", drain.OnDeadlineAnnotation: string(drain.EscalateEvict)}}})
 	f.MarkForDrain(t, held.Node, true)
 	f.WaitForPodGone(t, ns, pod.Name)
-	f.WaitForNode(t, held.Node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonNodeDrainCompleted, ""))
+	f.WaitForNode(t, held.Node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, nodedrain.ReasonDrainCompleted, ""))
 	f.MarkForDrain(t, held.Node, false)
 }

@@ -34,6 +34,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -291,7 +293,7 @@ func (f *Framework) MarkForDrain(t testing.TB, node string, drain bool) {
 	}
 	// The suite's pods declare no controller: the drain may evict them.
 	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-		v1alpha1.NodeDrainAnnotation: value, v1alpha1.NodeDrainForceAnnotation: value}}})
+		nodedrain.DrainAnnotation: value, nodedrain.ForceAnnotation: value}}})
 }
 
 // Command is a binary of the bin dir that a test runs, with its output

@@ -27,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
@@ -79,15 +78,15 @@ func (f *Framework) CheckMaintenancePlannedDrain(t *testing.T) {
 	node := f.NewNode(t)
 	pod := f.CreatePod(t, ns, "web-0", PodOptions{Node: node})
 	// The suite's pods declare no controller: the drain may evict them.
-	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.NodeDrainForceAnnotation: "true"}}})
+	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{nodedrain.ForceAnnotation: "true"}}})
 
 	f.SetNodeCondition(t, node, corev1.NodeMaintenancePlanned, corev1.ConditionTrue, "MaintenanceWindow")
 	f.WaitForPodGone(t, ns, pod.Name)
-	drained := f.WaitForNode(t, node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonNodeDrainCompleted, "its MaintenancePlanned condition is True"))
+	drained := f.WaitForNode(t, node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, nodedrain.ReasonDrainCompleted, "its MaintenancePlanned condition is True"))
 	if !drained.Spec.Unschedulable {
 		t.Error("the drained node is not cordoned")
 	}
-	if err := NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionFalse, drain.ReasonNodeDrainCompleted, "")(drained); err != nil {
+	if err := NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionFalse, nodedrain.ReasonDrainCompleted, "")(drained); err != nil {
 		t.Error(err)
 	}
 
@@ -108,7 +107,7 @@ func (f *Framework) CheckGracefulShutdownConditionDrain(t *testing.T, nodeDrain 
 	f.CreatePDB(t, ns, "db", 1, 1)
 
 	f.SetNodeCondition(t, node, corev1.NodeGracefulNodeShutdownInProgress, corev1.ConditionTrue, "NodeShutdown")
-	n := f.WaitForNode(t, node, "the drain for the shutdown", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, drain.ReasonShutdownDrainStarted, "1 pod left to evict"))
+	n := f.WaitForNode(t, node, "the drain for the shutdown", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, nodedrain.ReasonShutdownDrainStarted, "1 pod left to evict"))
 	if n.Spec.Unschedulable {
 		t.Error("the drain cordoned a node that shuts down")
 	}
@@ -151,11 +150,11 @@ func (f *Framework) CheckDeclarativeDrainDeadline(t *testing.T) {
 	f.CreatePDB(t, ns, "db", 1, 1)
 
 	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-		v1alpha1.DrainDeadlineAnnotation: "15s", v1alpha1.DrainOnDeadlineAnnotation: string(drain.EscalateDelete)}}})
+		drain.DeadlineAnnotation: "15s", drain.OnDeadlineAnnotation: string(drain.EscalateDelete)}}})
 	f.MarkForDrain(t, node, true)
-	f.WaitForNode(t, node, "the deadline on the node", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, drain.ReasonNodeDrainStarted, ", then delete."))
+	f.WaitForNode(t, node, "the deadline on the node", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, nodedrain.ReasonDrainStarted, ", then delete."))
 	f.WaitForPodGone(t, ns, pod.Name)
-	f.WaitForNode(t, node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, drain.ReasonNodeDrainCompleted, ""))
+	f.WaitForNode(t, node, "Drained=True", NodeConditionIs(corev1.NodeDrained, corev1.ConditionTrue, nodedrain.ReasonDrainCompleted, ""))
 	f.WaitForEvents(t, "", "Node", node, nodedrain.EventDrainEscalated)
 	f.MarkForDrain(t, node, false)
 	f.WaitForNode(t, node, "the drain to end", noDrainConditions)

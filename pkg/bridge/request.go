@@ -1,0 +1,129 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+)
+
+// request asks for the pod's eviction as the bridge, records who asked
+// through the Eviction API, and marks a pod the descheduler evicts in the
+// background.
+func (b *Bridge) request(ctx context.Context, pod *corev1.Pod, e Eviction) (participant.Status, error) {
+	status, err := b.cfg.Participant.Request(ctx, pod)
+	if err != nil {
+		return participant.Status{}, fmt.Errorf("requesting the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Requested the eviction of a pod evicted through the Eviction API", "pod", klog.KObj(pod), "user", e.User, "request", status.Request)
+	b.cfg.Recorder.Eventf(b.requestRef(pod, status), corev1.EventTypeNormal, EventRequestedThroughEvictionAPI,
+		"Requested through the eviction API by %s.", e.User)
+	if err := b.cfg.Participant.Annotate(ctx, pod.Namespace, pod.UID, map[string]*string{
+		LastCallAnnotation: ptr.To(b.cfg.Clock.Now().UTC().Format(time.RFC3339)),
+		CallersAnnotation:  ptr.To(addCaller(status.Annotations, e.User)),
+	}); err != nil {
+		return participant.Status{}, fmt.Errorf("annotating the EvictionRequest of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if _, ok := pod.Annotations[RequestEvictOnlyAnnotation]; ok {
+		if err := b.markInProgress(ctx, pod, ptr.To("")); err != nil {
+			return participant.Status{}, err
+		}
+	}
+	return status, nil
+}
+
+// touch records that an eviction of the pod reached the bridge again, at
+// most a few times per inactivity time-out, so that a client retrying every
+// few seconds costs one write a minute or so.
+func (b *Bridge) touch(ctx context.Context, pod *corev1.Pod, status participant.Status, e Eviction) {
+	if e.DryRun {
+		return
+	}
+	now := b.cfg.Clock.Now()
+	last, err := time.Parse(time.RFC3339, status.Annotations[LastCallAnnotation])
+	callers := addCaller(status.Annotations, e.User)
+	if err == nil && now.Sub(last) < b.cfg.Inactivity/4 && callers == status.Annotations[CallersAnnotation] {
+		return
+	}
+	if err := b.cfg.Participant.Annotate(ctx, pod.Namespace, pod.UID, map[string]*string{
+		LastCallAnnotation: ptr.To(now.UTC().Format(time.RFC3339)),
+		CallersAnnotation:  ptr.To(callers),
+	}); err != nil {
+		// The refusal stands; the next call writes it.
+		klog.FromContext(ctx).Error(err, "Recording an eviction call", "pod", klog.KObj(pod))
+	}
+}
+
+// markInProgress sets (value non-nil) or removes the descheduler's
+// eviction-in-progress annotation of pod.
+func (b *Bridge) markInProgress(ctx context.Context, pod *corev1.Pod, value *string) error {
+	return annotatePod(ctx, b.cfg.Kube, b.cfg.CallTimeout, pod, EvictionInProgressAnnotation, value)
+}
+
+// addCaller adds user to the callers in annotations, the newest last, at
+// most maxCallers, comma-separated.
+func addCaller(annotations map[string]string, user string) string {
+	names := slices.DeleteFunc(Callers(annotations), func(name string) bool { return name == user })
+	names = append(names, user)
+	return strings.Join(names[max(0, len(names)-maxCallers):], ",")
+}
+
+// Callers are the users whose evictions the bridge turned into the request
+// annotated with annotations, oldest first (at most five).
+func Callers(annotations map[string]string) []string {
+	var names []string
+	for _, name := range strings.Split(annotations[CallersAnnotation], ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// annotatePod merge-patches one annotation of pod (nil removes it),
+// guarded by its UID.
+func annotatePod(ctx context.Context, kube kubernetes.Interface, timeout time.Duration, pod *corev1.Pod, key string, value *string) error {
+	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"annotations":{%q:%s}}}`, pod.UID, key, jsonString(value))
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err := kube.CoreV1().Pods(pod.Namespace).Patch(callCtx, pod.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("annotating pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+func jsonString(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *s)
+}

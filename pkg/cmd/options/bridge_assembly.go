@@ -1,0 +1,152 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package options
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/evictionrequest/apiserver/pkg/bridge"
+	"github.com/evictionrequest/apiserver/pkg/bridge/metrics"
+	"github.com/evictionrequest/apiserver/pkg/controllermanager"
+	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
+)
+
+// BridgeDeps are what a binary builds its eviction API bridge from: the
+// only things evictionrequest-apiserver and evictionrequest-controller
+// build differently.
+type BridgeDeps struct {
+	// API is the EvictionRequest API the bridge requests on.
+	API evictionapi.API
+	// Client writes the bridge's requests and annotations and reads the
+	// pods its cache misses; EvictionRequests writes the requests of
+	// coordination.k8s.io (nil on lifecycle.k8s.io).
+	Client           kubernetes.Interface
+	EvictionRequests versioned.Interface
+	// EventClient records the bridge's events: a client of its own is a
+	// rate limiter of its own, so that events never delay an answer.
+	EventClient kubernetes.Interface
+	// Informers are where the bridge reads the pods (Kube) and its
+	// requests. They must keep the requests' annotations: the bridge reads
+	// its own (bridge.LastCallAnnotation, bridge.CallersAnnotation).
+	Informers participant.Informers
+	// Own are the factories among Informers that the bridge starts with
+	// itself and shuts down when it stops; their owner starts the others.
+	Own []InformerFactory
+	// CertFile is the serving certificate, whose CA the caBundle of
+	// --eviction-bridge-webhook-configuration follows.
+	CertFile string
+	// CallTimeout bounds each of the bridge's calls.
+	CallTimeout time.Duration
+}
+
+// InformerFactory is an informer factory the bridge starts and stops.
+type InformerFactory interface {
+	Start(stopCh <-chan struct{})
+	Shutdown()
+}
+
+// Bridge is a binary's eviction API bridge: the webhook's handler, built
+// and not started.
+type Bridge struct {
+	*bridge.Bridge
+	opts        *BridgeOptions
+	deps        BridgeDeps
+	broadcaster record.EventBroadcaster
+}
+
+// NewBridge builds the eviction API bridge of the options on deps: the one
+// assembly of the bridge, which both binaries call.
+func (o *BridgeOptions) NewBridge(deps BridgeDeps) (*Bridge, error) {
+	if deps.Client == nil || deps.Informers.Kube == nil {
+		return nil, errors.New("the eviction API bridge needs a kubeconfig of the cluster (--kubeconfig or in-cluster)")
+	}
+	p, err := participant.New(deps.API, bridge.RequesterName(deps.API), deps.Client, deps.EvictionRequests,
+		requester.Options{CallTimeout: deps.CallTimeout})
+	if err != nil {
+		return nil, err
+	}
+	pods := deps.Informers.Kube.Core().V1().Pods()
+	broadcaster := record.NewBroadcaster()
+	b, err := bridge.New(bridge.Config{
+		Participant: p, Informers: deps.Informers,
+		Pods: pods.Lister(), Kube: deps.Client, Clock: clock.RealClock{},
+		Recorder:   broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "eviction-bridge"}),
+		Inactivity: o.Inactivity, RetryAfter: o.RetryAfter, CallTimeout: deps.CallTimeout, Exempt: o.ExemptUsers,
+	})
+	if err != nil {
+		return nil, err
+	}
+	pods.Informer()
+	metrics.Register()
+	return &Bridge{Bridge: b, opts: o, deps: deps, broadcaster: broadcaster}, nil
+}
+
+// Start records the bridge's events, starts its own informers, learns the
+// identity the process's controllers evict as (the bridge lets their
+// evictions through) and keeps the webhook's caBundle current, until ctx
+// ends.
+func (b *Bridge) Start(ctx context.Context) {
+	b.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: b.deps.EventClient.CoreV1().Events("")})
+	for _, f := range b.deps.Own {
+		f.Start(ctx.Done())
+	}
+	go func() {
+		<-ctx.Done()
+		b.broadcaster.Shutdown()
+		for _, f := range b.deps.Own {
+			f.Shutdown()
+		}
+	}()
+	go b.ExemptSelf(ctx, b.deps.Client)
+	if b.opts.WebhookConfiguration != "" {
+		go b.opts.SyncCABundle(ctx, b.deps.Client, b.deps.CertFile, b.deps.CallTimeout)
+	}
+}
+
+// ReadyCheck keeps a replica out of /readyz until the bridge's caches have
+// synced: the bridge answers on every replica.
+func (b *Bridge) ReadyCheck() healthz.HealthChecker {
+	return healthz.NamedCheck("eviction-bridge", func(*http.Request) error {
+		if !b.HasSynced() {
+			return errors.New("the eviction API bridge's caches have not synced")
+		}
+		return nil
+	})
+}
+
+// Janitor is the bridge's janitor, which withdraws the requests no
+// eviction reached for a while; it runs on the leader.
+func (b *Bridge) Janitor() controllermanager.Descriptor {
+	return controllermanager.Descriptor{Name: bridge.JanitorName, Enabled: true,
+		Init: func(context.Context, *controllermanager.Context) (controllermanager.Controller, error) {
+			return bridge.NewJanitor(b.Bridge)
+		}}
+}
