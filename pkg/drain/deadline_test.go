@@ -213,14 +213,91 @@ func TestFailAtTheDeadlineEscalatesNothing(t *testing.T) {
 	}
 }
 
+// ParseEscalation reads the three names, takes empty as the default
+// (fail), and lists the names when it refuses one.
 func TestParseEscalation(t *testing.T) {
-	for _, s := range []string{"fail", "evict", "delete"} {
-		if e, err := ParseEscalation(s); err != nil || string(e) != s {
-			t.Errorf("ParseEscalation(%q) = %q, %v", s, e, err)
+	for s, want := range map[string]Escalation{"fail": EscalateFail, "evict": EscalateEvict, "delete": EscalateDelete, "": EscalateFail} {
+		if e, err := ParseEscalation(s); err != nil || e != want {
+			t.Errorf("ParseEscalation(%q) = %q, %v; want %q", s, e, err, want)
 		}
 	}
-	if _, err := ParseEscalation("force"); err == nil || !strings.Contains(err.Error(), "fail, evict, delete") {
+	if _, err := ParseEscalation("force"); err == nil || err.Error() != `"force" is not one of fail, evict, delete` {
 		t.Errorf("ParseEscalation(force) = %v, want an error listing the escalations", err)
+	}
+	if got := Escalation("").OrDefault(); got != EscalateFail {
+		t.Errorf("the zero Escalation means %q, want fail", got)
+	}
+}
+
+// The one parser of a deadline: a duration from the drain's start or an
+// RFC 3339 time on a Node; on a request, whose readers do not know the
+// drain's start, only a time.
+func TestParseDeadline(t *testing.T) {
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, value string
+		start       time.Time
+		want        time.Time
+		wantErr     string
+	}{
+		{"a duration from the start", "30m", start, start.Add(30 * time.Minute), ""},
+		{"a time", "2026-11-22T12:00:00Z", start, start.Add(2 * time.Hour), ""},
+		{"a time in another zone", "2026-11-22T13:00:00+01:00", start, start.Add(2 * time.Hour), ""},
+		{"a time on a request", "2026-11-22T12:00:00Z", time.Time{}, start.Add(2 * time.Hour), ""},
+		{"a duration on a request", "30m", time.Time{}, time.Time{}, `"30m" is not an RFC 3339 time (such as 2026-01-02T15:04:05Z)`},
+		{"a zero duration", "0s", start, time.Time{}, `"0s" is not a positive duration`},
+		{"a negative duration", "-5m", start, time.Time{}, `"-5m" is not a positive duration`},
+		{"neither", "tomorrow", start, time.Time{}, `"tomorrow" is neither a positive duration (such as 30m) nor an RFC 3339 time (such as 2026-01-02T15:04:05Z)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseDeadline(tc.value, tc.start)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Errorf("ParseDeadline(%q) = %v, %v; want the error %q", tc.value, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !got.Equal(tc.want) {
+				t.Errorf("ParseDeadline(%q) = %v, %v; want %v", tc.value, got, err, tc.want)
+			}
+		})
+	}
+}
+
+// A Node's annotations override the defaults; what does not parse leaves
+// the default in place and names the annotation. A request's deadline
+// reads back what the drain wrote, with the default escalation when its
+// annotation is absent or invalid.
+func TestDeadlineAnnotations(t *testing.T) {
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	defaults := Deadline{At: start.Add(time.Hour), Escalation: EscalateFail}
+	d, err := NodeDeadline(map[string]string{DeadlineAnnotation: "10m", OnDeadlineAnnotation: "delete"}, start, defaults)
+	if err != nil || !d.At.Equal(start.Add(10*time.Minute)) || d.Escalation != EscalateDelete {
+		t.Errorf("NodeDeadline() = %+v, %v", d, err)
+	}
+	d, err = NodeDeadline(map[string]string{DeadlineAnnotation: "soon", OnDeadlineAnnotation: "evict"}, start, defaults)
+	if err == nil || !strings.Contains(err.Error(), "annotation "+DeadlineAnnotation+`: "soon" is neither`) || !d.At.Equal(defaults.At) || d.Escalation != EscalateEvict {
+		t.Errorf("NodeDeadline() with an invalid deadline = %+v, %v; want the default deadline, the escalation and the error", d, err)
+	}
+	d, err = NodeDeadline(map[string]string{OnDeadlineAnnotation: "wait"}, start, defaults)
+	if err == nil || !strings.Contains(err.Error(), "annotation "+OnDeadlineAnnotation+`: "wait" is not one of`) || d != defaults {
+		t.Errorf("NodeDeadline() with an invalid escalation = %+v, %v; want the defaults and the error", d, err)
+	}
+
+	written := Deadline{At: start.Add(time.Hour), Escalation: EscalateEvict}
+	annotations := map[string]string{}
+	for k, v := range written.Annotations() {
+		annotations[k] = *v
+	}
+	if got, ok := RequestDeadline(annotations); !ok || got != written {
+		t.Errorf("RequestDeadline() read back %+v, %v; want %+v", got, ok, written)
+	}
+	annotations[OnDeadlineAnnotation] = "later"
+	if got, ok := RequestDeadline(annotations); !ok || got.Escalation != DefaultEscalation {
+		t.Errorf("RequestDeadline() with an invalid escalation = %+v, %v; want the default escalation", got, ok)
+	}
+	if _, ok := RequestDeadline(map[string]string{DeadlineAnnotation: "1h"}); ok {
+		t.Error("RequestDeadline() took a duration, which no drain writes on a request")
 	}
 }
 

@@ -265,8 +265,8 @@ func (s *Session) Tracked() int {
 	return len(s.tracked)
 }
 
-// Started is when the session started.
-func (s *Session) Started() time.Time {
+// StartTime is when the session started: the start of its drain.
+func (s *Session) StartTime() time.Time {
 	return s.created
 }
 

@@ -40,13 +40,11 @@ type NodeDrainOptions struct {
 	// Workers is the number of nodes synced in parallel.
 	Workers int
 	nodedrain.Options
-	onDeadline string
-	poolBudget string
 }
 
 // NewNodeDrainOptions returns the defaults: off, requesting as requester.
 func NewNodeDrainOptions(requester string) *NodeDrainOptions {
-	return &NodeDrainOptions{Requester: requester, Workers: 2, onDeadline: string(drain.EscalateFail)}
+	return &NodeDrainOptions{Requester: requester, Workers: 2, Options: nodedrain.Options{OnDeadline: drain.DefaultEscalation}}
 }
 
 // AddFlags adds the node drain's flags to fs; requesterRule says what a
@@ -61,7 +59,7 @@ func (o *NodeDrainOptions) AddFlags(fs *pflag.FlagSet, requesterRule string) {
 	fs.DurationVar(&o.Deadline, "node-drain-deadline", o.Deadline,
 		"How long the drain of a node waits for interceptors and PodDisruptionBudgets before --node-drain-on-deadline; 0 waits as long as they take. "+
 			"A Node's annotations evictionrequest.coordination.k8s.io/drain-deadline and drain-on-deadline override both. A drain for a graceful shutdown has no deadline.")
-	fs.StringVar(&o.onDeadline, "node-drain-on-deadline", string(drain.EscalateFail),
+	fs.Var(&o.OnDeadline, "node-drain-on-deadline",
 		"What the drain of a node does at its deadline with pods left: fail (report who blocks on the Node; the requests stay), "+
 			"evict (evict the pods left through the Eviction API, skipping the interceptors left) or delete (delete them, PodDisruptionBudgets ignored).")
 	fs.IntVar(&o.MaxConcurrentDrains, "max-concurrent-node-drains", o.MaxConcurrentDrains,
@@ -70,7 +68,7 @@ func (o *NodeDrainOptions) AddFlags(fs *pflag.FlagSet, requesterRule string) {
 	fs.StringVar(&o.PoolLabel, "node-drain-pool-label", o.PoolLabel,
 		"A Node label whose values name pools of nodes (for example karpenter.sh/nodepool or cloud.google.com/gke-nodepool): "+
 			"each pool gets its own --max-concurrent-node-drains-per-pool. Nodes without the label are in no pool.")
-	fs.StringVar(&o.poolBudget, "max-concurrent-node-drains-per-pool", o.poolBudget,
+	fs.Var(&o.PoolBudget, "max-concurrent-node-drains-per-pool",
 		"How many nodes of each pool (--node-drain-pool-label) an admin's or a maintenance tool's drain runs on at once: a number, "+
 			"or a percentage of the pool's nodes rounded up (at least one). The others wait as --max-concurrent-node-drains describes; "+
 			"a node must have room in both budgets. Empty is no limit.")
@@ -95,27 +93,17 @@ func (o *NodeDrainOptions) Validate(validName func(string) error) []error {
 	if o.MaxConcurrentDrains < 0 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-node-drains must not be negative, got %d", o.MaxConcurrentDrains))
 	}
-	budget, err := drain.ParseNodeBudget(o.poolBudget)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--max-concurrent-node-drains-per-pool %w", err))
-	}
-	o.PoolBudget = budget
 	if o.PoolLabel != "" {
 		for _, msg := range validation.IsQualifiedName(o.PoolLabel) {
 			errs = append(errs, fmt.Errorf("--node-drain-pool-label %q: %s", o.PoolLabel, msg))
 		}
 	}
-	if (o.PoolLabel == "") != (o.poolBudget == "") {
+	if (o.PoolLabel == "") != !o.PoolBudget.IsSet() {
 		errs = append(errs, fmt.Errorf("--node-drain-pool-label and --max-concurrent-node-drains-per-pool go together"))
 	}
 	if o.Deadline < 0 {
 		errs = append(errs, fmt.Errorf("--node-drain-deadline must not be negative"))
 	}
-	escalation, err := drain.ParseEscalation(o.onDeadline)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--node-drain-on-deadline: %w", err))
-	}
-	o.OnDeadline = escalation
 	return errs
 }
 

@@ -24,7 +24,8 @@ import (
 )
 
 // The node drain's flags are checked together: a pool budget needs the
-// label that names the pools, and each value its syntax.
+// label that names the pools. Each value's syntax is checked when the
+// flags are parsed, with a message naming the flag.
 func TestNodeDrainOptionsValidate(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -35,17 +36,19 @@ func TestNodeDrainOptionsValidate(t *testing.T) {
 		{args: []string{"--max-concurrent-node-drains=-1"}, want: "--max-concurrent-node-drains must not be negative"},
 		{args: []string{"--node-drain-pool-label=pool"}, want: "go together"},
 		{args: []string{"--max-concurrent-node-drains-per-pool=2"}, want: "go together"},
-		{args: []string{"--node-drain-pool-label=pool", "--max-concurrent-node-drains-per-pool=0"}, want: "--max-concurrent-node-drains-per-pool must be a positive number or percentage"},
+		{args: []string{"--node-drain-pool-label=pool", "--max-concurrent-node-drains-per-pool=0"}, want: `invalid argument "0" for "--max-concurrent-node-drains-per-pool" flag: must be a positive number or percentage`},
 		{args: []string{"--node-drain-pool-label=not a label", "--max-concurrent-node-drains-per-pool=1"}, want: `--node-drain-pool-label "not a label"`},
-		{args: []string{"--node-drain-on-deadline=wait"}, want: "--node-drain-on-deadline"},
+		{args: []string{"--node-drain-on-deadline=wait"}, want: `invalid argument "wait" for "--node-drain-on-deadline" flag: "wait" is not one of fail, evict, delete`},
 	} {
 		o := NewNodeDrainOptions("drain.example.com/node-drain")
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		o.AddFlags(fs, "a domain-qualified name")
+		var errs []error
 		if err := fs.Parse(append([]string{"--enable-node-drain-controller"}, tc.args...)); err != nil {
-			t.Fatal(err)
+			errs = []error{err}
+		} else {
+			errs = o.Validate(func(string) error { return nil })
 		}
-		errs := o.Validate(func(string) error { return nil })
 		var got []string
 		for _, err := range errs {
 			got = append(got, err.Error())

@@ -66,9 +66,13 @@ type DrainOptions struct {
 	// DrainInProgress and Drained on the nodes as the drain goes.
 	ReportNodeConditions bool
 	// MaxConcurrentNodes limits the nodes drained at once: a number or a
-	// percentage of the nodes; empty is all of them.
-	MaxConcurrentNodes string
+	// percentage of the nodes; the zero value is all of them.
+	MaxConcurrentNodes drain.NodeBudget
 	deadlineFlags
+
+	// notifyInterrupt returns a context that ends at Ctrl-C or SIGTERM;
+	// tests interrupt the command through it.
+	notifyInterrupt func(ctx context.Context) (context.Context, context.CancelFunc)
 
 	// interruptReported is true once the interruption is on the nodes;
 	// reported is what was last reported on each node: a reason.
@@ -79,7 +83,7 @@ type DrainOptions struct {
 }
 
 func newDrainCommand(o *Options) *cobra.Command {
-	d := &DrainOptions{Options: o, Cordon: true, WithdrawOnInterrupt: true, Output: "auto", drainer: &drain.Helper{}}
+	d := newDrainOptions(o)
 	cmd := &cobra.Command{
 		Use:   "drain NODE... | -l SELECTOR",
 		Short: "Drain nodes through EvictionRequests and show the progress",
@@ -125,11 +129,11 @@ change. Ctrl-C withdraws the drain's requester from the requests that are not co
 	cmd.Flags().BoolVar(&d.drainer.Policy.Force, "force", d.drainer.Policy.Force, "Also evict pods that declare no controller (no ReplicaSet, Job, StatefulSet... recreates them), as kubectl drain --force does.")
 	cmd.Flags().BoolVar(&d.drainer.Policy.DeleteEmptyDirData, "delete-emptydir-data", d.drainer.Policy.DeleteEmptyDirData, "Also evict pods with emptyDir volumes, whose data is lost, as kubectl drain --delete-emptydir-data does.")
 	cmd.Flags().BoolVar(&d.IgnoreDaemonSets, "ignore-daemonsets", d.IgnoreDaemonSets, "Accepted as kubectl drain accepts it: DaemonSet-managed pods are always left on the node and listed.")
-	cmd.Flags().StringVar(&d.DryRun, "dry-run", "none", `"none", "client" (print what would be requested, change nothing) or "server" (send the cordon and each request as a server-side dry run).`)
+	cmd.Flags().StringVar(&d.DryRun, "dry-run", d.DryRun, `"none", "client" (print what would be requested, change nothing) or "server" (send the cordon and each request as a server-side dry run).`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 	cmd.Flags().DurationVar(&d.drainer.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "Stop waiting for a pod whose deletion started longer ago than this (for example 60s); 0 waits for every pod.")
 	d.addDeadlineFlags(cmd.Flags())
-	cmd.Flags().StringVar(&d.MaxConcurrentNodes, "max-concurrent-nodes", d.MaxConcurrentNodes,
+	cmd.Flags().Var(&d.MaxConcurrentNodes, "max-concurrent-nodes",
 		"Drain at most this many of the nodes at once (a number, or a percentage of the nodes such as 25%, rounded up), in name order: the next starts when one is drained. "+
 			"Every node is cordoned first, so that the pods of one wave do not land on the next. Empty drains them all at once.")
 	cmd.Flags().BoolVar(&d.ReportNodeConditions, "report-node-conditions", d.ReportNodeConditions,
@@ -139,11 +143,29 @@ change. Ctrl-C withdraws the drain's requester from the requests that are not co
 	return cmd
 }
 
-// Complete builds the clients, the printer and the drain.
+// newDrainOptions are the defaults of the drain command: cordon, withdraw
+// on an interrupt, progress as the terminal allows.
+func newDrainOptions(o *Options) *DrainOptions {
+	return &DrainOptions{Options: o, Cordon: true, WithdrawOnInterrupt: true, Output: "auto", DryRun: "none", drainer: &drain.Helper{},
+		notifyInterrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
+			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		}}
+}
+
+// Complete builds the clients, the printer and the drain's hooks, and reads
+// the selectors, as kubectl's commands fill in what their flags mean.
 func (d *DrainOptions) Complete() error {
 	if err := d.complete(); err != nil {
 		return err
 	}
+	selector, err := labels.Parse(d.PodSelector)
+	if err != nil {
+		return fmt.Errorf("--pod-selector: %w", err)
+	}
+	if _, err := labels.Parse(d.Selector); err != nil {
+		return fmt.Errorf("--selector: %w", err)
+	}
+	d.drainer.PodSelector = selector
 	d.printer = newPrinter(d.Output, d.Out)
 	d.drainer.OnRequested = d.requested
 	d.drainer.OnEscalated = d.escalated
@@ -151,7 +173,7 @@ func (d *DrainOptions) Complete() error {
 	return nil
 }
 
-// Validate checks the flags.
+// Validate checks the flags; it changes nothing.
 func (d *DrainOptions) Validate() error {
 	if d.Timeout < 0 {
 		return fmt.Errorf("--timeout must not be negative")
@@ -159,21 +181,10 @@ func (d *DrainOptions) Validate() error {
 	if err := d.validateDeadline(d.Timeout); err != nil {
 		return err
 	}
-	if _, err := drain.ParseNodeBudget(d.MaxConcurrentNodes); err != nil {
-		return fmt.Errorf("--max-concurrent-nodes %w", err)
-	}
 	switch d.Output {
 	case "auto", "table", "lines":
 	default:
 		return fmt.Errorf("--output must be auto, table or lines, got %q", d.Output)
-	}
-	selector, err := labels.Parse(d.PodSelector)
-	if err != nil {
-		return fmt.Errorf("--pod-selector: %w", err)
-	}
-	d.drainer.PodSelector = selector
-	if _, err := labels.Parse(d.Selector); err != nil {
-		return fmt.Errorf("--selector: %w", err)
 	}
 	switch {
 	case len(d.Nodes) == 0 && d.Selector == "":
@@ -199,8 +210,10 @@ func (d *DrainOptions) Validate() error {
 	return nil
 }
 
-// Run drains the nodes: it checks everything before it changes anything,
-// cordons, then follows the drain's session until every pod is done.
+// Run drains the nodes: it checks everything and has its caches synced
+// before it changes anything, cordons, then follows the drain's session
+// until every pod is done. An interrupt before the cordon exits having
+// changed nothing; after it, the drain withdraws.
 func (d *DrainOptions) Run(ctx context.Context) error {
 	selections, err := d.prepare(ctx)
 	if err != nil {
@@ -210,7 +223,7 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 		return d.dryRun(ctx, selections)
 	}
 	start := time.Now()
-	sigCtx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sigCtx, stopSignals := d.notifyInterrupt(ctx)
 	defer stopSignals()
 	waitCtx, cancelWait := sigCtx, context.CancelFunc(func() {})
 	if d.Timeout > 0 {
@@ -218,40 +231,49 @@ func (d *DrainOptions) Run(ctx context.Context) error {
 	}
 	defer cancelWait()
 
-	if d.Cordon {
-		if err := d.cordon(waitCtx); err != nil {
-			return err
-		}
-	}
-	// Validate read the budget. The nodes of later waves are reported
-	// queued until the session starts them.
-	budget, _ := drain.ParseNodeBudget(d.MaxConcurrentNodes)
-	wave := budget.Of(len(d.Nodes))
-	d.reportStarted(ctx, d.Nodes[:wave]...)
-	d.reportQueued(ctx, wave, d.Nodes[wave:]...)
-	for _, node := range d.Nodes {
-		d.printSkipped(node, selections[node])
-	}
 	t, err := newTracker(d.Options, d.Nodes, d.canListPDBs(ctx))
 	if err != nil {
-		return d.reportEnded(ctx, sigCtx, err)
+		return err
 	}
 	trackerCtx, stopTracker := context.WithCancel(ctx)
 	defer func() {
 		stopTracker()
 		t.stop()
 	}()
+	// Every field of the drain is set before its session starts.
+	d.drainer.Pods, d.drainer.PDBs, d.drainer.Participant = t, t.pdbs, d.participant
+	if err := t.start(trackerCtx, waitCtx); err != nil {
+		return d.endedBeforeChanges(sigCtx, err)
+	}
+	if d.Cordon {
+		if err := d.cordon(waitCtx); err != nil {
+			return err
+		}
+	}
+	// The nodes of later waves are reported queued until the session
+	// starts them.
+	wave := d.MaxConcurrentNodes.Of(len(d.Nodes))
+	d.reportStarted(ctx, d.Nodes[:wave]...)
+	d.reportQueued(ctx, wave, d.Nodes[wave:]...)
+	for _, node := range d.Nodes {
+		d.printSkipped(node, selections[node])
+	}
 	session := d.drainer.NewSession(d.Nodes...)
-	d.startDeadline(session, start)
+	d.setDeadline(session, start)
 	run := &drainRun{d: d, session: session, stopSignals: stopSignals}
 	if wave < len(d.Nodes) {
 		session.SetMaxConcurrentNodes(wave)
 		run.waves = true
 		fmt.Fprintf(d.Out, "draining %d of %d nodes at once\n", wave, len(d.Nodes))
 	}
-	if err := t.start(trackerCtx, waitCtx); err != nil {
-		return d.reportEnded(ctx, sigCtx, run.ended(ctx, sigCtx, err))
-	}
-	d.drainer.Pods, d.drainer.PDBs, d.drainer.Participant = t, t.pdbs, d.participant
 	return d.reportEnded(ctx, sigCtx, run.follow(ctx, sigCtx, waitCtx, t.changed))
+}
+
+// endedBeforeChanges is the error of a drain interrupted or timed out
+// while its caches synced, before it cordoned or requested anything.
+func (d *DrainOptions) endedBeforeChanges(sigCtx context.Context, err error) error {
+	if sigCtx.Err() != nil {
+		return fmt.Errorf("interrupted while watching the drain's pods and EvictionRequests; nothing was changed")
+	}
+	return fmt.Errorf("%w; nothing was changed", err)
 }

@@ -31,35 +31,28 @@ type deadlineFlags struct {
 	// Deadline, when positive, is how long after its start the drain stops
 	// waiting for interceptors and PodDisruptionBudgets.
 	Deadline time.Duration
-	// OnDeadline is what it does then: fail, evict or delete.
-	OnDeadline string
-	escalation drain.Escalation
+	// OnDeadline is what it does then; the zero value is the default,
+	// fail.
+	OnDeadline drain.Escalation
 }
 
 func (f *deadlineFlags) addDeadlineFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.Deadline, "deadline", 0,
 		"How long the drain waits for interceptors and PodDisruptionBudgets before --on-deadline; 0 waits as long as they take (or --timeout). "+
-			"The requests carry the deadline (annotations evictionrequest.coordination.k8s.io/drain-deadline and drain-on-deadline), so interceptors can finish first.")
-	fs.StringVar(&f.OnDeadline, "on-deadline", "",
+			"The requests carry the deadline (annotations "+drain.DeadlineAnnotation+" and drain-on-deadline), so interceptors can finish first.")
+	fs.Var(&f.OnDeadline, "on-deadline",
 		"What the drain does at --deadline with pods left: fail (the default: stop and name who blocks; the requests stay), "+
 			"evict (evict the pods left through the Eviction API, skipping the interceptors left; PodDisruptionBudgets still apply) or "+
 			"delete (delete the pods left with their grace period, PodDisruptionBudgets ignored, as kubectl drain --disable-eviction).")
 }
 
+// validateDeadline checks the deadline flags against the drain's timeout.
 func (f *deadlineFlags) validateDeadline(timeout time.Duration) error {
 	if f.Deadline < 0 {
 		return fmt.Errorf("--deadline must not be negative")
 	}
-	f.escalation = drain.EscalateFail
-	if f.OnDeadline != "" {
-		escalation, err := drain.ParseEscalation(f.OnDeadline)
-		if err != nil {
-			return fmt.Errorf("--on-deadline: %w", err)
-		}
-		if f.Deadline == 0 {
-			return fmt.Errorf("--on-deadline needs --deadline")
-		}
-		f.escalation = escalation
+	if f.OnDeadline != "" && f.Deadline == 0 {
+		return fmt.Errorf("--on-deadline needs --deadline")
 	}
 	if f.Deadline > 0 && timeout > 0 && f.Deadline >= timeout {
 		return fmt.Errorf("--deadline (%s) must be shorter than --timeout (%s), which gives up", f.Deadline, timeout)
@@ -67,15 +60,15 @@ func (f *deadlineFlags) validateDeadline(timeout time.Duration) error {
 	return nil
 }
 
-// start sets the session's deadline, counted from start, and says it.
-func (d *DrainOptions) startDeadline(session *drain.Session, start time.Time) {
+// setDeadline sets the session's deadline, counted from start, and says it.
+func (d *DrainOptions) setDeadline(session *drain.Session, start time.Time) {
 	if d.Deadline <= 0 {
 		return
 	}
-	deadline := drain.Deadline{At: start.Add(d.Deadline), Escalation: d.escalation}
+	deadline := drain.Deadline{At: start.Add(d.Deadline), Escalation: d.OnDeadline.OrDefault()}
 	session.SetDeadline(deadline)
 	d.printer.setDeadline(deadline)
-	d.printer.note(fmt.Sprintf("deadline in %s (%s): then %s", d.Deadline, deadline.At.Format(time.RFC3339), describeEscalation(d.escalation)))
+	d.printer.note(fmt.Sprintf("deadline in %s (%s): then %s", d.Deadline, deadline.At.Format(time.RFC3339), describeEscalation(deadline.Escalation)))
 }
 
 func describeEscalation(e drain.Escalation) string {

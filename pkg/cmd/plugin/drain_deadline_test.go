@@ -20,29 +20,40 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
+// The deadline flags are parsed with the command's flags and checked
+// together: the escalation's name, its need of a deadline, and a deadline
+// before the time-out. The default escalation is fail.
 func TestDeadlineFlagsRefuseWhatCannotWork(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		flags      deadlineFlags
+		args       []string
 		timeout    time.Duration
 		wantErr    string
 		escalation string
 	}{
-		{"none", deadlineFlags{}, 0, "", "fail"},
-		{"a deadline, fail by default", deadlineFlags{Deadline: time.Minute}, 0, "", "fail"},
-		{"delete", deadlineFlags{Deadline: time.Minute, OnDeadline: "delete"}, 0, "", "delete"},
-		{"an escalation without a deadline", deadlineFlags{OnDeadline: "evict"}, 0, "--on-deadline needs --deadline", ""},
-		{"an unknown escalation", deadlineFlags{Deadline: time.Minute, OnDeadline: "force"}, 0, `--on-deadline: "force" is not one of fail, evict, delete`, ""},
-		{"a negative deadline", deadlineFlags{Deadline: -time.Second}, 0, "--deadline must not be negative", ""},
-		{"a deadline after the time-out", deadlineFlags{Deadline: time.Minute, OnDeadline: "evict"}, time.Minute, "must be shorter than --timeout", ""},
+		{"none", nil, 0, "", "fail"},
+		{"a deadline, fail by default", []string{"--deadline=1m"}, 0, "", "fail"},
+		{"delete", []string{"--deadline=1m", "--on-deadline=delete"}, 0, "", "delete"},
+		{"an escalation without a deadline", []string{"--on-deadline=evict"}, 0, "--on-deadline needs --deadline", ""},
+		{"an unknown escalation", []string{"--deadline=1m", "--on-deadline=force"}, 0, `invalid argument "force" for "--on-deadline" flag: "force" is not one of fail, evict, delete`, ""},
+		{"a negative deadline", []string{"--deadline=-1s"}, 0, "--deadline must not be negative", ""},
+		{"a deadline after the time-out", []string{"--deadline=1m", "--on-deadline=evict"}, time.Minute, "must be shorter than --timeout", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.flags.validateDeadline(tc.timeout)
+			var flags deadlineFlags
+			fs := pflag.NewFlagSet("drain", pflag.ContinueOnError)
+			flags.addDeadlineFlags(fs)
+			err := fs.Parse(tc.args)
+			if err == nil {
+				err = flags.validateDeadline(tc.timeout)
+			}
 			if tc.wantErr == "" {
-				if err != nil || string(tc.flags.escalation) != tc.escalation {
-					t.Errorf("validate() = %v, escalation %q; want nil, %q", err, tc.flags.escalation, tc.escalation)
+				if got := string(flags.OnDeadline.OrDefault()); err != nil || got != tc.escalation {
+					t.Errorf("validate() = %v, escalation %q; want nil, %q", err, got, tc.escalation)
 				}
 				return
 			}

@@ -84,7 +84,7 @@ func (r *drainRun) follow(ctx, sigCtx, waitCtx context.Context, changed <-chan s
 		if report.Drained() {
 			return nil
 		}
-		if report.Deadline.Escalation == drain.EscalateFail && report.Deadline.Passed(time.Now()) {
+		if report.Deadline.FailedAt(time.Now()) {
 			return r.deadlineFailed(time.Now())
 		}
 		if err := pacer.wait(waitCtx); err != nil {

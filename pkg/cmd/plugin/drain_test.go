@@ -18,6 +18,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -173,4 +174,28 @@ func dryRunOf(a clienttesting.Action) []string {
 		return p.PatchOptions.DryRun
 	}
 	return nil
+}
+
+// A drain interrupted while its caches sync exits without having changed
+// anything (no cordon, no request), says so, and does not reach a
+// withdrawal it has nothing for.
+func TestDrainInterruptedWhileItsCachesSyncChangesNothing(t *testing.T) {
+	o, out, kube, evr := testOptions(t, []runtime.Object{wrappers.MakeNode("busy").Obj(), managedPod("web-0", "busy").Obj()}, nil)
+	d := newDrainOptions(o)
+	d.Nodes, d.printer = []string{"busy"}, newPrinter("lines", out)
+	interrupted, interrupt := context.WithCancel(t.Context())
+	d.notifyInterrupt = func(context.Context) (context.Context, context.CancelFunc) { return interrupted, interrupt }
+	// The requests' cache never syncs: Ctrl-C comes while the drain waits
+	// for it.
+	evr.PrependReactor("list", "evictionrequests", func(clienttesting.Action) (bool, runtime.Object, error) {
+		interrupt()
+		return true, nil, errors.New("the aggregated API is not available yet")
+	})
+	err := d.Run(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "interrupted while watching the drain's pods and EvictionRequests; nothing was changed") {
+		t.Errorf("Run() = %v, want the interruption and that nothing was changed\n%s", err, out)
+	}
+	if w := append(writes(kube), writes(evr)...); len(w) > 0 {
+		t.Errorf("the interrupted drain wrote %v", w)
+	}
 }

@@ -160,7 +160,6 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{[]string{"--kube-api-call-timeout=0s"}, "--kube-api-call-timeout"},
 		{[]string{"--enable-node-drain-controller", "--node-drain-requester-name=Not_A_Name"}, "--node-drain-requester-name"},
 		{[]string{"--enable-node-drain-controller", "--concurrent-node-drain-syncs=0"}, "--concurrent-node-drain-syncs"},
-		{[]string{"--enable-node-drain-controller", "--node-drain-on-deadline=force"}, "--node-drain-on-deadline"},
 		{[]string{"--enable-node-drain-controller", "--node-drain-deadline=-1m"}, "--node-drain-deadline"},
 		{[]string{"--leader-elect-resource-lock=endpoints"}, "--leader-elect-resource-lock"},
 		{[]string{"--leader-elect-resource-name="}, "--leader-elect-resource-name"},

@@ -52,7 +52,7 @@ func desiredConditions(state nodeState, selection drain.Selection, report drain.
 	}
 	left := fmt.Sprintf("%s left to evict (%s)%s", drain.Pods(summary.Left()), summary.Breakdown(), skipped)
 	deadline := report.Deadline
-	if deadline.Escalation == drain.EscalateFail && deadline.Passed(now) {
+	if deadline.FailedAt(now) {
 		return drain.DrainConditions(false, false, ReasonDrainFailed,
 			fmt.Sprintf("The drain's deadline %s passed with %s; the requests stay.", deadline.At.UTC().Format(time.RFC3339), left))
 	}

@@ -25,51 +25,27 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
-// deadline is the deadline of the drain of node: the Node's
-// DrainDeadlineAnnotation (a duration from the drain's start, or an RFC
-// 3339 time) and DrainOnDeadlineAnnotation, else the controller's default,
-// which an annotation that does not parse leaves in place (with the error).
-// A drain for a shutdown has none: the node goes anyway. started is when
-// the drain started.
+// deadline is the deadline of the drain of node, which started at
+// started: the Node's deadline annotations (drain.NodeDeadline) over the
+// controller's defaults, which an annotation that does not parse leaves in
+// place (with the error). A drain for a shutdown has none: the node goes
+// anyway.
 func (c *Controller) deadline(node *corev1.Node, state nodeState, started time.Time) (drain.Deadline, error) {
 	if !state.requested() {
 		return drain.Deadline{}, nil
 	}
-	d := drain.Deadline{Escalation: c.opts.OnDeadline}
-	if d.Escalation == "" {
-		d.Escalation = drain.EscalateFail
-	}
+	defaults := drain.Deadline{Escalation: c.opts.OnDeadline.OrDefault()}
 	if c.opts.Deadline > 0 {
-		d.At = started.Add(c.opts.Deadline)
+		defaults.At = started.Add(c.opts.Deadline)
 	}
-	if value := node.Annotations[drain.OnDeadlineAnnotation]; value != "" {
-		escalation, err := drain.ParseEscalation(value)
-		if err != nil {
-			return d, fmt.Errorf("annotation %s: %w", drain.OnDeadlineAnnotation, err)
-		}
-		d.Escalation = escalation
-	}
-	value := node.Annotations[drain.DeadlineAnnotation]
-	if value == "" {
-		return d, nil
-	}
-	if after, err := time.ParseDuration(value); err == nil && after > 0 {
-		d.At = started.Add(after)
-		return d, nil
-	}
-	at, err := time.Parse(time.RFC3339, value)
-	if err != nil {
-		return d, fmt.Errorf("annotation %s: %q is neither a positive duration (30m) nor an RFC 3339 time", drain.DeadlineAnnotation, value)
-	}
-	d.At = at
-	return d, nil
+	return drain.NodeDeadline(node.Annotations, started, defaults)
 }
 
 // drainStarted is when the drain of node started: when its session
 // started, or, after a restart of the controller, the earlier transition of
 // its DrainInProgress condition to True.
 func drainStarted(node *corev1.Node, session *drain.Session) time.Time {
-	start := session.Started()
+	start := session.StartTime()
 	if cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); cond != nil && cond.Status == corev1.ConditionTrue &&
 		cond.Reason == ReasonDrainStarted && cond.LastTransitionTime.Time.Before(start) {
 		return cond.LastTransitionTime.Time
@@ -82,7 +58,7 @@ func drainStarted(node *corev1.Node, session *drain.Session) time.Time {
 // passed, whatever a new session's start says.
 func keepFailed(node *corev1.Node, d drain.Deadline) drain.Deadline {
 	cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
-	if d.IsSet() && d.Escalation == drain.EscalateFail && cond != nil && cond.Reason == ReasonDrainFailed && cond.LastTransitionTime.Time.Before(d.At) {
+	if d.IsSet() && d.Fails() && cond != nil && cond.Reason == ReasonDrainFailed && cond.LastTransitionTime.Time.Before(d.At) {
 		d.At = cond.LastTransitionTime.Time
 	}
 	return d
