@@ -127,7 +127,7 @@ func (s *Session) announceDeadline(ctx context.Context, deadline Deadline, progr
 	var due []PodProgress
 	s.mu.Lock()
 	for _, p := range progress {
-		if !p.Done() && p.Request.Exists && s.announced[p.UID] != key {
+		if !p.Done() && p.Request.Exists && s.deadlineOnRequest[p.UID] != key {
 			due = append(due, p)
 		}
 	}
@@ -144,7 +144,7 @@ func (s *Session) announceDeadline(ctx context.Context, deadline Deadline, progr
 			return
 		}
 		s.mu.Lock()
-		s.announced[p.UID] = key
+		s.deadlineOnRequest[p.UID] = key
 		s.mu.Unlock()
 	})
 	return errs

@@ -103,17 +103,17 @@ type Helper struct {
 // NewSession starts the drain of nodes.
 func (h *Helper) NewSession(nodes ...string) *Session {
 	return &Session{
-		h:         h,
-		created:   h.now(),
-		policy:    h.Policy,
-		nodes:     nodes,
-		tracked:   map[types.UID]trackedPod{},
-		attempts:  map[types.UID]time.Time{},
-		blocked:   map[types.UID]string{},
-		announced: map[types.UID]string{},
-		escalated: map[types.UID]escalation{},
-		started:   map[string]bool{},
-		left:      map[string]int{},
+		h:                 h,
+		created:           h.now(),
+		policy:            h.Policy,
+		nodes:             nodes,
+		tracked:           map[types.UID]trackedPod{},
+		attempts:          map[types.UID]time.Time{},
+		blocked:           map[types.UID]string{},
+		deadlineOnRequest: map[types.UID]string{},
+		escalated:         map[types.UID]escalation{},
+		started:           map[string]bool{},
+		left:              map[string]int{},
 	}
 }
 

@@ -56,12 +56,12 @@ type Session struct {
 	// blocked is what last made each blocked pod blocked, so that
 	// OnBlocked is called once per change.
 	blocked map[types.UID]string
-	// deadline is the drain's deadline, if any; announced is the deadline
-	// each pod's request carries, escalated the pods escalated since it
-	// passed (escalate.go).
-	deadline  Deadline
-	announced map[types.UID]string
-	escalated map[types.UID]escalation
+	// deadline is the drain's deadline, if any; deadlineOnRequest is the
+	// deadline (Deadline.key) the session wrote on each pod's request,
+	// escalated the pods escalated since it passed (escalate.go).
+	deadline          Deadline
+	deadlineOnRequest map[types.UID]string
+	escalated         map[types.UID]escalation
 	// maxNodes limits the nodes drained at once; started are the nodes
 	// whose pods the session requests, left their pods not done as the
 	// last Sync counted them (waves.go).

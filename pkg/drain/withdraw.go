@@ -68,7 +68,7 @@ func (s *Session) Withdraw(ctx context.Context) WithdrawReport {
 		status := s.h.status(ctx, t.ref.Namespace, uid)
 		_, tracked := s.tracked[uid]
 		shown, ok := RequestDeadline(status.Annotations)
-		t.announced = ok && s.announced[uid] == shown.key()
+		t.announced = ok && s.deadlineOnRequest[uid] == shown.key()
 		if status.Complete || (status.Exists && !status.Requested && !t.announced) || (!status.Exists && !tracked) {
 			continue
 		}

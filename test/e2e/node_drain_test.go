@@ -261,3 +261,14 @@ func TestDeclarativeDrainPoolBudget(t *testing.T) {
 	t.Parallel()
 	f.CheckDeclarativeDrainPoolBudget(t)
 }
+
+// A declarative drain with a deadline, called off before it, leaves no
+// deadline on the request it withdrew from.
+func TestDeclarativeDrainCalledOffRemovesItsDeadline(t *testing.T) {
+	t.Parallel()
+	nodeDrain, err := participant.New(evictionapi.Coordination, nodedrain.DefaultRequesterName, f.Kube, f.Clientset, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.CheckDeclarativeDrainCalledOffRemovesItsDeadline(t, nodeDrain)
+}

@@ -19,7 +19,6 @@ package nodedrain
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 	"time"
 
@@ -63,14 +62,14 @@ func (c *Controller) admit(node *corev1.Node, state nodeState) (bool, hold) {
 		return true, hold{}
 	}
 	nodes, _ := c.nodeLister.List(labels.Everything())
-	q := c.queueOf(nodes, node)
+	q := c.budgetViewOf(nodes, node)
 	h := q.place(node.Name)
 	if h.position > 0 {
 		return false, h
 	}
 	c.take(node.Name)
 	// The nodes behind it move up: their conditions show it.
-	if isQueued(node) {
+	if waitsForBudget(node) {
 		for _, w := range q.waiting {
 			if w.name != node.Name {
 				c.queue.Add(w.name)
@@ -78,18 +77,6 @@ func (c *Controller) admit(node *corev1.Node, state nodeState) (bool, hold) {
 		}
 	}
 	return true, hold{}
-}
-
-// budgetQueue is what the budgets see of the nodes: the drains that run, in
-// the cluster and in each pool, each pool's size, and the drains that wait,
-// oldest first.
-type budgetQueue struct {
-	clusterBudget int
-	poolBudget    drain.NodeBudget
-	running       int
-	poolRunning   map[string]int
-	poolSize      map[string]int
-	waiting       []queued
 }
 
 // holdsPlace is true for a node whose drain holds a place in the budgets:
@@ -114,31 +101,16 @@ func (c *Controller) take(node string) {
 	delete(c.released, node)
 }
 
-// queued is a node waiting for the budgets, since when, and its pool.
-type queued struct {
-	name  string
-	pool  string
-	since time.Time
-}
-
-// hold is where a drain waits: its position in the queue (1 is next) and,
-// when its pool's budget holds it, the pool and that budget.
-type hold struct {
-	position   int
-	pool       string
-	poolBudget int
-}
-
-// queueOf reads the budgets' view of nodes, with node, which is not
+// budgetViewOf reads the budgets' view of nodes, with node, which is not
 // draining, among the waiting. Called with c.mu held.
-func (c *Controller) queueOf(nodes []*corev1.Node, node *corev1.Node) *budgetQueue {
+func (c *Controller) budgetViewOf(nodes []*corev1.Node, node *corev1.Node) *budgetView {
 	now := c.clock.Now()
-	q := &budgetQueue{
+	q := &budgetView{
 		clusterBudget: c.opts.MaxConcurrentDrains,
 		poolBudget:    c.opts.PoolBudget,
 		poolRunning:   map[string]int{},
 		poolSize:      map[string]int{},
-		waiting:       []queued{{name: node.Name, pool: c.poolOf(node), since: queuedSince(node, now)}},
+		waiting:       []waitingDrain{{name: node.Name, pool: c.poolOf(node), since: waitingSince(node, now)}},
 	}
 	for _, n := range nodes {
 		pool := c.poolOf(n)
@@ -148,8 +120,8 @@ func (c *Controller) queueOf(nodes []*corev1.Node, node *corev1.Node) *budgetQue
 		case c.holdsPlace(n):
 			q.running++
 			q.poolRunning[pool]++
-		case isQueued(n):
-			q.waiting = append(q.waiting, queued{name: n.Name, pool: pool, since: queuedSince(n, now)})
+		case waitsForBudget(n):
+			q.waiting = append(q.waiting, waitingDrain{name: n.Name, pool: pool, since: waitingSince(n, now)})
 		}
 	}
 	sort.Slice(q.waiting, func(i, j int) bool {
@@ -169,71 +141,34 @@ func (c *Controller) poolOf(node *corev1.Node) string {
 	return node.Labels[c.opts.PoolLabel]
 }
 
-// place admits the waiting drains in their order while their budgets have
-// room, and returns where the drain of name stands: position 0 if it is
-// admitted.
-func (q *budgetQueue) place(name string) hold {
-	free := math.MaxInt
-	if q.clusterBudget > 0 {
-		free = q.clusterBudget - q.running
-	}
-	admitted := map[string]int{}
-	poolFree := func(pool string) int {
-		if pool == "" {
-			return math.MaxInt
-		}
-		return q.poolBudget.Of(q.poolSize[pool]) - q.poolRunning[pool] - admitted[pool]
-	}
-	position := 0
-	for _, w := range q.waiting {
-		if free > 0 && poolFree(w.pool) > 0 {
-			if w.name == name {
-				return hold{}
-			}
-			free--
-			admitted[w.pool]++
-			continue
-		}
-		position++
-		if w.name == name {
-			h := hold{position: position}
-			if poolFree(w.pool) <= 0 {
-				h.pool, h.poolBudget = w.pool, q.poolBudget.Of(q.poolSize[w.pool])
-			}
-			return h
-		}
-	}
-	return hold{}
-}
-
 // isDraining is true for a node whose drain, by its condition, runs.
 func isDraining(node *corev1.Node) bool {
 	c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
 	return c != nil && c.Status == corev1.ConditionTrue && c.Reason == ReasonDrainStarted
 }
 
-// isQueued is true for a node whose drain, by its condition, waits.
-func isQueued(node *corev1.Node) bool {
+// waitsForBudget is true for a node whose drain, by its condition, waits.
+func waitsForBudget(node *corev1.Node) bool {
 	c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
 	return c != nil && c.Reason == ReasonDrainQueued
 }
 
-// queuedSince is when node started waiting: its queued condition's
+// waitingSince is when node started waiting: its queued condition's
 // transition, else now.
-func queuedSince(node *corev1.Node, now time.Time) time.Time {
+func waitingSince(node *corev1.Node, now time.Time) time.Time {
 	if c := drain.FindNodeCondition(node, corev1.NodeDrainInProgress); c != nil && c.Reason == ReasonDrainQueued {
 		return c.LastTransitionTime.Time
 	}
 	return now
 }
 
-// queuedRecheck is how often a waiting drain looks at the budgets again
+// waitingRecheck is how often a waiting drain looks at the budgets again
 // even if no release wakes it: a node deleted while it drains, or a cache
 // that lagged behind a release, cannot leave it waiting for ever.
-const queuedRecheck = 15 * time.Second
+const waitingRecheck = 15 * time.Second
 
 // wait reports on the Node that its drain waits for a budget.
-func (c *Controller) wait(ctx context.Context, node *corev1.Node, h hold) error {
+func (c *Controller) reportWaiting(ctx context.Context, node *corev1.Node, h hold) error {
 	budget := fmt.Sprintf("%d drains at once are running, the budget (--max-concurrent-node-drains)", c.opts.MaxConcurrentDrains)
 	if h.pool != "" {
 		budget = fmt.Sprintf("%d drains at once are running in pool %s=%s, its budget (--max-concurrent-node-drains-per-pool=%s)",
@@ -258,7 +193,7 @@ func (c *Controller) release(node string) {
 	}
 	nodes, _ := c.nodeLister.List(labels.Everything())
 	for _, n := range nodes {
-		if isQueued(n) {
+		if waitsForBudget(n) {
 			c.queue.Add(n.Name)
 		}
 	}

@@ -72,7 +72,7 @@ func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state
 		return err
 	}
 	// The cache may not show the conditions just written yet: the phase
-	// announced last is remembered, so that each start and end of a drain
+	// reported last is remembered, so that each start and end of a drain
 	// is one event.
 	phase, eventType, message := EventDrainStarted, corev1.EventTypeNormal, conditions[0].Message
 	switch {
@@ -81,7 +81,7 @@ func (c *Controller) setConditions(ctx context.Context, node *corev1.Node, state
 	case conditions[0].Reason == ReasonDrainFailed:
 		phase, eventType = EventDrainFailed, corev1.EventTypeWarning
 	}
-	if c.announce(node.Name, phase) {
+	if c.firstReport(reportKey{node.Name, reportPhase}, phase) {
 		c.recorder.Eventf(node, eventType, phase, "%s", message)
 	}
 	return nil
@@ -105,7 +105,7 @@ func (c *Controller) refuse(ctx context.Context, node *corev1.Node, refusal erro
 	if err := c.writeConditions(ctx, node, drain.DrainConditions(false, false, ReasonDrainRefused, message)); err != nil {
 		return err
 	}
-	if c.announce(node.Name, EventDrainRefused+message) {
+	if c.firstReport(reportKey{node.Name, reportPhase}, EventDrainRefused+message) {
 		c.recorder.Eventf(node, corev1.EventTypeWarning, EventDrainRefused, "%s", message)
 	}
 	return nil
@@ -119,15 +119,30 @@ func overrideAnnotation(reason drain.RefuseReason) string {
 	return "annotate the node " + DeleteEmptyDirDataAnnotation + "=true"
 }
 
-// announce records phase as the last announced phase of the node's drain
-// and reports whether it is new.
-func (c *Controller) announce(node, phase string) bool {
+// reportKey names what an event reports of the drain of a node: its phase
+// (started, drained, failed, refused) or its deadline annotations' error.
+type reportKey struct {
+	node  string
+	topic reportTopic
+}
+
+// reportTopic is what an event of a node's drain reports.
+type reportTopic int
+
+const (
+	reportPhase reportTopic = iota
+	reportDeadlineError
+)
+
+// firstReport records value as what the events of key last reported and
+// says whether it is new: each change is one event.
+func (c *Controller) firstReport(key reportKey, value string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.announced[node] == phase {
+	if c.lastReported[key] == value {
 		return false
 	}
-	c.announced[node] = phase
+	c.lastReported[key] = value
 	return true
 }
 

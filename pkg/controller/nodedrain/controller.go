@@ -14,9 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package nodedrain is the declarative node drain of evictionrequest-apiserver:
-// a requester in the server's in-process controllers. A node marked with the
-// evictionrequest.coordination.k8s.io/drain=true annotation is cordoned, and
+// Package nodedrain is the declarative node drain: a requester that
+// evictionrequest-apiserver (on coordination.k8s.io) and
+// evictionrequest-controller (on lifecycle.k8s.io) run among their
+// controllers when --enable-node-drain-controller is set, built by one
+// assembly (options.NodeDrainOptions.Descriptor). A node marked with the
+// DrainAnnotation (evictionrequest.coordination.k8s.io/drain=true) is cordoned, and
 // every pod of it that a drain evicts (pkg/drain decides, as for the kubectl
 // plugin) gets an EvictionRequest with this requester, including pods that
 // land on the node later; with Options.DrainOnMaintenancePlanned, so is a
@@ -61,7 +64,7 @@ const (
 	// spec.requesters.
 	DefaultRequesterName = "nodedrain.evictionrequest.coordination.k8s.io"
 	// PodNodeNameIndex indexes pods by spec.nodeName; the pod informer must
-	// have it before it starts (AddPodIndexer).
+	// have it (RegisterInformers).
 	PodNodeNameIndex = "spec.nodeName"
 
 	// forbiddenRetry is how soon a withdrawal that an interceptor's Forbid
@@ -128,11 +131,11 @@ type Controller struct {
 	synced     []cache.InformerSynced
 	handlers   controller.Handlers
 
-	// mu guards the drain session of each node and the phase of each
-	// node's drain last announced by an event.
-	mu        sync.Mutex
-	sessions  map[string]*drain.Session
-	announced map[string]string
+	// mu guards the drain session of each node and what the events of
+	// each node's drain last reported (lastReported).
+	mu           sync.Mutex
+	sessions     map[string]*drain.Session
+	lastReported map[reportKey]string
 	// draining are the nodes whose drain holds a place in the budget;
 	// released, those whose drain gave its place back, which the node
 	// cache may still show draining for a moment.
@@ -159,20 +162,20 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	c := &Controller{
-		kubeClient:  kubeClient,
-		opts:        opts,
-		callTimeout: callTimeout,
-		nodeLister:  nodeInformer.Lister(),
-		podIndexer:  podInformer.Informer().GetIndexer(),
-		podLister:   podInformer.Lister(),
-		synced:      []cache.InformerSynced{nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced, pdbInformer.Informer().HasSynced},
-		broadcaster: broadcaster,
-		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
-		clock:       clock,
-		sessions:    map[string]*drain.Session{},
-		announced:   map[string]string{},
-		draining:    map[string]bool{},
-		released:    map[string]bool{},
+		kubeClient:   kubeClient,
+		opts:         opts,
+		callTimeout:  callTimeout,
+		nodeLister:   nodeInformer.Lister(),
+		podIndexer:   podInformer.Informer().GetIndexer(),
+		podLister:    podInformer.Lister(),
+		synced:       []cache.InformerSynced{nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced, pdbInformer.Informer().HasSynced},
+		broadcaster:  broadcaster,
+		recorder:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
+		clock:        clock,
+		sessions:     map[string]*drain.Session{},
+		lastReported: map[reportKey]string{},
+		draining:     map[string]bool{},
+		released:     map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodedrain", Clock: clock}),
 	}

@@ -31,7 +31,7 @@ const shutdownMessage = "node is shutting down"
 // nodeState is what the drain reads of a Node; a Node update that leaves it
 // unchanged needs no sync.
 type nodeState struct {
-	// marked: the node carries NodeDrainAnnotation=true.
+	// marked: the node carries DrainAnnotation=true.
 	marked bool
 	// maintenance: the node's MaintenancePlanned condition is True and the
 	// controller drains for it (Options.DrainOnMaintenancePlanned).

@@ -86,16 +86,16 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeSta
 		return 0, c.refuse(ctx, node, refusal)
 	}
 	if ok, h := c.admit(node, state); !ok {
-		return queuedRecheck, c.wait(ctx, node, h)
+		return waitingRecheck, c.reportWaiting(ctx, node, h)
 	}
 	session := c.session(node.Name)
 	session.SetPolicy(state.policy)
 	deadline, err := c.deadline(node, state, drainStarted(node, session))
 	switch {
-	case err != nil && c.announce(node.Name+"/deadline", err.Error()):
+	case err != nil && c.firstReport(reportKey{node.Name, reportDeadlineError}, err.Error()):
 		c.recorder.Eventf(node, corev1.EventTypeWarning, EventDrainDeadlineInvalid, "The Node's deadline annotations are ignored: %v.", err)
 	case err == nil:
-		c.announce(node.Name+"/deadline", "")
+		c.firstReport(reportKey{node.Name, reportDeadlineError}, "")
 	}
 	session.SetDeadline(keepFailed(node, deadline))
 	if state.requested() {
@@ -175,14 +175,14 @@ func (c *Controller) session(node string) *drain.Session {
 }
 
 // forget drops what the controller remembers of the drain of a node: its
-// session and the phase it announced last.
+// session and what its events reported last.
 func (c *Controller) forget(node string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.sessions, node)
 	delete(c.released, node)
-	delete(c.announced, node)
-	delete(c.announced, node+"/deadline")
+	delete(c.lastReported, reportKey{node, reportPhase})
+	delete(c.lastReported, reportKey{node, reportDeadlineError})
 }
 
 // eventBlocked records on the Node that the eviction of one of its pods is

@@ -159,3 +159,42 @@ func (f *Framework) CheckDeclarativeDrainDeadline(t *testing.T) {
 	f.MarkForDrain(t, node, false)
 	f.WaitForNode(t, node, "the drain to end", noDrainConditions)
 }
+
+// CheckDeclarativeDrainCalledOffRemovesItsDeadline checks, on the API of
+// the suite, that a declarative drain with a deadline, called off before
+// it (the drain annotation removed), withdraws nodeDrain from the request
+// it announced the deadline on and removes the deadline from it: no
+// interceptor reads a deadline nobody holds. A PodDisruptionBudget keeps
+// the pod meanwhile.
+func (f *Framework) CheckDeclarativeDrainCalledOffRemovesItsDeadline(t *testing.T, nodeDrain participant.Participant) {
+	t.Helper()
+	ns := f.NewNamespace(t)
+	node := f.NewNode(t)
+	pod := f.CreatePod(t, ns, "db-0", PodOptions{Node: node, Labels: map[string]string{"app": "db"}})
+	f.CreatePDB(t, ns, "db", 1, 1)
+	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		drain.DeadlineAnnotation: "30m", drain.OnDeadlineAnnotation: string(drain.EscalateFail)}}})
+	f.MarkForDrain(t, node, true)
+	f.waitForRequestDeadline(t, nodeDrain, ns, pod.UID, true)
+
+	f.MarkForDrain(t, node, false)
+	f.WaitForNode(t, node, "the drain to end", noDrainConditions)
+	f.waitForDrainRequest(t, nodeDrain, ns, pod.UID, false)
+	f.waitForRequestDeadline(t, nodeDrain, ns, pod.UID, false)
+}
+
+// waitForRequestDeadline waits until nodeDrain's request for the pod with
+// uid carries a drain's deadline, or no longer does.
+func (f *Framework) waitForRequestDeadline(t *testing.T, nodeDrain participant.Participant, ns string, uid types.UID, announced bool) {
+	t.Helper()
+	Eventually(t, DefaultTimeout, fmt.Sprintf("the deadline on %s's request: %v", nodeDrain.Name(), announced), func(ctx context.Context) error {
+		status, err := nodeDrain.Status(ctx, ns, uid)
+		if err != nil {
+			return err
+		}
+		if _, ok := drain.RequestDeadline(status.Annotations); ok != announced {
+			return fmt.Errorf("annotations %v", status.Annotations)
+		}
+		return nil
+	})
+}

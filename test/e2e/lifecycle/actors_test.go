@@ -378,3 +378,14 @@ func TestDeclarativeDrainPoolBudget(t *testing.T) {
 	t.Parallel()
 	f.CheckDeclarativeDrainPoolBudget(t)
 }
+
+// A declarative drain with a deadline, called off before it, leaves no
+// deadline on the request it withdrew from.
+func TestDeclarativeDrainCalledOffRemovesItsDeadline(t *testing.T) {
+	t.Parallel()
+	nodeDrain, err := participant.New(evictionapi.Lifecycle, lifecyclecontroller.DefaultNodeDrainRequester, f.Kube, nil, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.CheckDeclarativeDrainCalledOffRemovesItsDeadline(t, nodeDrain)
+}
