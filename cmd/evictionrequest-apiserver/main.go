@@ -24,11 +24,11 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/component-base/cli"
 
-	"github.com/evictionrequest/apiserver/pkg/cmd/server"
+	"github.com/evictionrequest/apiserver/cmd/evictionrequest-apiserver/app"
 )
 
 func main() {
 	ctx := genericapiserver.SetupSignalContext()
-	options := server.NewOptions()
-	os.Exit(cli.Run(server.NewCommandStartServer(ctx, options)))
+	options := app.NewOptions()
+	os.Exit(cli.Run(app.NewCommandStartServer(ctx, options)))
 }

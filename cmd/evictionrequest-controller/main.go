@@ -25,9 +25,9 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/component-base/cli"
 
-	"github.com/evictionrequest/apiserver/pkg/cmd/lifecyclecontroller"
+	"github.com/evictionrequest/apiserver/cmd/evictionrequest-controller/app"
 )
 
 func main() {
-	os.Exit(cli.Run(lifecyclecontroller.NewCommand(genericapiserver.SetupSignalContext())))
+	os.Exit(cli.Run(app.NewCommand(genericapiserver.SetupSignalContext())))
 }

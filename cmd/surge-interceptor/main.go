@@ -24,9 +24,9 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/component-base/cli"
 
-	"github.com/evictionrequest/apiserver/pkg/cmd/surgeinterceptor"
+	"github.com/evictionrequest/apiserver/cmd/surge-interceptor/app"
 )
 
 func main() {
-	os.Exit(cli.Run(surgeinterceptor.NewCommand(genericapiserver.SetupSignalContext())))
+	os.Exit(cli.Run(app.NewCommand(genericapiserver.SetupSignalContext())))
 }

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evictionrequest/apiserver/pkg/cmd/plugin"
+	plugin "github.com/evictionrequest/apiserver/cmd/kubectl-evictionrequest/app"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -42,8 +42,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	server "github.com/evictionrequest/apiserver/cmd/evictionrequest-apiserver/app"
 	"github.com/evictionrequest/apiserver/internal/pki"
-	"github.com/evictionrequest/apiserver/pkg/cmd/server"
 	clientset "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/util/loopback"
 )

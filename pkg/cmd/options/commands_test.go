@@ -23,10 +23,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/evictionrequest/apiserver/pkg/cmd/lifecyclecontroller"
-	"github.com/evictionrequest/apiserver/pkg/cmd/plugin"
-	"github.com/evictionrequest/apiserver/pkg/cmd/server"
-	"github.com/evictionrequest/apiserver/pkg/cmd/surgeinterceptor"
+	server "github.com/evictionrequest/apiserver/cmd/evictionrequest-apiserver/app"
+	lifecyclecontroller "github.com/evictionrequest/apiserver/cmd/evictionrequest-controller/app"
+	plugin "github.com/evictionrequest/apiserver/cmd/kubectl-evictionrequest/app"
+	surgeinterceptor "github.com/evictionrequest/apiserver/cmd/surge-interceptor/app"
 )
 
 // Every command of the project spells its client flags alike: an operator

@@ -21,7 +21,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/evictionrequest/apiserver/pkg/cmd/plugin"
+	plugin "github.com/evictionrequest/apiserver/cmd/kubectl-evictionrequest/app"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 
 	corev1 "k8s.io/api/core/v1"

@@ -1,0 +1,85 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package app
+
+import (
+	"errors"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/evictionrequest/apiserver/pkg/apiserver"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
+	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+)
+
+// applyBridge sets the server's eviction API bridge and adds its janitor
+// to the controllers. The bridge writes requests through kube-apiserver as
+// the server's own identity (the RBAC of the eviction-bridge component) and
+// reads them through the server's loopback client: the server answers its
+// webhook only once their cache synced, which must not wait for
+// kube-apiserver to reach the server.
+func applyBridge(o *options.BridgeOptions, config *apiserver.Config, controllers *ControllerOptions, certFile string) error {
+	if !o.Enabled {
+		return nil
+	}
+	if config.GenericConfig.ClientConfig == nil {
+		return errors.New("the eviction API bridge needs a kubeconfig of the cluster (--kubeconfig or in-cluster)")
+	}
+	restConfig := rest.AddUserAgent(controllers.Client.ApplyTo(config.GenericConfig.ClientConfig), bridge.JanitorName)
+	client, eventClient, err := options.Clients(restConfig)
+	if err != nil {
+		return err
+	}
+	evr, err := versioned.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+	loopback, err := versioned.NewForConfig(rest.AddUserAgent(rest.CopyConfig(config.GenericConfig.LoopbackClientConfig), bridge.JanitorName))
+	if err != nil {
+		return err
+	}
+	// The bridge's own cache of requests keeps everything: it reads its
+	// annotations.
+	requests := externalversions.NewSharedInformerFactory(loopback, 0)
+	b, err := o.NewBridge(options.BridgeDeps{
+		API: evictionapi.Coordination, Client: client, EvictionRequests: evr, EventClient: eventClient,
+		Informers: participant.Informers{Kube: config.GenericConfig.SharedInformerFactory, EvictionRequests: requests},
+		Own:       []options.InformerFactory{requests}, CertFile: certFile, CallTimeout: controllers.Client.CallTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	config.ExtraConfig.EvictionBridge = &apiserver.EvictionBridge{Path: bridge.Path, Handler: b, Ready: b.ReadyCheck(), Start: b.Start}
+	if m := config.ExtraConfig.Controllers; m != nil {
+		m.Controllers = append(m.Controllers, b.Janitor())
+	}
+	return nil
+}
+
+// bridgePaths are what the bridge adds to the paths served without
+// credentials and authorized to anyone: kube-apiserver calls admission
+// webhooks without credentials.
+func bridgePaths(o *options.BridgeOptions) []string {
+	if !o.Enabled {
+		return nil
+	}
+	return []string{bridge.Path}
+}

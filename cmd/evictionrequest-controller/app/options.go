@@ -1,0 +1,142 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package app holds the options and the command of
+// evictionrequest-controller, the controllers of Kubernetes 1.37's
+// lifecycle.k8s.io/v1alpha1 EvictionRequest API, in the Validate, Run
+// flow of Kubernetes components.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	cliflag "k8s.io/component-base/cli/flag"
+	componentbaseconfig "k8s.io/component-base/config"
+	logsapi "k8s.io/component-base/logs/api/v1"
+
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
+)
+
+// DefaultNodeDrainRequester is the requester name of the node drain on
+// lifecycle.k8s.io, where requester names are domain-prefixed keys outside
+// the reserved k8s.io and kubernetes.io domains.
+const DefaultNodeDrainRequester = "evictionrequest.github.io/node-drain"
+
+// Options are the command-line options of evictionrequest-controller.
+type Options struct {
+	Kubeconfig string
+	// Workers is the number of objects each queue syncs in parallel.
+	Workers int
+	// HeartbeatDeadline is how long an active responder may go without a
+	// heartbeat.
+	HeartbeatDeadline time.Duration
+	// Evictor runs the default evictor imperative-eviction.k8s.io/evictor.
+	Evictor bool
+	// NodeDrain configures the declarative node drain requester.
+	NodeDrain *options.NodeDrainOptions
+	// Client limits the client to kube-apiserver and bounds each call;
+	// events have a budget of their own with the same limits.
+	Client         *options.ClientOptions
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	// Bridge is the eviction API bridge, served with TLS on SecureServing.
+	Bridge        *options.BridgeOptions
+	SecureServing *genericoptions.SecureServingOptions
+	// MetricsBindAddress serves /metrics, /healthz and /readyz.
+	MetricsBindAddress string
+	Logs               *logsapi.LoggingConfiguration
+}
+
+// NewOptions returns the defaults: the controller and the default evictor,
+// leader-elected on the Lease evictionrequest-controller of its namespace,
+// the node drain off.
+func NewOptions() *Options {
+	return &Options{
+		Workers:           10,
+		HeartbeatDeadline: lifecycleutil.HeartbeatDeadline,
+		Evictor:           true,
+		NodeDrain:         options.NewNodeDrainOptions(DefaultNodeDrainRequester),
+		// A drain writes about seven objects per pod (the Eviction, its
+		// status, the evictor's entry, the requests' status, the eviction):
+		// 500 pods took 33 s at 100 requests/s, 17 s at 300, and no less at
+		// 500, where kube-apiserver on two cores is the limit (make
+		// bench-drain, docs/benchmarks.md).
+		Client:             options.NewClientOptions(300, 600),
+		LeaderElection:     options.NewLeaderElection(componentName),
+		Bridge:             options.NewBridgeOptions(),
+		SecureServing:      newSecureServing(),
+		MetricsBindAddress: ":8080",
+		Logs:               logsapi.NewLoggingConfiguration(),
+	}
+}
+
+// Flags returns the flags in named sections.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+	fs := fss.FlagSet("controllers")
+	fs.IntVar(&o.Workers, "concurrent-evictionrequest-syncs", o.Workers,
+		"Number of Evictions, of EvictionRequests, and of Evictions of the default evictor, each synced in parallel.")
+	fs.DurationVar(&o.HeartbeatDeadline, "responder-heartbeat-deadline", o.HeartbeatDeadline,
+		"How long an active responder may go without a heartbeat before it is Interrupted and the next one takes over. "+
+			"kube-apiserver v1.37 refuses to end a turn sooner than 20m after the last heartbeat, so only longer deadlines are accepted.")
+	fs.BoolVar(&o.Evictor, "enable-evictor", o.Evictor,
+		"Run the default responder imperative-eviction.k8s.io/evictor, which evicts the pod through the Eviction API when every other responder's turn ended.")
+	o.NodeDrain.AddFlags(fs, "a domain-prefixed key outside k8s.io and kubernetes.io")
+	fs = fss.FlagSet("cluster")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster; in-cluster when empty.")
+	o.Client.AddFlags(fs, "the controllers")
+	options.AddLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
+	bridgeFlags := fss.FlagSet("eviction bridge")
+	o.Bridge.AddFlags(bridgeFlags)
+	o.SecureServing.AddFlags(bridgeFlags)
+	fs = fss.FlagSet("metrics")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of /metrics, /healthz and /readyz; \"0\" serves none.")
+	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
+	return fss
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("--concurrent-evictionrequest-syncs must be at least 1, got %d", o.Workers))
+	}
+	if err := lifecycle.ValidateDeadline(o.HeartbeatDeadline); err != nil {
+		errs = append(errs, fmt.Errorf("--responder-heartbeat-deadline: %w", err))
+	}
+	errs = append(errs, o.NodeDrain.Validate(lifecycleutil.ValidateParticipantName)...)
+	errs = append(errs, o.Client.Validate()...)
+	errs = append(errs, o.Bridge.Validate()...)
+	if o.Bridge.Enabled {
+		errs = append(errs, o.SecureServing.Validate()...)
+	}
+	errs = append(errs, options.ValidateLeaderElection(o.LeaderElection)...)
+	return errors.Join(errs...)
+}
+
+// newSecureServing is where the eviction API bridge is served: port 8443,
+// the certificate of --tls-cert-file or a self-signed one in --cert-dir.
+func newSecureServing() *genericoptions.SecureServingOptions {
+	ss := genericoptions.NewSecureServingOptions()
+	ss.BindPort = 8443
+	ss.ServerCert.PairName = "eviction-bridge"
+	ss.ServerCert.CertDirectory = "/tmp/evictionrequest-controller"
+	return ss
+}

@@ -1,0 +1,111 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package app
+
+import (
+	"context"
+
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/informers"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+	"github.com/evictionrequest/apiserver/pkg/controllermanager"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
+	"github.com/evictionrequest/apiserver/pkg/version"
+)
+
+// componentName names evictionrequest-controller in logs and user agents.
+const componentName = "evictionrequest-controller"
+
+// Run runs the controllers until ctx ends: while this process holds the
+// Lease, or at once when leader election is off.
+func (o *Options) Run(ctx context.Context) error {
+	if err := logsapi.ValidateAndApply(o.Logs, nil); err != nil {
+		return err
+	}
+	config, err := o.Client.Config(o.Kubeconfig, componentName)
+	if err != nil {
+		return err
+	}
+	client, eventClient, err := options.Clients(config)
+	if err != nil {
+		return err
+	}
+	metrics.Register()
+	klog.FromContext(ctx).Info("Starting evictionrequest-controller", "version", version.Get())
+	descriptors := o.controllers()
+	var ready []healthz.HealthChecker
+	if o.Bridge.Enabled {
+		janitor, check, err := o.startBridge(ctx, client, eventClient)
+		if err != nil {
+			return err
+		}
+		descriptors, ready = append(descriptors, janitor), append(ready, check)
+	}
+	m := &controllermanager.Manager{
+		Name:           componentName,
+		LeaderElection: o.LeaderElection,
+		Client:         client,
+		EventClient:    eventClient,
+		// Every write of the controllers is a server-side apply: the
+		// caches need not hold managedFields, about a third of an Eviction.
+		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cachetransform.StripManagedFields)},
+		MetricsBindAddress: o.MetricsBindAddress,
+		ReadyChecks:        ready,
+		Controllers:        descriptors,
+	}
+	return m.Run(ctx)
+}
+
+// controllers are the controllers of evictionrequest-controller, in the
+// order they are built.
+func (o *Options) controllers() []controllermanager.Descriptor {
+	return []controllermanager.Descriptor{
+		{Name: lifecycle.ControllerName, Enabled: true, Init: o.newEvictionRequestController},
+		{Name: evictor.ControllerName, Enabled: o.Evictor, Init: o.newEvictor},
+		o.NodeDrain.Descriptor(evictionapi.Lifecycle, o.Client),
+	}
+}
+
+// newEvictionRequestController builds the eviction request controller.
+func (o *Options) newEvictionRequestController(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+	lifecycleInformers := cc.Informers.Lifecycle().V1alpha1()
+	c, err := lifecycle.NewController(ctx, cc.Client, lifecycleInformers.Evictions(), lifecycleInformers.EvictionRequests(),
+		cc.Informers.Core().V1().Pods(), cc.Clock, lifecycle.Options{
+			HeartbeatDeadline: o.HeartbeatDeadline, CallTimeout: o.Client.CallTimeout, EventClient: cc.EventClient,
+		})
+	if err != nil {
+		return nil, err
+	}
+	return controllermanager.WithWorkers(c, o.Workers), nil
+}
+
+// newEvictor builds the default evictor.
+func (o *Options) newEvictor(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+	c, err := evictor.NewController(ctx, cc.Client, cc.Informers.Lifecycle().V1alpha1().Evictions(), cc.Informers.Core().V1().Pods(),
+		cc.Clock, evictor.Options{CallTimeout: o.Client.CallTimeout, EventClient: cc.EventClient})
+	if err != nil {
+		return nil, err
+	}
+	return controllermanager.WithWorkers(c, o.Workers), nil
+}
