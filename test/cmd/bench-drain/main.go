@@ -34,31 +34,20 @@ limitations under the License.
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
-	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
 
 type options struct {
@@ -77,33 +66,6 @@ type options struct {
 	// serverArgs are extra flags of evictionrequest-apiserver or
 	// evictionrequest-controller.
 	serverArgs []string
-}
-
-// result is what the benchmark writes as JSON.
-type result struct {
-	Pods          int       `json:"pods"`
-	ServerArgs    []string  `json:"serverArgs,omitempty"`
-	Rounds        int       `json:"rounds"`
-	OursSeconds   []float64 `json:"oursSeconds"`
-	KubectlDrain  []float64 `json:"kubectlDrainSeconds"`
-	OursMedian    float64   `json:"oursMedianSeconds"`
-	KubectlMedian float64   `json:"kubectlDrainMedianSeconds"`
-	Ratio         float64   `json:"ratio"`
-	API           string    `json:"api"`
-	// HeapPerEvictionBytes is, on lifecycle.k8s.io, how much the
-	// controller's heap grew per Eviction (and its EvictionRequest) it
-	// holds.
-	HeapPerEvictionBytes float64       `json:"heapPerEvictionBytes,omitempty"`
-	Bridge               *bridgeResult `json:"bridge,omitempty"`
-	// Pool is the drain of a pool of nodes in waves against kubectl drain
-	// of each node in turn.
-	Pool *poolResult `json:"pool,omitempty"`
-	// WritesPerPod are kube-apiserver's write requests per pod during the
-	// last drain by kubectl evictionrequest drain, by "VERB resource", with
-	// their sum under "total": the plugin's, the controller's, the
-	// evictor's, the events and kwok's.
-	WritesPerPod map[string]float64 `json:"writesPerPod,omitempty"`
-	When         time.Time          `json:"when"`
 }
 
 func main() {
@@ -225,195 +187,4 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	return os.WriteFile(o.out, append(data, '\n'), 0o644)
-}
-
-// print reports the results on standard output.
-func (res *result) print(o options) {
-	if o.pods == 0 {
-		return
-	}
-	fmt.Printf("Drain of %d pods on one node through %s, median of %d rounds (min-max):\n", o.pods, o.api, o.rounds)
-	fmt.Printf("  kubectl evictionrequest drain  %6.1f s  (%.1f-%.1f)\n", res.OursMedian, slices.Min(res.OursSeconds), slices.Max(res.OursSeconds))
-	if o.baseline {
-		fmt.Printf("  kubectl drain                  %6.1f s  (%.1f-%.1f)\n", res.KubectlMedian, slices.Min(res.KubectlDrain), slices.Max(res.KubectlDrain))
-		fmt.Printf("  ratio                          %6.2f\n", res.Ratio)
-	}
-	if res.HeapPerEvictionBytes > 0 {
-		fmt.Printf("  controller heap per Eviction   %6.1f KiB\n", res.HeapPerEvictionBytes/1024)
-	}
-	if res.Bridge != nil {
-		res.Bridge.print()
-	}
-	fmt.Printf("kube-apiserver's writes per pod, kubectl evictionrequest drain (last round):\n")
-	for _, key := range slices.Sorted(maps.Keys(res.WritesPerPod)) {
-		fmt.Printf("  %-40s %5.2f\n", key, res.WritesPerPod[key])
-	}
-}
-
-// drainOnce fills a fresh node with pods and times one command draining it.
-func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, name string, c drainCase) (drained, error) {
-	node, ns, cleanup, err := prepareNode(ctx, cluster, o, name, c)
-	defer cleanup()
-	if err != nil {
-		return drained{}, err
-	}
-	bin, args := drainCommand(cluster, o, node, c)
-	p, err := c.probeBefore(ctx, cluster)
-	if err != nil {
-		return drained{}, err
-	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	start := time.Now()
-	err = cmd.Run()
-	d := drained{seconds: time.Since(start).Seconds()}
-	logFile := filepath.Join(cluster.LogDir(), name+".log")
-	_ = os.WriteFile(logFile, output.Bytes(), 0o644)
-	if err != nil {
-		return drained{}, fmt.Errorf("%s: %w (output in %s)", bin, err, logFile)
-	}
-	if err := c.probeAfter(ctx, cluster, p, o.pods, &d); err != nil {
-		return drained{}, err
-	}
-	pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return drained{}, err
-	}
-	if len(pods.Items) != 0 {
-		return drained{}, fmt.Errorf("%d pods left after %s exited", len(pods.Items), bin)
-	}
-	return d, nil
-}
-
-// prepareNode creates a node and a namespace named after name, and fills
-// the node with o.pods pods of the case; cleanup deletes both.
-func prepareNode(ctx context.Context, cluster *localcluster.Cluster, o options, name string, c drainCase) (node, ns string, cleanup func(), err error) {
-	client := cluster.Client
-	var undo []func()
-	cleanup = func() {
-		for _, f := range slices.Backward(undo) {
-			f()
-		}
-	}
-	created, err := client.CoreV1().Nodes().Create(ctx, benchNode(name), metav1.CreateOptions{})
-	if err != nil {
-		return "", "", cleanup, err
-	}
-	undo = append(undo, func() { _ = client.CoreV1().Nodes().Delete(context.Background(), created.Name, metav1.DeleteOptions{}) })
-	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if c.optIn {
-		namespace.Labels = map[string]string{bridge.NamespaceLabel: bridge.NamespaceOptIn}
-	}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{}); err != nil {
-		return "", "", cleanup, err
-	}
-	undo = append(undo, func() { deleteNamespace(client, name) })
-	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	}); err != nil {
-		return "", "", cleanup, fmt.Errorf("the default service account of %s: %w", name, err)
-	}
-	var mutate func(*corev1.Pod)
-	if c.intercepted {
-		mutate = declareSampleInterceptor(o.api)
-	}
-	_, err = fillNode(ctx, client, name, created.Name, o.pods, mutate)
-	return created.Name, name, cleanup, err
-}
-
-// deleteNamespace deletes the namespace name and waits, at most five
-// minutes, until it is gone: the namespace controller's deletion of what a
-// drain left (requests, Evictions, events) would otherwise run during the
-// next drain and slow it down, so that later rounds measured the clean-up
-// of earlier ones.
-func deleteNamespace(client kubernetes.Interface, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if err := client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		klog.FromContext(ctx).Error(err, "Deleting a drained namespace", "namespace", name)
-		return
-	}
-	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		klog.FromContext(ctx).Error(err, "Waiting for a drained namespace to be gone", "namespace", name)
-	}
-}
-
-// drainCommand is the command line of the case's drain of node.
-func drainCommand(cluster *localcluster.Cluster, o options, node string, c drainCase) (bin string, args []string) {
-	args = []string{"--kubeconfig=" + cluster.KubeconfigPath}
-	if c.plugin {
-		return filepath.Join(o.binDir, "kubectl-evictionrequest"),
-			append(args, "drain", node, "--api="+o.api, "--force", "--output=lines", fmt.Sprintf("--timeout=%s", o.timeout))
-	}
-	return filepath.Join(o.binDir, "kubectl"),
-		append(args, "drain", node, "--force", "--ignore-daemonsets", "--delete-emptydir-data", fmt.Sprintf("--timeout=%s", o.timeout))
-}
-
-// fillNode creates n running pods on node in ns, changed by mutate, and
-// returns them once kwok runs them all.
-func fillNode(ctx context.Context, client kubernetes.Interface, ns, node string, n int, mutate func(*corev1.Pod)) ([]*corev1.Pod, error) {
-	pods := make([]*corev1.Pod, n)
-	var createErr error
-	workqueue.ParallelizeUntil(ctx, 16, n, func(i int) {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: ns},
-			Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
-		}
-		if mutate != nil {
-			mutate(pod)
-		}
-		created, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-		if err != nil {
-			createErr = err
-			return
-		}
-		pods[i] = created
-	})
-	if createErr != nil {
-		return nil, createErr
-	}
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		running := 0
-		for _, p := range list.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				running++
-			}
-		}
-		return running == n, nil
-	}); err != nil {
-		return nil, fmt.Errorf("waiting for %d pods to run: %w", n, err)
-	}
-	return pods, nil
-}
-
-func benchNode(name string) *corev1.Node {
-	capacity := corev1.ResourceList{
-		corev1.ResourcePods:   resource.MustParse("1000"),
-		corev1.ResourceCPU:    resource.MustParse("256"),
-		corev1.ResourceMemory: resource.MustParse("1Ti"),
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench-" + name, Labels: map[string]string{localcluster.KwokNodeLabel: "fake"}},
-		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-	}
-}
-
-func median(values []float64) float64 {
-	sorted := slices.Clone(values)
-	slices.Sort(sorted)
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
