@@ -24,8 +24,16 @@ KUBE_LDFLAGS := -s -w -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
 	-X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION)
 
-KUBE_BINS    := $(BIN_DIR)/kube-apiserver $(BIN_DIR)/kube-controller-manager $(BIN_DIR)/kube-scheduler $(BIN_DIR)/kubectl
-CLUSTER_BINS := $(BIN_DIR)/etcd $(KUBE_BINS) $(BIN_DIR)/kwok
+# DBUS_DAEMON is Debian's dbus-daemon: the private system bus of each real
+# node, on which its kubelet learns of a graceful shutdown.
+DBUS_DAEMON := /usr/bin/dbus-daemon
+
+# kubelet-node is the upstream kubelet's code on a CRI runtime without
+# containers (hack/tools/kubernetes/kubelet-node): the local control plane's
+# real nodes. It builds in the same go build as the other Kubernetes
+# binaries, which share most of its packages.
+KUBE_BINS    := $(BIN_DIR)/kube-apiserver $(BIN_DIR)/kube-controller-manager $(BIN_DIR)/kube-scheduler $(BIN_DIR)/kubectl $(BIN_DIR)/kubelet-node
+CLUSTER_BINS := $(BIN_DIR)/etcd $(KUBE_BINS) $(BIN_DIR)/kwok $(DBUS_DAEMON)
 
 # E2E_TIMEOUT bounds the e2e suite; E2E_RUN selects tests by regexp;
 # E2E_PARALLEL is how many of a suite's tests run at once. They mostly wait
@@ -46,22 +54,27 @@ build: ## Build evictionrequest-apiserver, evictionrequest-controller, the kubec
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/kubectl-evictionrequest ./cmd/kubectl-evictionrequest
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/surge-interceptor ./cmd/surge-interceptor
 	$(GO) build -o $(BIN_DIR)/local-up ./hack/local-up
+	$(GO) build -o $(BIN_DIR)/node-host ./hack/node-host
 	$(GO) build -o $(BIN_DIR)/sample-interceptor ./examples/sample-interceptor
 
 .PHONY: tools
-tools: $(CLUSTER_BINS) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok (only when missing or re-pinned).
+tools: $(CLUSTER_BINS) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, the kubelet (kubelet-node) and kwok, and install Debian's dbus-daemon (only when missing or re-pinned).
 
 $(BIN_DIR)/etcd: hack/tools/etcd/go.mod hack/tools/etcd/go.sum
 	@echo ">> Building etcd from the Go module proxy (about a minute on 2 cores)"
 	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
 	@touch $@
 
-$(KUBE_BINS) &: hack/tools/kubernetes/go.mod hack/tools/kubernetes/go.sum
-	@echo ">> Building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl $(KUBE_VERSION) from the Go module proxy"
+$(KUBE_BINS) &: hack/tools/kubernetes/go.mod hack/tools/kubernetes/go.sum $(wildcard hack/tools/kubernetes/kubelet-node/*.go hack/tools/kubernetes/kubelet-node/*/*.go)
+	@echo ">> Building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and the kubelet (kubelet-node) $(KUBE_VERSION) from the Go module proxy"
 	@echo ">> The first build takes about ten minutes on 2 cores; later ones reuse the Go build cache"
 	cd hack/tools/kubernetes && $(GO) build -ldflags "$(KUBE_LDFLAGS)" -o $(BIN_DIR)/ \
-		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
+		./kubelet-node
 	@touch $(KUBE_BINS)
+
+$(DBUS_DAEMON):
+	hack/install-debian-packages.sh dbus-daemon
 
 $(BIN_DIR)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 	@echo ">> Building kwok from the Go module proxy (about three minutes on 2 cores)"

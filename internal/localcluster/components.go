@@ -71,7 +71,10 @@ var controllers = []string{"disruption", "garbagecollector", "serviceaccount", "
 	"deployment", "replicaset",
 	// The default roles (admin, edit, view) gain the rules of the roles
 	// aggregated into them, such as the overlays' evictionrequest-edit.
-	"clusterrole-aggregation"}
+	"clusterrole-aggregation",
+	// The kube-root-ca.crt ConfigMap of every namespace, which the service
+	// account volume of the pods on the real kubelet nodes projects.
+	"root-ca-cert-publisher"}
 
 // waitFor polls check until it succeeds, the process p exits, or
 // startTimeout passes.
@@ -143,7 +146,10 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 		"--tls-private-key-file=" + c.pki.apiserverServing.KeyFile,
 		"--client-ca-file=" + c.pki.clusterCA.certFile,
 		"--anonymous-auth=false",
-		"--authorization-mode=RBAC",
+		// The Node authorizer and NodeRestriction, as every cluster has
+		// them: the real kubelet nodes use their node credentials.
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + c.pki.serviceAccountKeyFile,
 		"--service-account-signing-key-file=" + c.pki.serviceAccountKeyFile,

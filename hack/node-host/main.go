@@ -1,0 +1,110 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command node-host is the machine of a node that the local control plane
+// runs with the real kubelet: it serves the node's logind stand-in
+// (internal/logind) on the node's private D-Bus system bus, runs the
+// node's kubelet (kubelet-node) as its child on that bus, and powers the
+// machine off when a graceful shutdown is done: it kills the kubelet, as
+// the power going does, and exits. SIGTERM stops the kubelet and exits, as
+// the harness stops a cluster.
+//
+//	node-host --bus=unix:path=DIR/bus.sock --inhibit-delay-max=2m -- kubelet-node --node-name=NAME ...
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/evictionrequest/apiserver/internal/logind"
+)
+
+// stopGracePeriod is how long the kubelet gets to exit after SIGTERM.
+const stopGracePeriod = 10 * time.Second
+
+func main() {
+	bus := flag.String("bus", "", "Address of the node's D-Bus system bus (unix:path=...), where logind is served and the kubelet connects.")
+	delayMax := flag.Duration("inhibit-delay-max", 5*time.Minute,
+		"logind's InhibitDelayMaxSec: the longest the kubelet's delay lock holds a shutdown back; at least the kubelet's shutdownGracePeriod.")
+	klog.InitFlags(nil)
+	flag.Parse()
+	if *bus == "" || flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: node-host --bus=ADDRESS [--inhibit-delay-max=D] -- KUBELET [ARGS...]")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	code, err := run(ctx, *bus, *delayMax, flag.Args())
+	if err != nil {
+		klog.ErrorS(err, "node-host failed")
+	}
+	os.Exit(code)
+}
+
+// run serves logind, runs the kubelet and returns the exit code: the
+// kubelet's when it exits on its own, 0 when the machine powered off or
+// was stopped.
+func run(ctx context.Context, bus string, delayMax time.Duration, kubelet []string) (int, error) {
+	conn, err := logind.Connect(ctx, bus)
+	if err != nil {
+		return 1, err
+	}
+	defer conn.Close()
+	poweredOff := make(chan struct{})
+	if _, err := logind.Serve(conn, logind.Config{InhibitDelayMax: delayMax, PowerOff: func() { close(poweredOff) }}); err != nil {
+		return 1, err
+	}
+	cmd := exec.Command(kubelet[0], kubelet[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "DBUS_SYSTEM_BUS_ADDRESS="+bus)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return 1, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), fmt.Errorf("the kubelet exited: %w", err)
+		}
+		return 1, err
+	case <-poweredOff:
+		klog.InfoS("The graceful shutdown is done: powering off")
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		return 0, nil
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(stopGracePeriod):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		return 0, nil
+	}
+}

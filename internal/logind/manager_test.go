@@ -1,0 +1,211 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package logind
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+)
+
+// startBus runs a private dbus-daemon for the test and returns its address.
+func startBus(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	socket := filepath.Join(dir, "bus.sock")
+	address, err := WriteBusConfig(filepath.Join(dir, "bus.conf"), socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("dbus-daemon", "--config-file="+filepath.Join(dir, "bus.conf"), "--nofork", "--nopidfile")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting dbus-daemon (Debian's dbus, hack/install-debian-packages.sh): %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(socket); err == nil {
+			return address
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("dbus-daemon did not listen")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// kubelet is the kubelet's side of the protocol, as its shutdown manager
+// speaks it (pkg/kubelet/nodeshutdown/systemd): the delay it reads, the
+// lock it holds, the signals it receives.
+type kubelet struct {
+	conn    *dbus.Conn
+	lock    int
+	signals chan *dbus.Signal
+}
+
+func newKubelet(t *testing.T, address string) *kubelet {
+	t.Helper()
+	conn, err := Connect(t.Context(), address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	k := &kubelet{conn: conn, signals: make(chan *dbus.Signal, 10)}
+	conn.Signal(k.signals)
+	if err := conn.AddMatchSignal(dbus.WithMatchInterface(ManagerInterface), dbus.WithMatchMember("PrepareForShutdown"), dbus.WithMatchObjectPath(ObjectPath)); err != nil {
+		t.Fatal(err)
+	}
+	var fd uint32
+	if err := conn.Object(BusName, ObjectPath).Call(ManagerInterface+".Inhibit", 0, "shutdown", "kubelet", "Kubelet needs time to handle node shutdown", "delay").Store(&fd); err != nil {
+		t.Fatal(err)
+	}
+	k.lock = int(fd)
+	return k
+}
+
+// release releases the kubelet's lock, as it does once its pods stopped.
+func (k *kubelet) release() {
+	_ = syscall.Close(k.lock)
+}
+
+// nextSignal is the next PrepareForShutdown the kubelet receives.
+func (k *kubelet) nextSignal(t *testing.T) bool {
+	t.Helper()
+	select {
+	case s := <-k.signals:
+		if s.Name != ManagerInterface+".PrepareForShutdown" || len(s.Body) != 1 {
+			t.Fatalf("signal %s %v, want PrepareForShutdown", s.Name, s.Body)
+		}
+		return s.Body[0].(bool)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no PrepareForShutdown")
+		return false
+	}
+}
+
+// serve serves a manager on the bus and returns a channel closed when it
+// powers off.
+func serve(t *testing.T, address string, delayMax time.Duration) chan struct{} {
+	t.Helper()
+	conn, err := Connect(t.Context(), address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	off := make(chan struct{})
+	if _, err := Serve(conn, Config{InhibitDelayMax: delayMax, PowerOff: func() { close(off) }}); err != nil {
+		t.Fatal(err)
+	}
+	return off
+}
+
+// The kubelet reads the longest delay as microseconds, a uint64; a smaller
+// value than its grace period would make it rewrite logind's
+// configuration on the host.
+func TestTheKubeletReadsTheInhibitDelay(t *testing.T) {
+	address := startBus(t)
+	serve(t, address, 90*time.Second)
+	k := newKubelet(t, address)
+	v, err := k.conn.Object(BusName, ObjectPath).GetProperty(ManagerInterface + ".InhibitDelayMaxUSec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := v.Value().(uint64); !ok || got != uint64(90*time.Second/time.Microsecond) {
+		t.Errorf("InhibitDelayMaxUSec = %v (%T), want 90 s in microseconds as a uint64", v.Value(), v.Value())
+	}
+}
+
+// PowerOff signals PrepareForShutdown(true), waits while the kubelet holds
+// its delay lock, and powers off once it releases it.
+func TestPowerOffWaitsForTheDelayLock(t *testing.T) {
+	address := startBus(t)
+	off := serve(t, address, time.Minute)
+	k := newKubelet(t, address)
+	if err := PowerOff(t.Context(), address); err != nil {
+		t.Fatal(err)
+	}
+	if !k.nextSignal(t) {
+		t.Fatal("PrepareForShutdown(false), want true")
+	}
+	select {
+	case <-off:
+		t.Fatal("powered off while the kubelet holds its lock")
+	case <-time.After(lockHandOver + time.Second):
+	}
+	k.release()
+	select {
+	case <-off:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not powered off after the lock was released")
+	}
+}
+
+// A lock that is never released holds the shutdown back only for the
+// longest delay.
+func TestPowerOffAfterTheLongestDelay(t *testing.T) {
+	address := startBus(t)
+	off := serve(t, address, 3*time.Second)
+	k := newKubelet(t, address)
+	if err := PowerOff(t.Context(), address); err != nil {
+		t.Fatal(err)
+	}
+	k.nextSignal(t)
+	select {
+	case <-off:
+	case <-time.After(15 * time.Second):
+		t.Fatal("not powered off after InhibitDelayMax")
+	}
+}
+
+// A shutdown called off during its delay signals PrepareForShutdown(false)
+// and does not power off, even once the lock is released; with none under
+// way there is nothing to call off.
+func TestCancelCallsTheShutdownOff(t *testing.T) {
+	address := startBus(t)
+	off := serve(t, address, time.Minute)
+	k := newKubelet(t, address)
+	if canceled, err := CancelShutdown(t.Context(), address); err != nil || canceled {
+		t.Fatalf("CancelShutdown() with no shutdown = %v, %v", canceled, err)
+	}
+	if err := PowerOff(t.Context(), address); err != nil {
+		t.Fatal(err)
+	}
+	k.nextSignal(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if canceled, err := CancelShutdown(ctx, address); err != nil || !canceled {
+		t.Fatalf("CancelShutdown() = %v, %v; want true", canceled, err)
+	}
+	if k.nextSignal(t) {
+		t.Fatal("PrepareForShutdown(true) after the cancel, want false")
+	}
+	k.release()
+	select {
+	case <-off:
+		t.Fatal("powered off after the shutdown was called off")
+	case <-time.After(lockHandOver + time.Second):
+	}
+}
