@@ -42,6 +42,12 @@ const (
 	KubeletNodeTaint = KubeletNodeLabel
 )
 
+// ExitDelayAnnotation on a pod of a real kubelet node is how long its
+// containers take to exit after SIGTERM ("20s"), as an application that
+// finishes its work: kubelet-node's CRI runtime reads it. Without it a
+// container exits at once; past its grace period it is killed.
+const ExitDelayAnnotation = "kubelet-node.evictionrequest.github.io/exit-delay"
+
 // maxSocketPath is the longest path of a unix socket.
 const maxSocketPath = 107
 

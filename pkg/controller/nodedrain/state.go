@@ -36,6 +36,9 @@ type nodeState struct {
 	// maintenance: the node's MaintenancePlanned condition is True and the
 	// controller drains for it (Options.DrainOnMaintenancePlanned).
 	maintenance bool
+	// maintenanceInProgress: the node's MaintenanceInProgress condition is
+	// True, its maintenance is under way (held).
+	maintenanceInProgress bool
 	// shuttingDown: the node reports a graceful node shutdown.
 	shuttingDown  bool
 	unschedulable bool
@@ -58,13 +61,14 @@ type nodeState struct {
 // MaintenancePlanned condition asks for a drain.
 func drainState(node *corev1.Node, onMaintenance bool) nodeState {
 	s := nodeState{
-		marked:        node.Annotations[DrainAnnotation] == "true",
-		maintenance:   onMaintenance && drain.IsNodeConditionTrue(node, corev1.NodeMaintenancePlanned),
-		shuttingDown:  isShuttingDown(node),
-		unschedulable: node.Spec.Unschedulable,
-		cordonedBy:    node.Annotations[drain.CordonedByAnnotation],
-		deadline:      node.Annotations[drain.DeadlineAnnotation],
-		onDeadline:    node.Annotations[drain.OnDeadlineAnnotation],
+		marked:                node.Annotations[DrainAnnotation] == "true",
+		maintenance:           onMaintenance && drain.IsNodeConditionTrue(node, corev1.NodeMaintenancePlanned),
+		maintenanceInProgress: drain.IsNodeConditionTrue(node, corev1.NodeMaintenanceInProgress),
+		shuttingDown:          isShuttingDown(node),
+		unschedulable:         node.Spec.Unschedulable,
+		cordonedBy:            node.Annotations[drain.CordonedByAnnotation],
+		deadline:              node.Annotations[drain.DeadlineAnnotation],
+		onDeadline:            node.Annotations[drain.OnDeadlineAnnotation],
 	}
 	s.policy = drain.Policy{
 		Force:              node.Annotations[ForceAnnotation] == "true",
@@ -99,6 +103,15 @@ func (s nodeState) requested() bool {
 // wanted is true while the node should be drained.
 func (s nodeState) wanted() bool {
 	return s.requested() || s.shuttingDown
+}
+
+// held is true while the maintenance of a node this drain drained is under
+// way (MaintenanceInProgress=True, KEP-5683): the node stays drained and
+// cordoned, its requests stay, whatever asked for the drain has gone (a
+// maintenance tool turns MaintenancePlanned False as it starts). The drain
+// ends once the maintenance is over.
+func (s nodeState) held() bool {
+	return s.maintenanceInProgress && s.conditions
 }
 
 // isShuttingDown is true while the node reports a graceful node shutdown.

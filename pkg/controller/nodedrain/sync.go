@@ -55,6 +55,10 @@ const (
 	// EventDrainDeadlineInvalid: the Node's deadline annotations do not
 	// parse; the drain goes on without them.
 	EventDrainDeadlineInvalid = "DrainDeadlineInvalid"
+	// EventDrainHeld: nothing asks for the drain of the node any more, but
+	// its maintenance is under way (MaintenanceInProgress=True): it stays
+	// drained until the maintenance is over.
+	EventDrainHeld = "DrainHeld"
 )
 
 // sync drains the node, or ends its drain, and returns when to look again
@@ -70,10 +74,23 @@ func (c *Controller) sync(ctx context.Context, name string) (time.Duration, erro
 		return 0, err
 	}
 	state := c.state(node)
-	if state.wanted() {
+	switch {
+	case state.wanted():
 		return c.drain(ctx, node, state)
+	case state.held():
+		c.hold(node)
+		return 0, nil
 	}
 	return c.undrain(ctx, node, state)
+}
+
+// hold leaves the drain of a node under maintenance as it is, and says so
+// once on the Node.
+func (c *Controller) hold(node *corev1.Node) {
+	if c.firstReport(reportKey{node.Name, reportPhase}, EventDrainHeld) {
+		c.recorder.Eventf(node, corev1.EventTypeNormal, EventDrainHeld,
+			"Node %s is under maintenance (MaintenanceInProgress=True): it stays drained and cordoned until the maintenance is over.", node.Name)
+	}
 }
 
 // drain cordons a marked node, requests the eviction of its pods through

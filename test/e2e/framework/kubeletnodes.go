@@ -66,3 +66,19 @@ func OnKubeletNode(pod *corev1.Pod) {
 	pod.Spec.Tolerations = append(pod.Spec.Tolerations, corev1.Toleration{
 		Key: localcluster.KubeletNodeTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
 }
+
+// onKubeletNodeExitingAfter is a PodOptions.Mutate that runs mutate, lets
+// the pod run on the real kubelet nodes and makes its containers take
+// delay to exit after SIGTERM (localcluster.ExitDelayAnnotation).
+func onKubeletNodeExitingAfter(mutate func(*corev1.Pod), delay string) func(*corev1.Pod) {
+	return func(pod *corev1.Pod) {
+		if mutate != nil {
+			mutate(pod)
+		}
+		OnKubeletNode(pod)
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[localcluster.ExitDelayAnnotation] = delay
+	}
+}

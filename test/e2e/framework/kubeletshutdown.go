@@ -1,0 +1,159 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+)
+
+// appExitDelay is how long the pods of the kubelet tests take to exit
+// after SIGTERM, as an application that finishes its work: the time a
+// surge has to bring a replacement up before the old pod stops serving.
+const appExitDelay = "20s"
+
+// KubeletNodeInPool starts a real kubelet node (NewKubeletNode) in the
+// test's pool of nodes (PoolLabel=ns), where CreateDeployment puts pods.
+func (f *Framework) KubeletNodeInPool(t testing.TB, ns string) *localcluster.KubeletNode {
+	t.Helper()
+	n := f.NewKubeletNode(t)
+	f.PatchNode(t, n.Name, map[string]any{"metadata": map[string]any{"labels": map[string]any{PoolLabel: ns}}})
+	return n
+}
+
+// OnKubeletNodes lets the pods of a Deployment run on the real kubelet
+// nodes, take appExitDelay to exit and get twice that as their grace
+// period. For CreateDeployment.
+func OnKubeletNodes(dep *appsv1.Deployment) {
+	spec := &dep.Spec.Template
+	spec.Spec.Tolerations = append(spec.Spec.Tolerations, corev1.Toleration{
+		Key: localcluster.KubeletNodeTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+	if spec.Annotations == nil {
+		spec.Annotations = map[string]string{}
+	}
+	spec.Annotations[localcluster.ExitDelayAnnotation] = appExitDelay
+	spec.Spec.TerminationGracePeriodSeconds = ptr.To(int64(40))
+}
+
+// CheckKubeletGracefulShutdownKeepsADeploymentUp checks, on the suite's API,
+// with the real kubelet: a one-replica Deployment opted in to the surge
+// (optIn) on a node that is shut down gracefully never has zero ready
+// replicas, its replacement runs on another node, the old pod ends as the
+// kubelet leaves it (Failed, Terminated, DisruptionTarget), the node
+// drain's request for it (nodeDrain) completes, the pod is not evicted
+// twice, and the node powers off once the kubelet is done.
+func (f *Framework) CheckKubeletGracefulShutdownKeepsADeploymentUp(t *testing.T, optIn func(*appsv1.Deployment), nodeDrain participant.Participant) {
+	t.Helper()
+	ctx := t.Context()
+	ns := f.NewNamespace(t)
+	node := f.KubeletNodeInPool(t, ns)
+	f.CreateDeployment(t, ns, "db", 1, "", func(dep *appsv1.Deployment) {
+		optIn(dep)
+		OnKubeletNodes(dep)
+	})
+	original := f.PodsOf(t, ns, "db")[0]
+	if original.Spec.NodeName != node.Name {
+		t.Fatalf("the pod runs on %s, want the kubelet's node %s", original.Spec.NodeName, node.Name)
+	}
+	f.PoolNode(t, ns)
+	w := f.WatchReady(t, ns, "db")
+
+	if err := node.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.waitForDrainRequest(t, nodeDrain, ns, original.UID, true)
+	f.requestedWhileThePodRuns(t, node.Name, ns, original.Name)
+	ended := f.WaitForPod(t, ns, original.Name, "the kubelet to stop the old pod", func(pod *corev1.Pod) error {
+		if pod.Status.Phase != corev1.PodFailed {
+			return fmt.Errorf("phase %s", pod.Status.Phase)
+		}
+		return nil
+	})
+	t.Logf("the old pod ended: %s %s %s %v", ended.Status.Phase, ended.Status.Reason, ended.Status.Message, ended.Status.Conditions)
+	f.WaitForReplicas(t, ns, "db", 1)
+	select {
+	case <-node.PoweredOff():
+	case <-time.After(KubeletShutdownGracePeriod + time.Minute):
+		t.Error("the node did not power off after its shutdown")
+	}
+	w.Stop()
+	if minReady, _ := w.Extremes(); minReady < 1 {
+		t.Errorf("the Deployment had %d ready replicas at one point, want at least 1", minReady)
+	}
+	for _, pod := range f.PodsOf(t, ns, "db") {
+		if pod.UID != original.UID && pod.Spec.NodeName == node.Name {
+			t.Errorf("the replacement %s runs on the node that shut down", pod.Name)
+		}
+	}
+	status, err := nodeDrain.Status(ctx, ns, original.UID)
+	if err != nil || !status.Complete {
+		t.Errorf("the node drain's request: %+v, %v; want it complete", status, err)
+	}
+	if attempts, _ := f.AuditedEvictions(t, ns, original.Name); attempts > 1 {
+		t.Errorf("the old pod was evicted %d times", attempts)
+	}
+}
+
+// requestedWhileThePodRuns checks, once the node drain requested the
+// eviction of a pod of a node that shuts down, that the kubelet has not
+// stopped the pod yet: the request came while its interceptors had time.
+// It logs how long after the node reported its shutdown that was.
+func (f *Framework) requestedWhileThePodRuns(t *testing.T, node, ns, name string) {
+	t.Helper()
+	ctx := t.Context()
+	pod, err := f.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Status.Phase != corev1.PodRunning {
+		t.Errorf("the node drain requested the eviction of pod %s once it was %s: too late for its interceptors", name, pod.Status.Phase)
+	}
+	n, err := f.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionFalse {
+			t.Logf("the request was seen %s after the node reported its shutdown (Ready=False: %s)", time.Since(c.LastTransitionTime.Time).Round(time.Second), c.Message)
+		}
+	}
+}
+
+// WaitForPod waits until the pod ns/name satisfies cond, and returns it.
+func (f *Framework) WaitForPod(t testing.TB, ns, name, what string, cond func(*corev1.Pod) error) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	Eventually(t, DefaultTimeout, what, func(ctx context.Context) error {
+		current, err := f.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		pod = current
+		return cond(current)
+	})
+	return pod
+}
