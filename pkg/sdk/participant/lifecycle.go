@@ -75,6 +75,9 @@ func (l *lifecycle) Status(ctx context.Context, namespace string, uid types.UID)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return Status{}, err
 	}
+	if err != nil {
+		er = nil
+	}
 	evictions, err := l.listEvictions(ctx, namespace, uid)
 	if err != nil {
 		return Status{}, err

@@ -208,3 +208,20 @@ func startInformed(ctx context.Context, t *testing.T, p Participant, factories I
 	}
 	return len(informerList) > 0
 }
+
+// A request that is not there, read from the API, does not exist: client-go
+// hands back an empty object beside NotFound, which once read as a request
+// that exists and asks for nothing (a node drain then waited for ever on a
+// pod force-deleted with its request).
+func TestLifecycleParticipantReadsNoRequestAsNone(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	pod := wrappers.MakePod("web-0").Obj()
+	p, err := New(evictionapi.Lifecycle, "example.com/drain", k8sfake.NewClientset(), nil, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Status(ctx, pod.Namespace, pod.UID)
+	if err != nil || got.Exists || got.Requested || got.Complete {
+		t.Errorf("Status() of a request that is not there = %+v, %v; want one that does not exist", got, err)
+	}
+}

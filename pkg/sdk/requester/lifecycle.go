@@ -114,7 +114,12 @@ func (l *Lifecycle) Withdraw(ctx context.Context, namespace string, uid types.UI
 func (l *Lifecycle) Get(ctx context.Context, namespace string, uid types.UID) (*lifecyclev1alpha1.EvictionRequest, error) {
 	callCtx, cancel := context.WithTimeout(ctx, l.opts.CallTimeout)
 	defer cancel()
-	return l.client.LifecycleV1alpha1().EvictionRequests(namespace).Get(callCtx, l.RequestName(uid), metav1.GetOptions{})
+	er, err := l.client.LifecycleV1alpha1().EvictionRequests(namespace).Get(callCtx, l.RequestName(uid), metav1.GetOptions{})
+	if err != nil {
+		// client-go returns an empty object beside its error.
+		return nil, err
+	}
+	return er, nil
 }
 
 func (l *Lifecycle) apply(ctx context.Context, namespace, podName string, uid types.UID, intent lifecyclev1alpha1.EvictionRequestIntent) (*lifecyclev1alpha1.EvictionRequest, error) {

@@ -238,7 +238,12 @@ func (r *Requester) Get(ctx context.Context, namespace string, uid types.UID) (*
 func (r *Requester) get(ctx context.Context, namespace, name string) (*v1alpha1.EvictionRequest, error) {
 	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	return r.requests.EvictionRequests(namespace).Get(callCtx, name, metav1.GetOptions{})
+	er, err := r.requests.EvictionRequests(namespace).Get(callCtx, name, metav1.GetOptions{})
+	if err != nil {
+		// client-go returns an empty object beside its error.
+		return nil, err
+	}
+	return er, nil
 }
 
 // CancellationForbiddenError is Withdraw's answer while the request's
