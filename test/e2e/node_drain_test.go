@@ -17,17 +17,14 @@ limitations under the License.
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/drain"
@@ -166,65 +163,6 @@ func TestDeclarativeNodeDrainShowsProgressAndWithdraws(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// A node whose kubelet reports a graceful shutdown gets the eviction of its
-// pods requested, so that their interceptors learn of it, without being
-// cordoned; when it is Ready again the requests are withdrawn.
-func TestGracefulNodeShutdownRequestsEvictions(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	ns := f.NewNamespace(t)
-	node := f.NewNode(t)
-	var pods []*corev1.Pod
-	for _, name := range []string{"db-0", "db-1"} {
-		pods = append(pods, f.CreatePod(t, ns, name, framework.PodOptions{Node: node, Interceptors: []string{parkedInterceptor}}))
-	}
-
-	// The kubelet (kwok here) reports the shutdown; kwok stops acting for
-	// the node, so that the report stays.
-	n, err := f.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	delete(n.Labels, localcluster.KwokNodeLabel)
-	if _, err := f.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, framework.DefaultTimeout, "requests for the pods of the node that shuts down", func(ctx context.Context) error {
-		// A heartbeat kwok queued before it let go may mark the node Ready
-		// once more.
-		if err := nodeReadyIs(ctx, node, corev1.ConditionFalse); err != nil {
-			if err := setNodeReadyCondition(ctx, node, corev1.ConditionFalse, "KubeletNotReady", "node is shutting down"); err != nil {
-				return err
-			}
-		}
-		for _, pod := range pods {
-			er, err := f.EvictionRequests(ns).Get(ctx, string(pod.UID), metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if len(er.Spec.Requesters) != 1 || er.Spec.Requesters[0].Name != nodedrain.DefaultRequesterName {
-				return fmt.Errorf("requesters %v", er.Spec.Requesters)
-			}
-		}
-		return nil
-	})
-	shuttingDown := f.WaitForNode(t, node, "the drain's condition", func(n *corev1.Node) error {
-		return conditionIs(n, corev1.NodeDrainInProgress, corev1.ConditionTrue, "the node is shutting down")
-	})
-	if shuttingDown.Spec.Unschedulable {
-		t.Error("the drain cordoned a node that shuts down")
-	}
-
-	// The shutdown is canceled: the node is Ready again. kwok writes the
-	// node's status too: a conflict is tried again.
-	framework.Eventually(t, time.Minute, "the node Ready again", func(ctx context.Context) error {
-		return setNodeReadyCondition(ctx, node, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status")
-	})
-	for _, pod := range pods {
-		f.WaitForCompletion(t, ns, string(pod.UID), v1alpha1.CompleteReasonCanceled)
-	}
 }
 
 // Kubernetes 1.37's node lifecycle conditions: a maintenance tool that sets
