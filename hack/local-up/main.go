@@ -18,8 +18,13 @@ limitations under the License.
 // foreground: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 // kwok, evictionrequest-apiserver registered with the aggregator (or, with
 // --api=lifecycle, kube-apiserver's own lifecycle.k8s.io API and
-// evictionrequest-controller), and the surge interceptor. Ctrl-C or SIGTERM
-// stops every process it started.
+// evictionrequest-controller), the surge interceptor, and a node run by the
+// real kubelet (--kubelet-nodes). Ctrl-C or SIGTERM stops every process it
+// started.
+//
+// local-up node shutdown|cancel|kill NODE acts on a real kubelet node of
+// a running local control plane, from another terminal: a graceful
+// shutdown (logind's PowerOff), calling it off, or cutting the power.
 package main
 
 import (
@@ -39,9 +44,14 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "node" {
+		os.Exit(nodeCommand(os.Args[2:]))
+	}
 	dir := flag.String("dir", "_output/local", "Directory of the cluster: certificates, kubeconfig, data and logs/. Wiped at start.")
 	binDir := flag.String("bin-dir", "_output/bin", "Directory of the etcd, kube-apiserver, kube-controller-manager, kwok, kubectl and evictionrequest-apiserver binaries.")
 	nodes := flag.Int("nodes", 3, "Number of kwok nodes.")
+	kubeletNodes := flag.Int("kubelet-nodes", 1, "Number of nodes run by the real kubelet (kubelet-node-0, ...), with graceful node shutdown on; "+
+		"local-up node shutdown|cancel|kill NODE acts on them.")
 	api := flag.String("api", "coordination", "EvictionRequest API to serve: coordination (ours, through evictionrequest-apiserver) or lifecycle (Kubernetes' lifecycle.k8s.io/v1alpha1, with evictionrequest-controller).")
 	overlay := flag.String("overlay", "", "Overlay of artifacts/ to deploy; empty is the API's default. For coordination: default (one server with its embedded etcd) or ha (two replicas behind the APIService on a three-member etcd); for lifecycle: lifecycle.")
 	klog.InitFlags(nil)
@@ -59,7 +69,7 @@ func main() {
 		klog.Background().Error(err, "--api must be coordination or lifecycle", "api", *api)
 		os.Exit(2)
 	}
-	cfg := localcluster.Config{Dir: *dir, BinDir: *binDir, Nodes: *nodes, Overlay: *overlay, Lifecycle: parsed == evictionapi.Lifecycle}
+	cfg := localcluster.Config{Dir: *dir, BinDir: *binDir, Nodes: *nodes, KubeletNodes: *kubeletNodes, Overlay: *overlay, Lifecycle: parsed == evictionapi.Lifecycle}
 	if err := run(ctx, cfg); err != nil {
 		klog.Background().Error(err, "Local control plane failed")
 		os.Exit(1)
@@ -89,8 +99,8 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 	defer cluster.Stop()
 
 	kubectl, _ := filepath.Abs(filepath.Join(cfg.BinDir, "kubectl"))
-	fmt.Printf("Local control plane ready: export KUBECONFIG=%s; %s api-resources --api-group=%s; %s get evictionrequests.%s -A (logs in %s; Ctrl-C stops it)\n",
-		cluster.KubeconfigPath, kubectl, group, kubectl, group, cluster.LogDir())
+	fmt.Printf("Local control plane ready: export KUBECONFIG=%s; %s api-resources --api-group=%s; %s get evictionrequests.%s -A (logs in %s; Ctrl-C stops it)%s\n",
+		cluster.KubeconfigPath, kubectl, group, kubectl, group, cluster.LogDir(), kubeletNodesHint(cluster, cfg.BinDir))
 
 	for {
 		select {
@@ -106,4 +116,13 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 			logger.Error(p.Err(), "A redundant component exited; the cluster goes on without it", "component", p.Name, "log", p.LogFile)
 		}
 	}
+}
+
+// kubeletNodesHint tells how to shut the real kubelet nodes down.
+func kubeletNodesHint(cluster *localcluster.Cluster, binDir string) string {
+	if len(cluster.KubeletNodes) == 0 {
+		return ""
+	}
+	localUp, _ := filepath.Abs(filepath.Join(binDir, "local-up"))
+	return fmt.Sprintf("; node %s runs the real kubelet: %s node shutdown|cancel|kill %s", cluster.KubeletNodes[0].Name, localUp, cluster.KubeletNodes[0].Name)
 }

@@ -64,6 +64,10 @@ type Config struct {
 	Overlay string
 	// Nodes is the number of kwok nodes, named kwok-node-0, kwok-node-1, ...
 	Nodes int
+	// KubeletNodes is the number of nodes run by the real kubelet, named
+	// kubelet-node-0, kubelet-node-1, ..., with graceful node shutdown on
+	// (DefaultKubeletNodeOptions).
+	KubeletNodes int
 	// ServerArgs are extra flags of evictionrequest-apiserver.
 	ServerArgs []string
 	// SurgeInterceptor runs the surge interceptor too.
@@ -98,6 +102,8 @@ type Cluster struct {
 	Dynamic dynamic.Interface
 	// NodeNames are the kwok nodes.
 	NodeNames []string
+	// KubeletNodes are the nodes of Config.KubeletNodes.
+	KubeletNodes []*KubeletNode
 	// AuditLogPath is kube-apiserver's audit log of pod evictions.
 	AuditLogPath string
 
@@ -183,6 +189,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		{"kube-controller-manager", c.startControllerManager},
 		{"kube-scheduler", c.startScheduler},
 		{"kwok and its nodes", c.startKwok},
+		{"the real kubelet nodes", c.startKubeletNodes},
 		{"evictionrequest-apiserver", c.startEvictionServer},
 	}
 	switch {

@@ -62,6 +62,25 @@ type KubeletNodeOptions struct {
 	NodeStatusUpdateFrequency time.Duration
 }
 
+// DefaultKubeletNodeOptions are the options of the nodes of
+// Config.KubeletNodes: graceful node shutdown on, with a grace period
+// long enough for a surge to bring a replacement up.
+func DefaultKubeletNodeOptions(name string) KubeletNodeOptions {
+	return KubeletNodeOptions{Name: name, ShutdownGracePeriod: 60 * time.Second, ShutdownGracePeriodCriticalPods: 10 * time.Second}
+}
+
+// startKubeletNodes starts the nodes of Config.KubeletNodes.
+func (c *Cluster) startKubeletNodes(ctx context.Context) error {
+	for i := 0; i < c.cfg.KubeletNodes; i++ {
+		n, err := c.StartKubeletNode(ctx, DefaultKubeletNodeOptions(fmt.Sprintf("kubelet-node-%d", i)))
+		if err != nil {
+			return err
+		}
+		c.KubeletNodes = append(c.KubeletNodes, n)
+	}
+	return nil
+}
+
 // KubeletNode is a node run by the upstream kubelet: a machine (node-host)
 // with a logind stand-in on a private D-Bus system bus (Debian's
 // dbus-daemon), and the kubelet (kubelet-node) on a CRI runtime without
@@ -115,6 +134,10 @@ func (n *KubeletNode) startBus() error {
 		return err
 	}
 	n.BusAddress = address
+	// Written for local-up node, which finds the bus by the node's name.
+	if err := os.WriteFile(filepath.Join(n.Dir, "bus.address"), []byte(address), 0o644); err != nil {
+		return err
+	}
 	if n.bus, err = n.c.runNodeProcess(n.Name+"-dbus", nil, "dbus-daemon", "--config-file="+config, "--nofork", "--nopidfile"); err != nil {
 		return fmt.Errorf("%w (dbus-daemon is Debian's dbus: hack/install-debian-packages.sh)", err)
 	}
@@ -225,6 +248,16 @@ func (c *Cluster) runNodeProcess(name string, env []string, bin string, args ...
 	c.processes = append(c.processes, p)
 	c.mu.Unlock()
 	return p, nil
+}
+
+// KubeletNodeBus is the bus address of the node name of the cluster in dir,
+// for another process than the one that started it (local-up node).
+func KubeletNodeBus(dir, name string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "nodes", name, "bus.address"))
+	if err != nil {
+		return "", fmt.Errorf("node %s of %s: %w", name, dir, err)
+	}
+	return strings.TrimSpace(string(data)), nil
 }
 
 // KillKubeletNode kills the machine of the node name of the cluster in dir,

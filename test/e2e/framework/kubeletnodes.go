@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,26 +28,18 @@ import (
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
-// The graceful node shutdown settings of the suite's real kubelet nodes:
-// long enough for a surge to bring a replacement up, short enough for a
-// test.
-const (
-	KubeletShutdownGracePeriod             = 60 * time.Second
-	KubeletShutdownGracePeriodCriticalPods = 10 * time.Second
-)
-
 // kubeletNodes numbers the real kubelet nodes of the suite.
 var kubeletNodes atomic.Int32
 
 // NewKubeletNode starts a node of its own for the test, run by the
-// upstream kubelet with graceful node shutdown on, and stops and deletes
+// upstream kubelet with graceful node shutdown on (the local control
+// plane's defaults, localcluster.DefaultKubeletNodeOptions), and stops and deletes
 // it when the test ends. Only pods that tolerate its taint run there
 // (OnKubeletNode).
 func (f *Framework) NewKubeletNode(t testing.TB) *localcluster.KubeletNode {
 	t.Helper()
 	name := fmt.Sprintf("kubelet-%d", kubeletNodes.Add(1))
-	n, err := f.StartKubeletNode(t.Context(), localcluster.KubeletNodeOptions{Name: name,
-		ShutdownGracePeriod: KubeletShutdownGracePeriod, ShutdownGracePeriodCriticalPods: KubeletShutdownGracePeriodCriticalPods})
+	n, err := f.StartKubeletNode(t.Context(), localcluster.DefaultKubeletNodeOptions(name))
 	if err != nil {
 		t.Fatalf("starting node %s: %v", name, err)
 	}

@@ -97,7 +97,7 @@ func (f *Framework) CheckKubeletGracefulShutdownKeepsADeploymentUp(t *testing.T,
 	f.WaitForReplicas(t, ns, "db", 1)
 	select {
 	case <-node.PoweredOff():
-	case <-time.After(KubeletShutdownGracePeriod + time.Minute):
+	case <-time.After(DefaultTimeout):
 		t.Error("the node did not power off after its shutdown")
 	}
 	w.Stop()
