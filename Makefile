@@ -110,9 +110,10 @@ RACE_PACKAGES := ./pkg/controller/... ./pkg/controllermanager/... ./pkg/sdk/... 
 # go vet runs in make verify, as golangci-lint's govet over the same
 # packages and their tests: go test's own vet pass (-vet=off) would analyse
 # every dependency a second time.
-test-unit: $(BIN_DIR)/promtool ## Unit tests (the race detector on RACE_PACKAGES), storage tests on an embedded etcd, the server in-process (test/integration), the rendering of the deploy overlays, the alerting rules (promtool) and the harness's load balancer.
+test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) ## Unit tests (the race detector on RACE_PACKAGES), storage tests on an embedded etcd, the logind stand-in on a real dbus-daemon, the kubelet nodes' CRI runtime, the server in-process (test/integration), the rendering of the deploy overlays, the alerting rules (promtool) and the harness's load balancer.
 	CGO_ENABLED=1 $(GO) test -race -vet=off -count=1 $(RACE_PACKAGES)
 	$(GO) test -vet=off -count=1 $$(comm -23 <($(GO) list $(UNIT_PACKAGES) | sort) <($(GO) list $(RACE_PACKAGES) | sort))
+	cd hack/tools/kubernetes && $(GO) test -vet=off -count=1 ./kubelet-node/cri/
 
 .PHONY: test-e2e
 test-e2e: build tools ## The e2e suite on the local control plane, through the kube-apiserver aggregator.

@@ -56,9 +56,10 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	ctx = klog.NewContext(ctx, klog.Background().WithName("node-host"))
 	code, err := run(ctx, *bus, *delayMax, flag.Args())
 	if err != nil {
-		klog.ErrorS(err, "node-host failed")
+		klog.FromContext(ctx).Error(err, "node-host failed")
 	}
 	os.Exit(code)
 }
@@ -71,7 +72,7 @@ func run(ctx context.Context, bus string, delayMax time.Duration, kubelet []stri
 	if err != nil {
 		return 1, err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	poweredOff := make(chan struct{})
 	if _, err := logind.Serve(conn, logind.Config{InhibitDelayMax: delayMax, PowerOff: func() { close(poweredOff) }}); err != nil {
 		return 1, err
@@ -83,17 +84,22 @@ func run(ctx context.Context, bus string, delayMax time.Duration, kubelet []stri
 	if err := cmd.Start(); err != nil {
 		return 1, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	var waitErr error
+	exited := make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	select {
-	case err := <-exited:
+	case <-exited:
+		err := waitErr
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
 			return exit.ExitCode(), fmt.Errorf("the kubelet exited: %w", err)
 		}
 		return 1, err
 	case <-poweredOff:
-		klog.InfoS("The graceful shutdown is done: powering off")
+		klog.FromContext(ctx).Info("The graceful shutdown is done: powering off")
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
 		return 0, nil

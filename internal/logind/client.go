@@ -40,7 +40,7 @@ func PowerOff(ctx context.Context, address string) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	return conn.Object(BusName, ObjectPath).CallWithContext(ctx, ManagerInterface+".PowerOff", 0, false).Err
 }
 
@@ -51,7 +51,7 @@ func CancelShutdown(ctx context.Context, address string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	var canceled bool
 	err = conn.Object(BusName, ObjectPath).CallWithContext(ctx, ManagerInterface+".CancelScheduledShutdown", 0).Store(&canceled)
 	return canceled, err

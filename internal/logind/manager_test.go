@@ -72,7 +72,7 @@ func newKubelet(t *testing.T, address string) *kubelet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { _ = conn.Close() })
 	k := &kubelet{conn: conn, signals: make(chan *dbus.Signal, 10)}
 	conn.Signal(k.signals)
 	if err := conn.AddMatchSignal(dbus.WithMatchInterface(ManagerInterface), dbus.WithMatchMember("PrepareForShutdown"), dbus.WithMatchObjectPath(ObjectPath)); err != nil {
@@ -114,7 +114,7 @@ func serve(t *testing.T, address string, delayMax time.Duration) chan struct{} {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { _ = conn.Close() })
 	off := make(chan struct{})
 	if _, err := Serve(conn, Config{InhibitDelayMax: delayMax, PowerOff: func() { close(off) }}); err != nil {
 		t.Fatal(err)

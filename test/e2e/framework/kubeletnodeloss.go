@@ -119,7 +119,7 @@ func (f *Framework) CheckKubeletNonGracefulShutdown(t *testing.T, held PodOption
 	// period (50 s by default).
 	f.WaitForNode(t, node.Name, "Ready=Unknown", func(n *corev1.Node) error {
 		if c := drain.FindNodeCondition(n, corev1.NodeReady); c == nil || c.Status != corev1.ConditionUnknown {
-			return fmt.Errorf("Ready %v", c)
+			return fmt.Errorf("node condition Ready: %v", c)
 		}
 		return nil
 	})
