@@ -76,6 +76,20 @@ $(KUBE_BINS) &: hack/tools/kubernetes/go.mod hack/tools/kubernetes/go.sum $(wild
 $(DBUS_DAEMON):
 	hack/install-debian-packages.sh dbus-daemon
 
+# HELM_BINS are helm, which the chart's tests and make verify run, and
+# cyclonedx-gomod, which writes the release's software bills of materials.
+HELM_VERSION := $(shell cd hack/tools/helm && $(GO) list -m -f '{{.Version}}' helm.sh/helm/v4)
+HELM_BINS    := $(BIN_DIR)/helm $(BIN_DIR)/cyclonedx-gomod
+
+.PHONY: helm
+helm: $(HELM_BINS) ## Build helm and cyclonedx-gomod into _output/bin (only when missing or re-pinned).
+
+$(HELM_BINS) &: hack/tools/helm/go.mod hack/tools/helm/go.sum
+	@echo ">> Building helm $(HELM_VERSION) and cyclonedx-gomod from the Go module proxy"
+	cd hack/tools/helm && $(GO) build -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION)" -o $(BIN_DIR)/ \
+		helm.sh/helm/v4/cmd/helm github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
+	@touch $(HELM_BINS)
+
 $(BIN_DIR)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 	@echo ">> Building kwok from the Go module proxy (about three minutes on 2 cores)"
 	cd hack/tools/kwok && $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
@@ -102,7 +116,7 @@ test: verify test-unit test-image test-release test-e2e ## Everything CI runs: v
 # assembly (registry, admission, k8s.io/apiserver and the embedded etcd) runs
 # without it: compiling those libraries a second time for the race detector
 # cost a cold CI run about ten minutes.
-UNIT_PACKAGES := ./pkg/... ./cmd/... ./artifacts/... ./test/integration/... ./test/cmd/... ./internal/...
+UNIT_PACKAGES := ./pkg/... ./cmd/... ./artifacts/... ./test/integration/... ./test/cmd/... ./test/chart/... ./internal/...
 RACE_PACKAGES := ./pkg/controller/... ./pkg/controllermanager/... ./pkg/sdk/... ./pkg/drain/... ./pkg/surge/... ./pkg/util/... \
 	./pkg/bridge/... ./cmd/kubectl-evictionrequest/... ./cmd/evictionrequest-controller/... ./cmd/surge-interceptor/... ./internal/localcluster/...
 
@@ -110,7 +124,7 @@ RACE_PACKAGES := ./pkg/controller/... ./pkg/controllermanager/... ./pkg/sdk/... 
 # go vet runs in make verify, as golangci-lint's govet over the same
 # packages and their tests: go test's own vet pass (-vet=off) would analyse
 # every dependency a second time.
-test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) ## Unit tests (the race detector on RACE_PACKAGES), storage tests on an embedded etcd, the logind stand-in on a real dbus-daemon, the kubelet nodes' CRI runtime, the server in-process (test/integration), the rendering of the deploy overlays, the alerting rules (promtool) and the harness's load balancer.
+test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) $(HELM_BINS) ## Unit tests (the race detector on RACE_PACKAGES), storage tests on an embedded etcd, the logind stand-in on a real dbus-daemon, the kubelet nodes' CRI runtime, the chart against the overlays (test/chart), the server in-process (test/integration), the rendering of the deploy overlays, the alerting rules (promtool) and the harness's load balancer.
 	CGO_ENABLED=1 $(GO) test -race -vet=off -count=1 $(RACE_PACKAGES)
 	$(GO) test -vet=off -count=1 $$(comm -23 <($(GO) list $(UNIT_PACKAGES) | sort) <($(GO) list $(RACE_PACKAGES) | sort))
 	cd hack/tools/kubernetes && $(GO) test -vet=off -count=1 ./kubelet-node/cri/
@@ -164,7 +178,7 @@ bench-system: build tools ## Our API through the aggregator against an equivalen
 		--out=_output/bench/system.json --chart=_output/bench/system.png $(BENCH_SYSTEM_FLAGS)
 
 .PHONY: verify
-verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck and kube-score of the overlays.
+verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-chart verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck, helm lint of the chart, and kube-score of the overlays and the chart.
 
 .PHONY: verify-gofmt
 verify-gofmt:
@@ -195,9 +209,16 @@ verify-shellcheck: ## shellcheck of the shell scripts (installs Debian's shellch
 	@command -v shellcheck >/dev/null || hack/install-debian-packages.sh shellcheck
 	shellcheck .ci/run hack/*.sh
 
+.PHONY: verify-chart
+verify-chart: $(HELM_BINS) ## helm lint --strict of the chart with each of its ci/*-values.yaml.
+	@for values in charts/evictionrequest/ci/*-values.yaml; do \
+		echo "helm lint --strict charts/evictionrequest --values $$values"; \
+		$(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system --values $$values >/dev/null || { $(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system --values $$values; exit 1; }; \
+	done
+
 .PHONY: verify-kube-score
-verify-kube-score: $(BIN_DIR)/kube-score ## kube-score over every rendered overlay; findings fail unless artifacts/kube-score-ignore.txt explains them.
-	KUBE_SCORE=$(BIN_DIR)/kube-score hack/verify-kube-score.sh
+verify-kube-score: $(BIN_DIR)/kube-score $(HELM_BINS) ## kube-score over every rendered overlay and the chart with each ci/*-values.yaml; findings fail unless artifacts/kube-score-ignore.txt explains them.
+	KUBE_SCORE=$(BIN_DIR)/kube-score HELM=$(BIN_DIR)/helm hack/verify-kube-score.sh
 
 $(BIN_DIR)/kube-score: hack/tools/kube-score/go.mod hack/tools/kube-score/go.sum
 	@echo ">> Building kube-score from the Go module proxy"
@@ -245,6 +266,7 @@ IMAGE_FLAGS      = --bin-dir=_output/image-bin --platforms=$(IMAGE_PLATFORMS) --
 
 .PHONY: image-bin
 image-bin:
+	@rm -rf _output/image-bin
 	@for platform in $(subst $(comma), ,$(IMAGE_PLATFORMS)); do \
 		os=$${platform%/*}; arch=$${platform#*/}; \
 		for bin in $(IMAGE_BINARIES); do \
@@ -275,7 +297,7 @@ RELEASE_DIR             ?= _output/release
 RELEASE_BIN_DIR         ?= _output/release-bin
 
 .PHONY: release
-release: ## Cut release VERSION=vX.Y.Z: pin its image in artifacts/components/release, build the image (linux amd64+arm64) and the plugin (linux, darwin; amd64, arm64), and write them with a krew manifest, install YAMLs, release notes from CHANGELOG.md and checksums to _output/release.
+release: $(HELM_BINS) ## Cut release VERSION=vX.Y.Z: pin its image in artifacts/components/release and the chart, build the image (linux amd64+arm64) and the plugin (linux, darwin; amd64, arm64), and write them with a krew manifest, install YAMLs, the chart and its repository index, a CycloneDX bill of materials of every binary, release notes from CHANGELOG.md and checksums to _output/release.
 	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$$ ]] || { echo "make release: give VERSION=vX.Y.Z" >&2; exit 1; }
 	$(GO) run ./hack/release pin --repository=$(RELEASE_REPOSITORY) --version=$(VERSION)
 	$(MAKE) image IMAGE=$(RELEASE_REPOSITORY):$(VERSION) IMAGE_PLATFORMS=$(RELEASE_IMAGE_PLATFORMS) VERSION=$(VERSION)
@@ -285,18 +307,19 @@ release: ## Cut release VERSION=vX.Y.Z: pin its image in artifacts/components/re
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=false -ldflags "-s -w $(LDFLAGS)" \
 			-o $(RELEASE_BIN_DIR)/$${os}_$${arch}/kubectl-evictionrequest ./cmd/kubectl-evictionrequest; \
 	done
-	$(GO) run ./hack/release package --version=$(VERSION) --out=$(RELEASE_DIR) --plugin-bin-dir=$(RELEASE_BIN_DIR) --image-tarball=_output/image.tar
-	@echo "Release $(VERSION) is in $(RELEASE_DIR). Next: commit artifacts/components/release, tag $(VERSION), make push REGISTRY=$(patsubst %/,%,$(dir $(RELEASE_REPOSITORY))) IMAGE=$(notdir $(RELEASE_REPOSITORY)):$(VERSION) IMAGE_PLATFORMS=$(RELEASE_IMAGE_PLATFORMS) VERSION=$(VERSION), and upload $(RELEASE_DIR) to the release."
+	$(GO) run ./hack/release package --version=$(VERSION) --out=$(RELEASE_DIR) --plugin-bin-dir=$(RELEASE_BIN_DIR) --image-tarball=_output/image.tar \
+		--image-bin-dir=_output/image-bin --helm=$(BIN_DIR)/helm --cyclonedx=$(BIN_DIR)/cyclonedx-gomod
+	@echo "Release $(VERSION) is in $(RELEASE_DIR). Next: commit artifacts/components/release and charts/evictionrequest/Chart.yaml, tag $(VERSION), make push REGISTRY=$(patsubst %/,%,$(dir $(RELEASE_REPOSITORY))) IMAGE=$(notdir $(RELEASE_REPOSITORY)):$(VERSION) IMAGE_PLATFORMS=$(RELEASE_IMAGE_PLATFORMS) VERSION=$(VERSION), and upload $(RELEASE_DIR) to the release."
 
 # PINNED_VERSION is the release the release component pins.
 PINNED_VERSION = $(shell sed -n 's/^  newTag: //p' artifacts/components/release/kustomization.yaml)
 
 .PHONY: test-release
-test-release: ## Cut the release the tree pins again, for this platform only, into _output/release-test (the tree must not change), and open what it wrote: checksums, krew manifest and archives, the plugin's --version, install YAMLs, image, notes.
+test-release: ## Cut the release the tree pins again, for this platform only, into _output/release-test (the tree must not change), and open what it wrote: checksums, krew manifest and archives, the plugin's --version, install YAMLs, image, chart and index, bills of materials, notes.
 	$(MAKE) release VERSION=$(PINNED_VERSION) RELEASE_PLATFORMS=$(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH) \
 		RELEASE_IMAGE_PLATFORMS=linux/$(shell $(GO) env GOARCH) RELEASE_DIR=_output/release-test RELEASE_BIN_DIR=_output/release-test-bin
-	@git diff --quiet -- artifacts/components/release || { echo "make release changed artifacts/components/release: the tree pins another version than it releases" >&2; exit 1; }
-	$(GO) test -count=1 ./test/release/... -args -dir=$(CURDIR)/_output/release-test -version=$(PINNED_VERSION)
+	@git diff --quiet -- artifacts/components/release charts/evictionrequest/Chart.yaml || { echo "make release changed artifacts/components/release or the chart: the tree pins another version than it releases" >&2; exit 1; }
+	$(GO) test -count=1 ./test/release/... -args -dir=$(CURDIR)/_output/release-test -version=$(PINNED_VERSION) -helm=$(BIN_DIR)/helm
 
 .PHONY: test-image
 test-image: image ## Open the built image: its config, its layer, and the binary in it running --version.

@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Command release cuts a release of the project: `release pin` pins the
-// image of a version in the release component every overlay includes,
-// `release package` writes the release's files. `make release
+// image of a version in the release component every overlay includes and
+// in the chart, `release package` writes the release's files. `make release
 // VERSION=vX.Y.Z` runs both.
 package main
 
@@ -42,8 +42,11 @@ func main() {
 		version := fs.String("version", "", "Version to release, vX.Y.Z.")
 		repository := fs.String("repository", "", "Repository of the image, such as ghcr.io/evictionrequest/evictionrequest-apiserver.")
 		component := fs.String("component", filepath.Join("artifacts", artifacts.ReleaseComponent), "The release component to rewrite.")
+		chart := fs.String("chart-file", release.ChartFile, "The chart's Chart.yaml, whose version and appVersion become the release's.")
 		_ = fs.Parse(os.Args[2:])
-		err = release.Pin(*component, *repository, *version)
+		if err = release.Pin(*component, *repository, *version); err == nil {
+			err = release.PinChart(*chart, *version)
+		}
 	case "package":
 		var o release.Options
 		fs := flag.NewFlagSet("package", flag.ExitOnError)
@@ -53,7 +56,11 @@ func main() {
 		fs.StringVar(&o.ImageTarball, "image-tarball", "_output/image.tar", "Image tarball to ship; empty ships none.")
 		fs.StringVar(&o.Changelog, "changelog", "CHANGELOG.md", "Changelog with a section \"## <version>\".")
 		fs.StringVar(&o.License, "license", "LICENSE", "License shipped in every archive.")
-		fs.StringVar(&o.DownloadURL, "download-url", release.DefaultDownloadURL, "Where the release's files are downloaded from; the krew manifest points there.")
+		fs.StringVar(&o.DownloadURL, "download-url", release.DefaultDownloadURL, "Where the release's files are downloaded from; the krew manifest and the chart repository's index point there.")
+		fs.StringVar(&o.ChartDir, "chart", filepath.Dir(release.ChartFile), "The chart to package; empty packages none.")
+		fs.StringVar(&o.Helm, "helm", "_output/bin/helm", "The helm binary that packages the chart.")
+		fs.StringVar(&o.ImageBinDir, "image-bin-dir", "_output/image-bin", "Directory of the image's binaries, one subdirectory per platform (linux_amd64, ...).")
+		fs.StringVar(&o.CycloneDX, "cyclonedx", "_output/bin/cyclonedx-gomod", "The cyclonedx-gomod binary that writes the bills of materials; empty writes none.")
 		_ = fs.Parse(os.Args[2:])
 		err = release.Package(o)
 	default:

@@ -81,8 +81,16 @@ type Options struct {
 	// License is shipped in every archive.
 	License string
 	// DownloadURL is where the release's files are downloaded from; the
-	// krew manifest points there.
+	// krew manifest and the chart repository's index point there.
 	DownloadURL string
+	// ChartDir is the chart, packaged with Helm, the helm binary; none
+	// when empty.
+	ChartDir, Helm string
+	// ImageBinDir holds the binaries of the image of each platform in
+	// <os>_<arch>/; CycloneDX is the cyclonedx-gomod binary, which writes
+	// the bills of materials of the image's and the plugin's binaries;
+	// none when empty.
+	ImageBinDir, CycloneDX string
 }
 
 // DefaultDownloadURL is where the project's releases are published.
@@ -90,7 +98,8 @@ const DefaultDownloadURL = "https://github.com/evictionrequest/apiserver/release
 
 // Package writes the release's files into o.Out: the plugin of each
 // platform as a tar.gz with the license, a krew manifest, one install YAML
-// per overlay that needs no local certificate, the image tarball, the
+// per overlay that needs no local certificate, the image tarball, the chart
+// with its repository index, a bill of materials of every binary, the
 // release notes, and checksums.txt.
 func Package(opts Options) error {
 	o := opts
@@ -109,7 +118,7 @@ func Package(opts Options) error {
 	}
 	steps := []func(Options) error{
 		func(o Options) error { return os.WriteFile(filepath.Join(o.Out, "RELEASE_NOTES.md"), notes, 0o644) },
-		packPlugins, renderOverlays, copyImage,
+		packPlugins, renderOverlays, copyImage, packChart, writeSBOMs,
 	}
 	for _, step := range steps {
 		if err := step(o); err != nil {

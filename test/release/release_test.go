@@ -46,6 +46,7 @@ import (
 var (
 	dir     = flag.String("dir", "../../_output/release-test", "Directory make release wrote.")
 	version = flag.String("version", "", "Version of the release.")
+	helm    = flag.String("helm", "../../_output/bin/helm", "The helm binary, which renders the release's chart.")
 )
 
 func read(t *testing.T, name string) []byte {
