@@ -71,7 +71,12 @@ func (c *Cluster) startBalancer(servers []*Server) (*balancer, error) {
 	if err != nil {
 		return nil, err
 	}
-	listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", ports[0]))
+	return c.startBalancerOn(ports[0], servers)
+}
+
+// startBalancerOn is startBalancer on port, which the cluster reserved.
+func (c *Cluster) startBalancerOn(port int, servers []*Server) (*balancer, error) {
+	listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return nil, err
 	}

@@ -81,6 +81,10 @@ type Config struct {
 	// Components of artifacts/components are added to Overlay, as a user's
 	// kustomization adds them: eviction-bridge, for instance.
 	Components []string
+	// Helm, when set, installs the product with helm from its chart, in
+	// place of Overlay: the harness runs the release's workloads as it runs
+	// an overlay's (HelmInstall).
+	Helm *HelmInstall
 	// LifecycleController serves Kubernetes' lifecycle.k8s.io API too and
 	// runs, beside our server and in its namespace, evictionrequest-controller
 	// as LifecycleOverlay deploys it: both APIs at once, as an admin who
@@ -130,6 +134,8 @@ type Cluster struct {
 	servers  []*Server
 	balancer *balancer
 	exited   chan *Process
+	// release is the helm release of Config.Helm.
+	release *release
 }
 
 // Start brings up the control plane and returns once our APIService is
@@ -193,6 +199,8 @@ func (c *Cluster) start(ctx context.Context) error {
 		{"evictionrequest-apiserver", c.startEvictionServer},
 	}
 	switch {
+	case c.cfg.Helm != nil:
+		steps[len(steps)-1].what, steps[len(steps)-1].run = "the helm release "+c.cfg.Helm.Release, c.startRelease
 	case c.cfg.Lifecycle:
 		steps[len(steps)-1].what, steps[len(steps)-1].run = "evictionrequest-controller", c.startLifecycleController
 	case c.cfg.LifecycleController:
@@ -201,7 +209,7 @@ func (c *Cluster) start(ctx context.Context) error {
 			run  func(context.Context) error
 		}{"evictionrequest-controller beside the server", c.startLifecycleControllerBeside})
 	}
-	if c.cfg.SurgeInterceptor {
+	if c.cfg.SurgeInterceptor && c.cfg.Helm == nil {
 		steps = append(steps, struct {
 			what string
 			run  func(context.Context) error

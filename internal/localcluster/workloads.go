@@ -45,6 +45,9 @@ type WorkloadOptions struct {
 	Name string
 	// Args are flags added to those of the Deployment.
 	Args []string
+	// BridgePort is where the eviction API bridge is served, on a port
+	// the cluster reserved; a free port when zero.
+	BridgePort int
 }
 
 // startWorkload starts one process of the Deployment name of the overlay,
@@ -65,6 +68,9 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	ports, err := c.reservePorts(2)
 	if err != nil {
 		return nil, err
+	}
+	if opts.BridgePort != 0 {
+		ports[1] = opts.BridgePort
 	}
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	replace := map[string]string{"metrics-bind-address": metrics, "kubeconfig": ""}
@@ -89,6 +95,10 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	})
 	if err != nil || !bridge {
 		return p, err
+	}
+	if opts.BridgePort != 0 {
+		// A helm release's Service names the port already.
+		return p, c.trustWebhooksOf(ctx, name)
 	}
 	return p, c.serveWebhooksOf(ctx, name, ports[1])
 }

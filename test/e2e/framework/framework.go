@@ -77,12 +77,7 @@ func RunWith(m *testing.M, f **Framework, mutate func(*localcluster.Config)) int
 		return 1
 	}
 	defer cluster.Stop()
-	clientset, err := versioned.NewForConfig(cluster.AdminConfig)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	*f = &Framework{Cluster: cluster, Kube: cluster.Client, Clientset: clientset}
+	*f = New(cluster)
 	code := m.Run()
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "e2e: component logs are in %s\n", cluster.LogDir())
@@ -95,4 +90,17 @@ func (f *Framework) ImpersonatingConfig(user string, groups ...string) *rest.Con
 	config := rest.CopyConfig(f.AdminConfig)
 	config.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
 	return config
+}
+
+// New is the framework of cluster, for a test that starts a cluster of its
+// own beside its suite's.
+func New(cluster *localcluster.Cluster) *Framework {
+	// The configuration is the cluster's own: it always makes a clientset.
+	clientset, _ := versioned.NewForConfig(cluster.AdminConfig)
+	return &Framework{Cluster: cluster, Kube: cluster.Client, Clientset: clientset}
+}
+
+// BinDir is the directory of the binaries the suite's cluster runs.
+func (f *Framework) BinDir() string {
+	return *binDir
 }
