@@ -130,7 +130,7 @@ test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) $(HELM_BINS) ## Unit tests (the ra
 	cd hack/tools/kubernetes && $(GO) test -vet=off -count=1 ./kubelet-node/cri/
 
 .PHONY: test-e2e
-test-e2e: build tools ## The e2e suite on the local control plane, through the kube-apiserver aggregator.
+test-e2e: build tools $(HELM_BINS) ## The e2e suite on the local control plane, through the kube-apiserver aggregator.
 	$(GO) test -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
 
 .PHONY: test-long
