@@ -17,11 +17,7 @@ limitations under the License.
 package release
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,26 +32,7 @@ import (
 // chartFiles are the files of the release's chart archive, by path.
 func chartFiles(t *testing.T) map[string][]byte {
 	t.Helper()
-	gz, err := gzip.NewReader(bytes.NewReader(read(t, chartArchive())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{}
-	tr := tar.NewReader(gz)
-	for {
-		header, err := tr.Next()
-		if err == io.EOF {
-			return files
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[header.Name] = data
-	}
+	return untarGz(t, read(t, chartArchive()))
 }
 
 // chartArchive is the name of the release's chart, as helm package names it.

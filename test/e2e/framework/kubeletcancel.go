@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
@@ -40,17 +41,7 @@ import (
 func (f *Framework) CheckKubeletShutdownCalledOff(t *testing.T, held PodOptions, nodeDrain participant.Participant) {
 	t.Helper()
 	ctx := t.Context()
-	ns := f.NewNamespace(t)
-	node := f.NewKubeletNode(t)
-	held.Node = node.Name
-	held.Mutate = onKubeletNodeExitingAfter(held.Mutate, appExitDelay)
-	pod := f.CreatePod(t, ns, "db-0", held)
-
-	if err := node.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.WaitForNode(t, node.Name, "the drain for the shutdown", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, nodedrain.ReasonShutdownDrainStarted, ""))
-	f.waitForDrainRequest(t, nodeDrain, ns, pod.UID, true)
+	ns, node, pod, _ := f.shutDownWithAHeldPod(t, held, appExitDelay, nodeDrain)
 	canceled, err := node.CancelShutdown(ctx)
 	if err != nil || !canceled {
 		t.Fatalf("calling the shutdown off: %v, %v", canceled, err)
@@ -75,6 +66,27 @@ func (f *Framework) CheckKubeletShutdownCalledOff(t *testing.T, held PodOptions,
 		t.Errorf("the pod was evicted %d times", attempts)
 	}
 	t.Logf("the pod after the called-off shutdown: %s %s", ended.Status.Phase, ended.Status.Reason)
+}
+
+// shutDownWithAHeldPod starts a real kubelet node with a pod held
+// (PodOptions) by a participant that never answers, whose containers take
+// exitDelay to exit after SIGTERM, shuts the node down gracefully, and
+// waits until the node drain (nodeDrain) requested the pod's eviction.
+// It returns the pod's namespace, the node, the pod and the node as the
+// drain's start left it.
+func (f *Framework) shutDownWithAHeldPod(t *testing.T, held PodOptions, exitDelay string, nodeDrain participant.Participant) (string, *localcluster.KubeletNode, *corev1.Pod, *corev1.Node) {
+	t.Helper()
+	ns := f.NewNamespace(t)
+	node := f.NewKubeletNode(t)
+	held.Node = node.Name
+	held.Mutate = onKubeletNodeExitingAfter(held.Mutate, exitDelay)
+	pod := f.CreatePod(t, ns, "db-0", held)
+	if err := node.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	n := f.WaitForNode(t, node.Name, "the drain for the shutdown", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, nodedrain.ReasonShutdownDrainStarted, "1 pod left"))
+	f.waitForDrainRequest(t, nodeDrain, ns, pod.UID, true)
+	return ns, node, pod, n
 }
 
 // podFailedByShutdown is true for a pod the kubelet stopped for a node

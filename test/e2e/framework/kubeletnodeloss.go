@@ -43,21 +43,10 @@ const stuckExitDelay = "1h"
 // and nothing is evicted.
 func (f *Framework) CheckKubeletShutdownOfAHeldPod(t *testing.T, held PodOptions, nodeDrain participant.Participant) {
 	t.Helper()
-	ctx := t.Context()
-	ns := f.NewNamespace(t)
-	node := f.NewKubeletNode(t)
-	held.Node = node.Name
-	held.Mutate = onKubeletNodeExitingAfter(held.Mutate, stuckExitDelay)
-	pod := f.CreatePod(t, ns, "db-0", held)
-
-	if err := node.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	n := f.WaitForNode(t, node.Name, "the drain for the shutdown", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, nodedrain.ReasonShutdownDrainStarted, "1 pod left"))
+	ns, node, pod, n := f.shutDownWithAHeldPod(t, held, stuckExitDelay, nodeDrain)
 	if n.Spec.Unschedulable {
 		t.Error("the drain cordoned a node that shuts down")
 	}
-	f.waitForDrainRequest(t, nodeDrain, ns, pod.UID, true)
 	ended := f.WaitForPod(t, ns, pod.Name, "the kubelet to kill the pod", podFailedByShutdown)
 	if code := exitCode(ended); code != 137 {
 		t.Errorf("the container exited %d, want 137: killed at the end of its grace period", code)
