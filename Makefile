@@ -162,7 +162,8 @@ BENCH_DRAIN_PODS   ?= 500
 BENCH_DRAIN_ROUNDS ?= 3
 
 .PHONY: bench-drain
-bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequest drain against kubectl drain, side by side, on our API and on lifecycle.k8s.io (with the controller's heap per Eviction); and the eviction API bridge: kubectl drain opted in against not, its webhook latency, kubectl drain through it against the plugin; a pool of 10 nodes of 50 pods drained 3 at a time (--max-concurrent-nodes) against kubectl drain of each node in turn.
+bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequest drain against kubectl drain and against the same pods evicted directly at the plugin's rate (the control plane's limit), side by side, on our API and on lifecycle.k8s.io (with the controller's heap per Eviction); and the eviction API bridge: kubectl drain opted in against not, its webhook latency, kubectl drain through it against the plugin; a pool of 10 nodes of 50 pods drained 3 at a time (--max-concurrent-nodes) against kubectl drain of each node in turn.
+	$(GO) build -o $(BIN_DIR)/evict-node ./test/cmd/evict-node
 	$(GO) run ./test/cmd/bench-drain --dir=_output/bench-drain --bin-dir=$(BIN_DIR) --out=_output/bench/drain.json \
 		--pods=$(BENCH_DRAIN_PODS) --rounds=$(BENCH_DRAIN_ROUNDS)
 	$(GO) run ./test/cmd/bench-drain --api=lifecycle --dir=_output/bench-drain-lifecycle --bin-dir=$(BIN_DIR) \

@@ -52,11 +52,15 @@ type drainCase struct {
 	// webhookLatency reads the bridge's latency from kube-apiserver's
 	// metrics around the drain.
 	webhookLatency bool
+	// direct evicts the pods through the Eviction API directly
+	// (evict-node), at the plugin's rate: the control plane's own limit.
+	direct bool
 }
 
 var (
 	ours         = drainCase{name: "ours", plugin: true}
 	kubectlDrain = drainCase{name: "kubectl-drain"}
+	direct       = drainCase{name: "direct-evictions", direct: true}
 	// bridgeCases measure the bridge: kubectl drain of pods without
 	// interceptors where kube-apiserver calls it, and drains of pods whose
 	// interceptor completes at once, by kubectl drain through the bridge

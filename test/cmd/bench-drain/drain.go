@@ -69,6 +69,9 @@ func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, na
 // drainCommand is the command line of the case's drain of node.
 func drainCommand(cluster *localcluster.Cluster, o options, node string, c drainCase) (bin string, args []string) {
 	args = []string{"--kubeconfig=" + cluster.KubeconfigPath}
+	if c.direct {
+		return filepath.Join(o.binDir, "evict-node"), append(args, "--node="+node, fmt.Sprintf("--timeout=%s", o.timeout))
+	}
 	if c.plugin {
 		return filepath.Join(o.binDir, "kubectl-evictionrequest"),
 			append(args, "drain", node, "--api="+o.api, "--force", "--output=lines", fmt.Sprintf("--timeout=%s", o.timeout))

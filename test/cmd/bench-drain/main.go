@@ -17,9 +17,11 @@ limitations under the License.
 // Command bench-drain measures, side by side on one local control plane,
 // how long `kubectl evictionrequest drain` and `kubectl drain` take to empty
 // a node of the same number of pods: from the start of the command until it
-// exits, every pod gone (and, for ours, every EvictionRequest complete).
-// Rounds alternate which command goes first; it prints the medians and their
-// ratio and writes them as JSON. With --api=lifecycle the cluster serves
+// exits, every pod gone (and, for ours, every EvictionRequest complete);
+// and, as the limit no drain can beat, the same pods evicted directly
+// through the Eviction API at the plugin's rate and concurrency
+// (evict-node). Rounds alternate which command goes first; it prints the
+// medians and their ratios and writes them as JSON. With --api=lifecycle the cluster serves
 // Kubernetes' lifecycle.k8s.io API with evictionrequest-controller, the
 // plugin speaks it, and the benchmark then measures the controller's heap
 // per Eviction held. `make bench-drain` runs it on both APIs.
@@ -110,7 +112,7 @@ func run(ctx context.Context, o options) error {
 		cases = []drainCase{ours}
 	}
 	if o.pods > 0 && o.baseline {
-		cases = append(cases, kubectlDrain)
+		cases = append(cases, kubectlDrain, direct)
 	}
 	// The bridge's cases are kubectl drain's.
 	o.bridge = o.bridge && o.baseline
@@ -160,6 +162,8 @@ func run(ctx context.Context, o options) error {
 	if o.pods > 0 && o.baseline {
 		res.KubectlDrain, res.KubectlMedian = seconds[kubectlDrain.name], median(seconds[kubectlDrain.name])
 		res.Ratio = res.OursMedian / res.KubectlMedian
+		res.DirectSeconds, res.DirectMedian = seconds[direct.name], median(seconds[direct.name])
+		res.RatioToDirect = res.OursMedian / res.DirectMedian
 	}
 	if o.bridge && o.pods > 0 {
 		res.Bridge = newBridgeResult(seconds, res.KubectlMedian, webhook)

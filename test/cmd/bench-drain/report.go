@@ -33,6 +33,11 @@ type result struct {
 	OursMedian    float64   `json:"oursMedianSeconds"`
 	KubectlMedian float64   `json:"kubectlDrainMedianSeconds"`
 	Ratio         float64   `json:"ratio"`
+	// DirectSeconds are the direct evictions of the same pods at the
+	// plugin's rate (evict-node); RatioToDirect is ours over their median.
+	DirectSeconds []float64 `json:"directEvictionsSeconds,omitempty"`
+	DirectMedian  float64   `json:"directEvictionsMedianSeconds,omitempty"`
+	RatioToDirect float64   `json:"ratioToDirectEvictions,omitempty"`
 	API           string    `json:"api"`
 	// HeapPerEvictionBytes is, on lifecycle.k8s.io, how much the
 	// controller's heap grew per Eviction (and its EvictionRequest) it
@@ -60,6 +65,8 @@ func (res *result) print(o options) {
 	if o.baseline {
 		fmt.Printf("  kubectl drain                  %6.1f s  (%.1f-%.1f)\n", res.KubectlMedian, slices.Min(res.KubectlDrain), slices.Max(res.KubectlDrain))
 		fmt.Printf("  ratio                          %6.2f\n", res.Ratio)
+		fmt.Printf("  direct evictions (the limit)   %6.1f s  (%.1f-%.1f)\n", res.DirectMedian, slices.Min(res.DirectSeconds), slices.Max(res.DirectSeconds))
+		fmt.Printf("  ratio to direct evictions      %6.2f\n", res.RatioToDirect)
 	}
 	if res.HeapPerEvictionBytes > 0 {
 		fmt.Printf("  controller heap per Eviction   %6.1f KiB\n", res.HeapPerEvictionBytes/1024)
