@@ -213,19 +213,30 @@ func (p *Plugin) waitForReady() error {
 }
 
 // authorizeDeletePod requires the caller to be allowed to delete the target
-// pod: asking for an eviction is asking for the pod's deletion.
+// pod: asking for an eviction is asking for the pod's deletion. It asks
+// first whether the caller may delete every pod of the namespace, a
+// question the delegated authorizer answers from its cache for the same
+// caller and namespace (one review per caller, namespace and cache period,
+// where the question by name costs one per pod), and only when not about
+// the pod by name. RBAC grants a question without a name only through
+// rules without resourceNames, which grant every name: a caller allowed to
+// delete only some pods is asked about each one, and refused for the others.
 func (p *Plugin) authorizeDeletePod(ctx context.Context, a admission.Attributes, er *coordination.EvictionRequest) error {
 	podName := er.Spec.Target.PodRef.Name
-	decision, reason, err := p.authorizer.Authorize(ctx, authorizer.AttributesRecord{
+	deletePods := authorizer.AttributesRecord{
 		User:            a.GetUserInfo(),
 		Verb:            "delete",
 		Namespace:       a.GetNamespace(),
 		APIGroup:        "",
 		APIVersion:      "v1",
 		Resource:        "pods",
-		Name:            podName,
 		ResourceRequest: true,
-	})
+	}
+	if decision, _, err := p.authorizer.Authorize(ctx, deletePods); err == nil && decision == authorizer.DecisionAllow {
+		return nil
+	}
+	deletePods.Name = podName
+	decision, reason, err := p.authorizer.Authorize(ctx, deletePods)
 	if decision == authorizer.DecisionAllow {
 		return nil
 	}

@@ -77,17 +77,22 @@ func newEvictionRequest(mutate ...func(*coordination.EvictionRequest)) *coordina
 // test wants the cache to lag behind kube-apiserver.
 func newPlugin(t *testing.T, cached, live []runtime.Object) *Plugin {
 	t.Helper()
+	return newPluginWith(t, authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		if a.GetUser().GetName() == allowedUser && a.GetVerb() == "delete" && a.GetResource() == "pods" && a.GetAPIGroup() == "" {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionNoOpinion, "no RBAC rule allows it", nil
+	}), cached, live)
+}
+
+// newPluginWith is newPlugin with the authorizer authz.
+func newPluginWith(t *testing.T, authz authorizer.Authorizer, cached, live []runtime.Object) *Plugin {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(cached...), 0)
-	authz := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-		if a.GetUser().GetName() == allowedUser && a.GetVerb() == "delete" && a.GetResource() == "pods" && a.GetAPIGroup() == "" {
-			return authorizer.DecisionAllow, "", nil
-		}
-		return authorizer.DecisionNoOpinion, "no RBAC rule allows it", nil
-	})
 	plugin := New()
 	genericadmissioninitializer.New(fake.NewClientset(live...), nil, factory, authz, nil, nil, nil, nil).Initialize(plugin)
 	if err := plugin.ValidateInitialization(); err != nil {
