@@ -178,6 +178,14 @@ bench-system: build tools ## Our API through the aggregator against an equivalen
 	$(GO) run ./test/cmd/bench-system --dir=_output/bench-system --bin-dir=$(BIN_DIR) \
 		--out=_output/bench/system.json --chart=_output/bench/system.png $(BENCH_SYSTEM_FLAGS)
 
+# BENCH_SCALE_FLAGS sizes the scale benchmark, for example
+# BENCH_SCALE_FLAGS="--nodes=300 --steps=3 --idle=30s".
+BENCH_SCALE_FLAGS ?=
+
+.PHONY: bench-scale
+bench-scale: build tools ## What the product costs as the cluster grows to 1000 kwok nodes and 30000 pods, both APIs, the bridge and the node drain on, side by side with kube-controller-manager: memory per pod, drains of a node and of a pool, the bridge's and the admission plugin's latency, idle CPU, start-up; JSON in _output/bench. Not part of make bench (about 30 minutes).
+	$(GO) run ./test/cmd/bench-scale --dir=_output/bench-scale --bin-dir=$(BIN_DIR) --out=_output/bench/scale.json $(BENCH_SCALE_FLAGS)
+
 .PHONY: verify
 verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-chart verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck, helm lint of the chart, and kube-score of the overlays and the chart.
 

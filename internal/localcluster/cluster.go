@@ -47,6 +47,8 @@ const (
 
 	// startTimeout bounds how long one component may take to become ready.
 	startTimeout = 2 * time.Minute
+	// callTimeout bounds one call of the harness to kube-apiserver.
+	callTimeout = 30 * time.Second
 )
 
 // Config says where the cluster lives and what it runs.
@@ -127,6 +129,8 @@ type Cluster struct {
 	processes []*Process
 	// ports are every port handed to a component, never handed out twice.
 	ports []int
+	// kwok runs the kwok nodes.
+	kwok *Process
 	// lifecycleController runs with Lifecycle.
 	lifecycleController *Process
 	// servers are the replicas of our server the APIService reaches,

@@ -26,13 +26,16 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
 )
 
 //go:embed kwok-stages.yaml
@@ -205,16 +208,27 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ports, err := c.reservePorts(1)
+	if err != nil {
+		return err
+	}
 	p, err := c.run("kube-controller-manager", nil, "kube-controller-manager",
 		"--kubeconfig="+kubeconfig,
 		"--controllers="+strings.Join(controllers, ","),
 		"--leader-elect=false",
-		"--secure-port=0",
 		"--use-service-account-credentials=false",
+		// Its /metrics, for the benchmarks that compare our processes
+		// with it; the serving certificate is self-signed.
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", ports[0]),
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 	)
 	if err != nil {
 		return err
 	}
+	p.MetricsURL = loopbackURL("https", ports[0]) + "/metrics"
 	// Pods need the default service account its controller creates.
 	return c.waitUntilReady(ctx, p, "kube-controller-manager", func(ctx context.Context) error {
 		_, err := c.Client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
@@ -264,13 +278,6 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return err
 	}
-	for i := 0; i < c.cfg.Nodes; i++ {
-		node, err := c.Client.CoreV1().Nodes().Create(ctx, kwokNode(i), metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		c.NodeNames = append(c.NodeNames, node.Name)
-	}
 	ports, err := c.reservePorts(1)
 	if err != nil {
 		return err
@@ -289,22 +296,56 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.waitUntilReady(ctx, p, "kwok nodes", func(ctx context.Context) error {
-		for _, name := range c.NodeNames {
-			node, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
+	c.kwok = p
+	_, err = c.AddKwokNodes(ctx, c.cfg.Nodes)
+	return err
+}
+
+// AddKwokNodes creates n more kwok nodes, numbered after those of the
+// cluster (NodeNames), and returns their names once kwok reports them all
+// Ready. It appends to NodeNames, which nothing else may read meanwhile.
+func (c *Cluster) AddKwokNodes(ctx context.Context, n int) ([]string, error) {
+	first := len(c.NodeNames)
+	names := make([]string, n)
+	var createErr error
+	var once sync.Once
+	workqueue.ParallelizeUntil(ctx, 16, n, func(i int) {
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		node, err := c.Client.CoreV1().Nodes().Create(callCtx, kwokNode(first+i), metav1.CreateOptions{})
+		if err != nil {
+			once.Do(func() { createErr = err })
+			return
+		}
+		names[i] = node.Name
+	})
+	if createErr != nil {
+		return nil, createErr
+	}
+	c.NodeNames = append(c.NodeNames, names...)
+	added := sets.New(names...)
+	err := c.waitUntilReady(ctx, c.kwok, "kwok nodes", func(ctx context.Context) error {
+		list, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: KwokNodeLabel + "=fake", ResourceVersion: "0"})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for i := range list.Items {
+			if added.Has(list.Items[i].Name) && nodeReady(&list.Items[i]) {
+				ready++
 			}
-			if !nodeReady(node) {
-				return fmt.Errorf("node %s is not Ready", name)
-			}
+		}
+		if ready < n {
+			return fmt.Errorf("%d of %d nodes are Ready", ready, n)
 		}
 		return nil
 	})
+	return names, err
 }
 
 // kwokNode is the i-th fake node: kwok manages it through its label, and its
 // status already carries the capacity and address a kubelet would report.
+// Its pod CIDR and address stay distinct up to 65536 nodes.
 func kwokNode(i int) *corev1.Node {
 	name := fmt.Sprintf("kwok-node-%d", i)
 	capacity := corev1.ResourceList{
@@ -312,16 +353,17 @@ func kwokNode(i int) *corev1.Node {
 		corev1.ResourceMemory: resource.MustParse("256Gi"),
 		corev1.ResourcePods:   resource.MustParse("110"),
 	}
+	cidr := fmt.Sprintf("10.%d.%d.0/24", 244+i/256, i%256)
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   name,
 			Labels: map[string]string{KwokNodeLabel: "fake", corev1.LabelHostname: name, corev1.LabelOSStable: "linux"},
 		},
-		Spec: corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i), PodCIDRs: []string{fmt.Sprintf("10.244.%d.0/24", i)}},
+		Spec: corev1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: capacity,
-			Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.10.0.%d", i+1)}},
+			Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.10.%d.%d", i/250, i%250+1)}},
 		},
 	}
 }

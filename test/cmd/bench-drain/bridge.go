@@ -17,25 +17,19 @@ limitations under the License.
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"maps"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/internal/promtext"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
@@ -84,7 +78,7 @@ type drained struct {
 // probes are what a case reads of kube-apiserver before its drain.
 type probes struct {
 	writes  writeCounts
-	webhook webhookHistogram
+	webhook promtext.Histogram
 }
 
 // probeBefore reads what the case measures around its drain: the writes
@@ -115,7 +109,7 @@ func (c drainCase) probeAfter(ctx context.Context, cluster *localcluster.Cluster
 		if err != nil {
 			return err
 		}
-		if d.webhook, err = after.since(p.webhook); err != nil {
+		if d.webhook, err = latencySince(after, p.webhook); err != nil {
 			return err
 		}
 	}
@@ -226,90 +220,36 @@ func startSampleInterceptor(ctx context.Context, cluster *localcluster.Cluster, 
 	}, nil
 }
 
-// webhookHistogram is kube-apiserver's histogram of its calls of the bridge:
-// cumulative counts by upper bound.
-type webhookHistogram map[float64]float64
-
 // webhookLatency is the bridge's latency over a drain.
 type webhookLatency struct {
 	calls, p50, p99 float64
 }
 
-var webhookBucket = regexp.MustCompile(`^apiserver_admission_webhook_admission_duration_seconds_bucket\{(.*)\} ([0-9.e+-]+)$`)
+// webhookHistogram is the metric of kube-apiserver's calls of its
+// admission webhooks.
+const webhookHistogram = "apiserver_admission_webhook_admission_duration_seconds"
 
 // scrapeWebhookHistogram reads the bridge's buckets from kube-apiserver's
 // /metrics, summed over their other labels.
-func scrapeWebhookHistogram(ctx context.Context, cluster *localcluster.Cluster) (webhookHistogram, error) {
+func scrapeWebhookHistogram(ctx context.Context, cluster *localcluster.Cluster) (promtext.Histogram, error) {
 	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	body, err := cluster.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(callCtx)
 	if err != nil {
 		return nil, fmt.Errorf("kube-apiserver's /metrics: %w", err)
 	}
-	h := webhookHistogram{}
-	scanner := bufio.NewScanner(bytes.NewReader(body))
-	scanner.Buffer(nil, 1<<20)
-	for scanner.Scan() {
-		m := webhookBucket.FindStringSubmatch(scanner.Text())
-		if m == nil || !strings.Contains(m[1], `name="`+bridge.WebhookName+`"`) {
-			continue
-		}
-		le, ok := label(m[1], "le")
-		if !ok {
-			continue
-		}
-		bound, err1 := strconv.ParseFloat(le, 64)
-		count, err2 := strconv.ParseFloat(m[2], 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("kube-apiserver's /metrics: %q", scanner.Text())
-		}
-		h[bound] += count
-	}
-	return h, scanner.Err()
+	return promtext.Samples(body).Histogram(webhookHistogram, func(labels string) bool {
+		name, _ := promtext.Label(labels, "name")
+		return name == bridge.WebhookName
+	})
 }
 
-// label is the value of the label key in a sample's label list.
-func label(labels, key string) (string, bool) {
-	m := regexp.MustCompile(`(?:^|,)` + key + `="([^"]*)"`).FindStringSubmatch(labels)
-	if m == nil {
-		return "", false
-	}
-	return m[1], true
-}
-
-// since is the latency of the calls between earlier and h: an error when
-// there were none, since the drain was meant to call the bridge.
-func (h webhookHistogram) since(earlier webhookHistogram) (*webhookLatency, error) {
-	delta := webhookHistogram{}
-	for bound, count := range h {
-		delta[bound] = count - earlier[bound]
-	}
-	calls := delta[math.Inf(1)]
-	if calls <= 0 {
+// latencySince is the bridge's latency over the calls between earlier and
+// h: an error when there were none, since the drain was meant to call it.
+func latencySince(h, earlier promtext.Histogram) (*webhookLatency, error) {
+	delta := h.Since(earlier)
+	if delta.Count() <= 0 {
 		return nil, fmt.Errorf("kube-apiserver did not call the eviction API bridge during the drain")
 	}
-	return &webhookLatency{calls: calls, p50: delta.quantile(0.5), p99: delta.quantile(0.99)}, nil
-}
-
-// quantile estimates the q-quantile as Prometheus' histogram_quantile does:
-// linearly within the bucket the rank falls in, the highest finite bound
-// when it falls in +Inf.
-func (h webhookHistogram) quantile(q float64) float64 {
-	bounds := slices.Sorted(maps.Keys(h))
-	rank := q * h[math.Inf(1)]
-	lower, below := 0.0, 0.0
-	for _, bound := range bounds {
-		count := h[bound]
-		if count >= rank {
-			if math.IsInf(bound, 1) {
-				return lower
-			}
-			if count == below {
-				return bound
-			}
-			return lower + (bound-lower)*(rank-below)/(count-below)
-		}
-		lower, below = bound, count
-	}
-	return lower
+	return &webhookLatency{calls: delta.Count(), p50: delta.Quantile(0.5), p99: delta.Quantile(0.99)}, nil
 }

@@ -17,15 +17,9 @@ limitations under the License.
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/internal/promtext"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
@@ -132,26 +127,13 @@ func heapInUse(ctx context.Context, url string) (float64, error) {
 }
 
 func scrape(ctx context.Context, url, metric string) (float64, error) {
-	callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(callCtx, http.MethodGet, url, nil)
+	samples, err := promtext.Get(ctx, url, 10*time.Second)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
+	v, ok := samples.Value(metric)
+	if !ok {
+		return 0, fmt.Errorf("%s has no %s", url, metric)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, err
-	}
-	scanner := bufio.NewScanner(bytes.NewReader(body))
-	for scanner.Scan() {
-		if name, value, ok := strings.Cut(scanner.Text(), " "); ok && name == metric {
-			return strconv.ParseFloat(value, 64)
-		}
-	}
-	return 0, fmt.Errorf("%s has no %s", url, metric)
+	return v, nil
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/internal/promtext"
 )
 
 // writeCounts are kube-apiserver's write requests by "VERB resource"
@@ -55,12 +56,12 @@ func scrapeWrites(ctx context.Context, cluster *localcluster.Cluster) (writeCoun
 		if m == nil {
 			continue
 		}
-		verb, _ := label(m[1], "verb")
+		verb, _ := promtext.Label(m[1], "verb")
 		if !writeVerbs[verb] {
 			continue
 		}
-		resource, _ := label(m[1], "resource")
-		if sub, _ := label(m[1], "subresource"); sub != "" {
+		resource, _ := promtext.Label(m[1], "resource")
+		if sub, _ := promtext.Label(m[1], "subresource"); sub != "" {
 			resource += "/" + sub
 		}
 		n, err := strconv.ParseFloat(m[2], 64)

@@ -1,0 +1,198 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/internal/promtext"
+)
+
+// watched are the processes whose cost the benchmark reports: ours, and
+// the control plane's beside them for scale (kube-controller-manager
+// caches the same pods and nodes as ours do).
+var watched = []string{"evictionrequest-apiserver", "evictionrequest-controller", "kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd", "kwok"}
+
+// ours are the processes of the product among watched.
+var ours = map[string]bool{"evictionrequest-apiserver": true, "evictionrequest-controller": true}
+
+// memory is one process's memory at one size.
+type memory struct {
+	// HeapInUse is go_memstats_heap_inuse_bytes, 0 when the process
+	// exposes no /metrics the benchmark reads (etcd, kwok).
+	HeapInUse float64 `json:"heapInUseBytes"`
+	RSS       float64 `json:"rssBytes"`
+}
+
+// process finds the running process name of the cluster.
+func (b *bench) process(name string) (*localcluster.Process, error) {
+	for _, p := range b.cluster.Processes() {
+		if p.Name == name {
+			select {
+			case <-p.Done():
+			default:
+				return p, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("no running process %s in the cluster", name)
+}
+
+// metrics reads the /metrics of the process name.
+func (b *bench) metrics(ctx context.Context, name string) (promtext.Samples, error) {
+	switch name {
+	case "kube-apiserver":
+		return restMetrics(ctx, b.cluster.AdminConfig)
+	case "evictionrequest-apiserver":
+		return restMetrics(ctx, b.cluster.ServerClientConfig(b.cluster.EvictionServer()))
+	}
+	p, err := b.process(name)
+	if err != nil {
+		return nil, err
+	}
+	if p.MetricsURL == "" {
+		return nil, nil
+	}
+	return promtext.Get(ctx, p.MetricsURL, callTimeout)
+}
+
+func restMetrics(ctx context.Context, config *rest.Config) (promtext.Samples, error) {
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	return client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(callCtx)
+}
+
+// memoryOf reads the heap in use (the median of three samples a second
+// apart: one moves with the garbage collector's cycle) and the RSS of the
+// process name.
+func (b *bench) memoryOf(ctx context.Context, name string) (memory, error) {
+	p, err := b.process(name)
+	if err != nil {
+		return memory{}, err
+	}
+	var m memory
+	var heaps []float64
+	for range 3 {
+		samples, err := b.metrics(ctx, name)
+		if err != nil {
+			return memory{}, fmt.Errorf("the /metrics of %s: %w", name, err)
+		}
+		if v, ok := samples.Value("go_memstats_heap_inuse_bytes"); ok {
+			heaps = append(heaps, v)
+		}
+		select {
+		case <-ctx.Done():
+			return memory{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	if len(heaps) == 3 {
+		m.HeapInUse = median(heaps)
+	}
+	kib, err := procStatusField(p.Pid(), "VmRSS")
+	if err != nil {
+		return memory{}, err
+	}
+	m.RSS = kib * 1024
+	return m, nil
+}
+
+// procStatusField is a field of /proc/<pid>/status in kB, such as VmRSS.
+func procStatusField(pid int, field string) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, value, ok := strings.Cut(line, ":"); ok && name == field {
+			return strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, field)
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's
+// times: 100 on every Linux architecture Go builds for.
+const clockTicks = 100
+
+// cpuSeconds is the CPU time the process pid used so far, user and
+// system.
+func cpuSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces; the fields after
+	// it are numbered from 3 (state).
+	_, rest, ok := strings.Cut(string(data), ") ")
+	fields := strings.Fields(rest)
+	if !ok || len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, data)
+	}
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, data)
+	}
+	return (utime + stime) / clockTicks, nil
+}
+
+// idleCPU measures each watched process's CPU, in cores, over --idle
+// while nothing but the cluster's own heartbeats happens.
+func (b *bench) idleCPU(ctx context.Context) (map[string]float64, error) {
+	before := map[string]float64{}
+	pids := map[string]int{}
+	for _, name := range watched {
+		p, err := b.process(name)
+		if err != nil {
+			return nil, err
+		}
+		pids[name] = p.Pid()
+		if before[name], err = cpuSeconds(p.Pid()); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(b.o.idle):
+	}
+	elapsed := time.Since(start).Seconds()
+	cores := map[string]float64{}
+	for _, name := range watched {
+		after, err := cpuSeconds(pids[name])
+		if err != nil {
+			return nil, fmt.Errorf("%s exited while idle: %w", name, err)
+		}
+		cores[name] = (after - before[name]) / elapsed
+	}
+	return cores, nil
+}
