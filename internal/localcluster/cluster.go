@@ -131,8 +131,10 @@ type Cluster struct {
 	ports []int
 	// kwok runs the kwok nodes.
 	kwok *Process
-	// lifecycleController runs with Lifecycle.
-	lifecycleController *Process
+	// lifecycleController runs with Lifecycle or LifecycleController, with
+	// lifecycleControllerArgs.
+	lifecycleController     *Process
+	lifecycleControllerArgs []string
 	// servers are the replicas of our server the APIService reaches,
 	// through balancer when there are several.
 	servers  []*Server

@@ -306,6 +306,9 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 // Ready. It appends to NodeNames, which nothing else may read meanwhile.
 func (c *Cluster) AddKwokNodes(ctx context.Context, n int) ([]string, error) {
 	first := len(c.NodeNames)
+	if first+n > maxKwokNodes {
+		return nil, fmt.Errorf("%d kwok nodes asked for, at most %d fit the pod CIDRs", first+n, maxKwokNodes)
+	}
 	names := make([]string, n)
 	var createErr error
 	var once sync.Once
@@ -343,9 +346,13 @@ func (c *Cluster) AddKwokNodes(ctx context.Context, n int) ([]string, error) {
 	return names, err
 }
 
+// maxKwokNodes is how many kwok nodes have pod CIDRs: 10.244.0.0/24 to
+// 10.255.255.0/24.
+const maxKwokNodes = 12 * 256
+
 // kwokNode is the i-th fake node: kwok manages it through its label, and its
 // status already carries the capacity and address a kubelet would report.
-// Its pod CIDR and address stay distinct up to 65536 nodes.
+// Its pod CIDR (10.244.0.0/24 onwards) is valid up to maxKwokNodes.
 func kwokNode(i int) *corev1.Node {
 	name := fmt.Sprintf("kwok-node-%d", i)
 	capacity := corev1.ResourceList{

@@ -187,7 +187,7 @@ func (c *Cluster) runLifecycleController(ctx context.Context, name string, args 
 		return err
 	}
 	c.mu.Lock()
-	c.lifecycleController = p
+	c.lifecycleController, c.lifecycleControllerArgs = p, args
 	c.mu.Unlock()
 	return nil
 }
@@ -204,8 +204,11 @@ func (c *Cluster) LifecycleController() *Process {
 // and starts it again with the same flags, as a rolling update of its
 // Deployment would; it returns once the new process is ready.
 func (c *Cluster) RestartLifecycleController(ctx context.Context) error {
-	if old := c.LifecycleController(); old != nil {
+	c.mu.Lock()
+	old, args := c.lifecycleController, c.lifecycleControllerArgs
+	c.mu.Unlock()
+	if old != nil {
 		old.Stop()
 	}
-	return c.runLifecycleController(ctx, lifecycleControllerName+"-restarted", c.cfg.ServerArgs...)
+	return c.runLifecycleController(ctx, lifecycleControllerName+"-restarted", args...)
 }

@@ -139,18 +139,22 @@ func (b *bench) timeDrain(ctx context.Context, kind drainKind, ns string, n int,
 		return nil, err
 	}
 	defer pods.Stop()
-	var requests watch.Interface = watch.NewEmptyWatch()
+	// kubectl drain makes no requests: a nil channel, never ready.
+	var requestEvents <-chan watch.Event
 	if kind.api != "" {
-		if requests, err = b.cluster.Dynamic.Resource(requestResources[kind.api]).Namespace(ns).Watch(ctx, metav1.ListOptions{}); err != nil {
+		requests, err := b.cluster.Dynamic.Resource(requestResources[kind.api]).Namespace(ns).Watch(ctx, metav1.ListOptions{})
+		if err != nil {
 			return nil, err
 		}
+		defer requests.Stop()
+		requestEvents = requests.ResultChan()
 	}
-	defer requests.Stop()
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- b.runLogged(ctx, ns, command) }()
 	t := &drainTime{}
 	requested, gone := map[string]bool{}, map[string]bool{}
+	timeout := time.After(b.o.timeout)
 	for len(gone) < n || (kind.api != "" && len(requested) < n) {
 		select {
 		case err := <-done:
@@ -158,7 +162,7 @@ func (b *bench) timeDrain(ctx context.Context, kind drainKind, ns string, n int,
 				return nil, err
 			}
 			done = nil
-		case ev, ok := <-requests.ResultChan():
+		case ev, ok := <-requestEvents:
 			if !ok {
 				return nil, fmt.Errorf("the watch of %s's requests ended", ns)
 			}
@@ -176,7 +180,7 @@ func (b *bench) timeDrain(ctx context.Context, kind drainKind, ns string, n int,
 					t.Gone = time.Since(start).Seconds()
 				}
 			}
-		case <-time.After(b.o.timeout):
+		case <-timeout:
 			return nil, fmt.Errorf("%s: %d of %d pods gone, %d requested, after %s", ns, len(gone), n, len(requested), b.o.timeout)
 		}
 	}

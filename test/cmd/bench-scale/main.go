@@ -124,6 +124,12 @@ func run(ctx context.Context, o options) error {
 		logger.Info("Measured a size", "nodes", size.Nodes, "pods", size.Pods)
 		res.Sizes = append(res.Sizes, *size)
 	}
+	// What the last drains left (their namespaces' deletion) settles first.
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(o.settle):
+	}
 	if res.Idle, err = b.idleCPU(ctx); err != nil {
 		return err
 	}

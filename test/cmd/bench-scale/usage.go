@@ -42,7 +42,7 @@ var ours = map[string]bool{"evictionrequest-apiserver": true, "evictionrequest-c
 // memory is one process's memory at one size.
 type memory struct {
 	// HeapInUse is go_memstats_heap_inuse_bytes, 0 when the process
-	// exposes no /metrics the benchmark reads (etcd, kwok).
+	// exposes no /metrics the benchmark reads (etcd, kube-scheduler, kwok).
 	HeapInUse float64 `json:"heapInUseBytes"`
 	RSS       float64 `json:"rssBytes"`
 }
