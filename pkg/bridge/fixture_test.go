@@ -37,6 +37,7 @@ import (
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
@@ -79,7 +80,9 @@ func newFixture(t *testing.T, api evictionapi.API, objects ...runtime.Object) *f
 	if f.p, err = participant.New(api, name, f.kube, f.evr, requester.Options{CallTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	factories := participant.Informers{Kube: informers.NewSharedInformerFactory(f.kube, 0), EvictionRequests: externalversions.NewSharedInformerFactory(f.evr, 0)}
+	// Pods cached as both binaries cache them.
+	kube := informers.NewSharedInformerFactoryWithOptions(f.kube, 0, informers.WithTransform(cachetransform.TrimPodsStripManagedFields))
+	factories := participant.Informers{Kube: kube, EvictionRequests: externalversions.NewSharedInformerFactory(f.evr, 0)}
 	pods := factories.Kube.Core().V1().Pods()
 	f.bridge, err = New(Config{
 		Participant: f.p, Informers: factories, Pods: pods.Lister(), Kube: f.kube, Recorder: f.recorder, Clock: clock.RealClock{},

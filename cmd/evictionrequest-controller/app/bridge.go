@@ -52,8 +52,9 @@ func (o *Options) startBridge(ctx context.Context, client, eventClient kubernete
 		return controllermanager.Descriptor{}, nil, err
 	}
 	// The bridge writes by patch or apply, and reads the annotations of
-	// its requests: its cache keeps all but managedFields.
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(cachetransform.StripManagedFields))
+	// its requests: its cache keeps all of them but managedFields, and of
+	// pods what TrimPod keeps.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(cachetransform.TrimPodsStripManagedFields))
 	b, err := o.Bridge.NewBridge(options.BridgeDeps{
 		API: evictionapi.Lifecycle, Client: client, EventClient: eventClient,
 		Informers: participant.Informers{Kube: factory}, Own: []options.InformerFactory{factory},

@@ -68,8 +68,9 @@ func (o *Options) Run(ctx context.Context) error {
 		Client:         client,
 		EventClient:    eventClient,
 		// Every write of the controllers is a server-side apply: the
-		// caches need not hold managedFields, about a third of an Eviction.
-		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cachetransform.StripManagedFields)},
+		// caches need not hold managedFields, about a third of an
+		// Eviction, and of pods only what their readers read.
+		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cachetransform.TrimPodsStripManagedFields)},
 		MetricsBindAddress: o.MetricsBindAddress,
 		ReadyChecks:        ready,
 		Controllers:        descriptors,

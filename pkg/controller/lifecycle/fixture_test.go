@@ -34,6 +34,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -102,11 +103,15 @@ func resourceOf(obj runtime.Object) string {
 	return "evictionrequests"
 }
 
-// cache puts obj in its informer's cache only.
+// cache puts obj in its informer's cache only, transformed as
+// evictionrequest-controller caches it.
 func (f *fixture) cache(obj runtime.Object) {
 	f.t.Helper()
-	var err error
-	switch o := obj.(type) {
+	cached, err := cachetransform.TrimPodsStripManagedFields(obj.DeepCopyObject())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	switch o := cached.(type) {
 	case *corev1.Pod:
 		err = f.pods.Update(o)
 	case *lifecyclev1alpha1.Eviction:

@@ -40,6 +40,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 const (
@@ -106,7 +107,11 @@ func (f *fixture) add(objs ...runtime.Object) {
 			}
 		case *corev1.Pod:
 			if err = f.kube.Tracker().Add(o); err == nil {
-				err = f.pods.Add(o)
+				// Cached as both binaries cache pods.
+				var trimmed any
+				if trimmed, err = cachetransform.TrimPod(o); err == nil {
+					err = f.pods.Add(trimmed)
+				}
 			}
 		case *v1alpha1.EvictionRequest:
 			if err = f.evr.Tracker().Add(o); err == nil {

@@ -34,13 +34,18 @@ var PodAnnotations = []string{v1alpha1.PodInterceptorsAnnotation, corev1.MirrorP
 	podutil.RequestEvictOnlyAnnotation, podutil.EvictionInProgressAnnotation}
 
 // TrimPod is a cache.TransformFunc that keeps of a pod only what the
-// server's readers of the pod cache use: its identity and labels (admission
-// merges them into the request, a drain matches PodDisruptionBudgets with
-// them), the PodAnnotations, its controller reference (DaemonSet pods are
-// not evicted), whether it is being deleted, its node, and its phase with
-// the reason and message a node shutdown leaves. The rest of a pod, most of
-// all its containers and their statuses, is most of its size, so the cache
-// of every pod of a cluster shrinks to a fraction.
+// readers of the pod caches of both binaries use: its identity and labels
+// (admission merges them into the request, a drain matches
+// PodDisruptionBudgets with them), the PodAnnotations, its controller
+// reference (DaemonSet pods are not evicted, unmanaged ones are refused),
+// whether it is being deleted, its node, its emptyDir volumes (a drain
+// refuses pods with local data unless told to delete it; only that they
+// are emptyDir is kept), its eviction responders and scheduling group
+// (lifecycle.k8s.io), and its phase with the reason and message a node
+// shutdown leaves; of a pod that ended, also when each container (and
+// sidecar) finished (podutil.TerminalTime). The rest of a pod, most of all
+// its containers, their statuses and its other volumes, is most of its
+// size, so the cache of every pod of a cluster shrinks to a fraction.
 //
 // The trimmed pods are read-only views: nothing may write one back. Code that
 // needs the whole pod GETs it. Values that are not pods, such as the
@@ -61,7 +66,12 @@ func TrimPod(obj any) (any, error) {
 			DeletionTimestamp: pod.DeletionTimestamp,
 			Labels:            pod.Labels,
 		},
-		Spec: corev1.PodSpec{NodeName: pod.Spec.NodeName},
+		Spec: corev1.PodSpec{
+			NodeName:           pod.Spec.NodeName,
+			Volumes:            emptyDirs(pod.Spec.Volumes),
+			EvictionResponders: pod.Spec.EvictionResponders,
+			SchedulingGroup:    pod.Spec.SchedulingGroup,
+		},
 		Status: corev1.PodStatus{
 			Phase:   pod.Status.Phase,
 			Reason:  pod.Status.Reason,
@@ -72,7 +82,52 @@ func TrimPod(obj any) (any, error) {
 	if owner := metav1.GetControllerOfNoCopy(pod); owner != nil {
 		trimmed.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
+	if podutil.IsTerminal(pod) {
+		trimmed.Spec.InitContainers = sidecars(pod.Spec.InitContainers)
+		trimmed.Status.ContainerStatuses = finishTimes(pod.Status.ContainerStatuses)
+		trimmed.Status.InitContainerStatuses = finishTimes(pod.Status.InitContainerStatuses)
+	}
 	return trimmed, nil
+}
+
+// emptyDirs are the emptyDir volumes of volumes, their name and kind
+// only; nil when there are none, as for most pods.
+func emptyDirs(volumes []corev1.Volume) []corev1.Volume {
+	var kept []corev1.Volume
+	for _, v := range volumes {
+		if v.EmptyDir != nil {
+			kept = append(kept, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		}
+	}
+	return kept
+}
+
+// sidecars are the init containers that run beside the others
+// (restartPolicy Always), their name and policy only.
+func sidecars(containers []corev1.Container) []corev1.Container {
+	var kept []corev1.Container
+	for _, c := range containers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			kept = append(kept, corev1.Container{Name: c.Name, RestartPolicy: c.RestartPolicy})
+		}
+	}
+	return kept
+}
+
+// finishTimes are statuses with only each container's name and, once it
+// terminated, when it finished.
+func finishTimes(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if len(statuses) == 0 {
+		return nil
+	}
+	kept := make([]corev1.ContainerStatus, len(statuses))
+	for i, s := range statuses {
+		kept[i].Name = s.Name
+		if s.State.Terminated != nil {
+			kept[i].State.Terminated = &corev1.ContainerStateTerminated{FinishedAt: s.State.Terminated.FinishedAt}
+		}
+	}
+	return kept
 }
 
 // keptAnnotations are the PodAnnotations of annotations: the map itself
@@ -103,4 +158,14 @@ func keptAnnotations(annotations map[string]string) map[string]string {
 // must be called before the informer starts.
 func TrimPods(factory informers.SharedInformerFactory) error {
 	return factory.Core().V1().Pods().Informer().SetTransform(TrimPod)
+}
+
+// TrimPodsStripManagedFields is a cache.TransformFunc for a factory of
+// several informers: pods through TrimPod, every other object through
+// StripManagedFields (evictionrequest-controller's caches).
+func TrimPodsStripManagedFields(obj any) (any, error) {
+	if _, ok := obj.(*corev1.Pod); ok {
+		return TrimPod(obj)
+	}
+	return StripManagedFields(obj)
 }

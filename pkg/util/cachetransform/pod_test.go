@@ -18,6 +18,8 @@ package cachetransform
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -30,7 +32,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 // fullPod is a pod as the cluster stores it: most of it is of no use to the
@@ -57,11 +63,29 @@ func fullPod() *corev1.Pod {
 		Spec: corev1.PodSpec{
 			NodeName:   "node-1",
 			Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", Env: []corev1.EnvVar{{Name: "A", Value: "1"}}}},
+			InitContainers: []corev1.Container{
+				{Name: "setup", Image: "registry.k8s.io/pause:3.10"},
+				{Name: "proxy", Image: "registry.k8s.io/pause:3.10", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)},
+			},
+			Volumes: []corev1.Volume{
+				{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web"}}}},
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+			},
+			EvictionResponders: []corev1.EvictionResponder{{Name: "surge.example.com/responder", Priority: ptr.To[int32](100)}},
+			SchedulingGroup:    &corev1.PodSchedulingGroup{PodGroupName: ptr.To("training")},
 		},
 		Status: corev1.PodStatus{
 			Phase: corev1.PodFailed, Reason: "Terminated", Message: "Pod was terminated in response to imminent node shutdown.",
 			PodIP:      "10.0.0.1",
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}},
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "app", Image: "registry.k8s.io/pause:3.10", RestartCount: 2,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143, FinishedAt: metav1.NewTime(now.Add(time.Second)), Message: "bye"}},
+			}},
+			InitContainerStatuses: []corev1.ContainerStatus{
+				{Name: "setup", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: now}}},
+				{Name: "proxy", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, FinishedAt: metav1.NewTime(now.Add(2 * time.Second))}}},
+			},
 		},
 	}
 }
@@ -79,9 +103,22 @@ func TestTrimPodKeepsWhatTheServerReads(t *testing.T) {
 			},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "uid-3", Controller: ptr.To(true)}},
 		},
-		Spec: corev1.PodSpec{NodeName: "node-1"},
+		Spec: corev1.PodSpec{
+			NodeName:           "node-1",
+			InitContainers:     []corev1.Container{{Name: "proxy", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}},
+			Volumes:            []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			EvictionResponders: []corev1.EvictionResponder{{Name: "surge.example.com/responder", Priority: ptr.To[int32](100)}},
+			SchedulingGroup:    &corev1.PodSchedulingGroup{PodGroupName: ptr.To("training")},
+		},
 		Status: corev1.PodStatus{
 			Phase: corev1.PodFailed, Reason: "Terminated", Message: "Pod was terminated in response to imminent node shutdown.",
+			ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(now.Add(time.Second))}}},
+			},
+			InitContainerStatuses: []corev1.ContainerStatus{
+				{Name: "setup", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: now}}},
+				{Name: "proxy", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(now.Add(2 * time.Second))}}},
+			},
 		},
 	}
 	got, err := TrimPod(fullPod())
@@ -98,6 +135,30 @@ func TestTrimPodKeepsWhatTheServerReads(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, again); diff != "" {
 		t.Errorf("trimmed again (-want +got):\n%s", diff)
+	}
+}
+
+// TestTrimmedPodsAnswerThePodRulesAsWhole asks every rule of
+// pkg/api/v1/pod, pkg/drain and the lifecycle helpers that reads a cached
+// pod about a trimmed one: each answer must be the whole pod's.
+func TestTrimmedPodsAnswerThePodRulesAsWhole(t *testing.T) {
+	running := fullPod()
+	running.DeletionTimestamp = nil
+	running.Status.Phase, running.Status.Reason, running.Status.Message = corev1.PodRunning, "", ""
+	running.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	bare := fullPod()
+	bare.Spec.Volumes, bare.OwnerReferences, bare.Annotations, bare.Spec.EvictionResponders, bare.Spec.SchedulingGroup = nil, nil, nil, nil, nil
+	for name, pod := range map[string]*corev1.Pod{"ended": fullPod(), "running": running, "bare": bare} {
+		got, err := TrimPod(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trimmed := got.(*corev1.Pod)
+		for rule, answer := range podRules {
+			if whole, part := answer(pod), answer(trimmed); whole != part {
+				t.Errorf("%s pod: %s of the trimmed pod is %v, of the whole pod %v", name, rule, part, whole)
+			}
+		}
 	}
 }
 
@@ -147,4 +208,32 @@ func TestTrimPodsTrimsTheInformersCache(t *testing.T) {
 	if diff := cmp.Diff(want, cached); diff != "" {
 		t.Errorf("cached pod (-trimmed +cached):\n%s", diff)
 	}
+}
+
+// podRules are the answers the readers of the pod caches take from a
+// cached pod, each as a comparable value.
+var podRules = map[string]func(*corev1.Pod) any{
+	"IsTerminal":          func(p *corev1.Pod) any { return podutil.IsTerminal(p) },
+	"IsTerminating":       func(p *corev1.Pod) any { return podutil.IsTerminating(p) },
+	"TerminalTime":        func(p *corev1.Pod) any { return podutil.TerminalTime(p).String() },
+	"IsMirror":            func(p *corev1.Pod) any { return podutil.IsMirror(p) },
+	"IsDaemonSetPod":      func(p *corev1.Pod) any { return podutil.IsDaemonSetPod(p) },
+	"WhyNotEvictable":     func(p *corev1.Pod) any { return podutil.WhyNotEvictable(p) },
+	"drain.Policy.Refuse": func(p *corev1.Pod) any { return drain.Policy{}.Refuse(p) },
+	"drain.Policy.Overridden": func(p *corev1.Pod) any {
+		return fmt.Sprint(drain.Policy{Force: true, DeleteEmptyDirData: true}.Overridden(p))
+	},
+	"PodResponders":        func(p *corev1.Pod) any { return asJSON(lifecycleutil.PodResponders(p)) },
+	"DeclaresParticipants": func(p *corev1.Pod) any { return evictionapi.Lifecycle.DeclaresParticipants(p) },
+	"DeclaresInterceptors": func(p *corev1.Pod) any { return evictionapi.Coordination.DeclaresParticipants(p) },
+	"SchedulingGroup":      func(p *corev1.Pod) any { return p.Spec.SchedulingGroup == nil },
+}
+
+// asJSON compares values that hold pointers by what they point to.
+func asJSON(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(data)
 }
