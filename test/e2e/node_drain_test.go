@@ -112,8 +112,9 @@ func TestDeclarativeNodeDrain(t *testing.T) {
 // The node's conditions count what a drain waits for; ending the drain
 // withdraws its requester, canceling the requests nobody else wants.
 // As kubectl drain, the declarative drain refuses a pod that declares no
-// controller and changes nothing, until the Node's annotation allows it.
-func TestDeclarativeNodeDrainRefusesBarePods(t *testing.T) {
+// controller, and then one with local data, and changes nothing, until the
+// Node's annotations allow them.
+func TestDeclarativeNodeDrainRefusesBarePodsAndLocalData(t *testing.T) {
 	t.Parallel()
 	ns := f.NewNamespace(t)
 	node := f.NewNode(t)
@@ -124,16 +125,37 @@ func TestDeclarativeNodeDrainRefusesBarePods(t *testing.T) {
 			"cannot request the eviction of Pods that declare no controller (annotate the node "+nodedrain.ForceAnnotation+"=true to override): "+ns+"/solo-0")
 	})
 	f.WaitForEvents(t, "", "Node", node, nodedrain.EventDrainRefused)
+	checkNothingChanged(t, node, ns, pod)
+
+	// The server's pod cache must keep the emptyDir volumes its drain reads.
+	cache := f.CreatePod(t, ns, "cache-0", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	}})
+	f.MarkForDrain(t, node, true)
+	f.WaitForNode(t, node, "the drain refused for local data", func(n *corev1.Node) error {
+		return conditionIs(n, corev1.NodeDrainInProgress, corev1.ConditionFalse,
+			"cannot request the eviction of Pods with local storage (annotate the node "+nodedrain.DeleteEmptyDirDataAnnotation+"=true to override): "+ns+"/cache-0")
+	})
+	checkNothingChanged(t, node, ns, pod, cache)
+
+	f.PatchNode(t, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{nodedrain.DeleteEmptyDirDataAnnotation: "true"}}})
+	f.WaitForPodGone(t, ns, pod.Name)
+	f.WaitForPodGone(t, ns, cache.Name)
+	f.MarkForDrain(t, node, false)
+}
+
+// checkNothingChanged fails t if a refused drain cordoned node or
+// requested the eviction of pods.
+func checkNothingChanged(t *testing.T, node, ns string, pods ...*corev1.Pod) {
+	t.Helper()
 	if n, err := f.Kube.CoreV1().Nodes().Get(t.Context(), node, metav1.GetOptions{}); err != nil || n.Spec.Unschedulable {
 		t.Errorf("a refused drain cordoned the node: %v, %v", n, err)
 	}
-	if _, err := f.EvictionRequests(ns).Get(t.Context(), string(pod.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("a refused drain requested the eviction: %v", err)
+	for _, pod := range pods {
+		if _, err := f.EvictionRequests(ns).Get(t.Context(), string(pod.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("a refused drain requested the eviction of %s: %v", pod.Name, err)
+		}
 	}
-
-	f.MarkForDrain(t, node, true)
-	f.WaitForPodGone(t, ns, pod.Name)
-	f.MarkForDrain(t, node, false)
 }
 
 func TestDeclarativeNodeDrainShowsProgressAndWithdraws(t *testing.T) {
