@@ -37,9 +37,9 @@ type result struct {
 	// Idle is each process's CPU at the largest size while nothing
 	// happens, in cores.
 	Idle map[string]float64 `json:"idleCores"`
-	// StartUp is the seconds from start to ready of our processes at the
-	// largest size.
-	StartUp map[string]float64 `json:"startUpSeconds"`
+	// StartUp is how long our processes take to start at the largest
+	// size.
+	StartUp map[string]startUp `json:"startUp"`
 }
 
 // summarize computes the slopes.
@@ -119,11 +119,11 @@ func (r *result) print() {
 		}
 		fmt.Println()
 	}
-	fmt.Printf("At %d pods: CPU while idle (cores) and start-up to ready (s):\n", r.Sizes[len(r.Sizes)-1].Pods)
+	fmt.Printf("At %d pods: CPU while idle (cores); start-up to ready / to caches synced (s):\n", r.Sizes[len(r.Sizes)-1].Pods)
 	for _, name := range watched {
 		fmt.Printf("  %-28s %6.3f", name, r.Idle[name])
 		if s, ok := r.StartUp[name]; ok {
-			fmt.Printf("  %6.1f s", s)
+			fmt.Printf("  %6.1f / %.1f s", s.Ready, s.Synced)
 		}
 		fmt.Println()
 	}
