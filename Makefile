@@ -183,7 +183,7 @@ bench-system: build tools ## Our API through the aggregator against an equivalen
 BENCH_SCALE_FLAGS ?=
 
 .PHONY: bench-scale
-bench-scale: build tools ## What the product costs as the cluster grows to 1000 kwok nodes and 30000 pods, both APIs, the bridge and the node drain on, side by side with kube-controller-manager: memory per pod, drains of a node and of a pool, the bridge's and the admission plugin's latency, idle CPU, start-up; JSON in _output/bench. Not part of make bench (about 30 minutes).
+bench-scale: build tools ## What the product costs as the cluster grows to 1000 kwok nodes and 30000 pods, both APIs, the bridge and the node drain on, side by side with kube-controller-manager: memory per pod, drains of a node and of a pool, the bridge's and the admission plugin's latency, idle CPU, start-up; JSON in _output/bench. Not part of make bench (about 20 minutes on 2 cores).
 	$(GO) run ./test/cmd/bench-scale --dir=_output/bench-scale --bin-dir=$(BIN_DIR) --out=_output/bench/scale.json $(BENCH_SCALE_FLAGS)
 
 .PHONY: verify
