@@ -36,9 +36,6 @@ import (
 // caches the same pods and nodes as ours do).
 var watched = []string{"evictionrequest-apiserver", "evictionrequest-controller", "kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd", "kwok"}
 
-// ours are the processes of the product among watched.
-var ours = map[string]bool{"evictionrequest-apiserver": true, "evictionrequest-controller": true}
-
 // memory is one process's memory at one size.
 type memory struct {
 	// HeapInUse is go_memstats_heap_inuse_bytes, 0 when the process
