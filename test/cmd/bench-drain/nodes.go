@@ -23,14 +23,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
+	"github.com/evictionrequest/apiserver/internal/benchutil"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
@@ -57,7 +56,7 @@ func prepareNode(ctx context.Context, cluster *localcluster.Cluster, o options, 
 	if _, err := client.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{}); err != nil {
 		return "", "", cleanup, err
 	}
-	undo = append(undo, func() { deleteNamespace(client, name) })
+	undo = append(undo, func() { benchutil.DeleteNamespace(client, name) })
 	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
@@ -70,27 +69,6 @@ func prepareNode(ctx context.Context, cluster *localcluster.Cluster, o options, 
 	}
 	_, err = fillNode(ctx, client, name, created.Name, o.pods, mutate)
 	return created.Name, name, cleanup, err
-}
-
-// deleteNamespace deletes the namespace name and waits, at most five
-// minutes, until it is gone: the namespace controller's deletion of what a
-// drain left (requests, Evictions, events) would otherwise run during the
-// next drain and slow it down, so that later rounds measured the clean-up
-// of earlier ones.
-func deleteNamespace(client kubernetes.Interface, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if err := client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		klog.FromContext(ctx).Error(err, "Deleting a drained namespace", "namespace", name)
-		return
-	}
-	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		klog.FromContext(ctx).Error(err, "Waiting for a drained namespace to be gone", "namespace", name)
-	}
 }
 
 // fillNode creates n running pods on node in ns, changed by mutate, and

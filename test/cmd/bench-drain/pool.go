@@ -19,17 +19,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/evictionrequest/apiserver/internal/benchutil"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
@@ -127,7 +125,7 @@ func drainPoolOnce(ctx context.Context, cluster *localcluster.Cluster, o options
 	}
 	start := time.Now()
 	for _, command := range commands {
-		if err := runLogged(ctx, cluster, name, command); err != nil {
+		if err := benchutil.RunLogged(ctx, cluster.LogDir(), name, command); err != nil {
 			return 0, err
 		}
 	}
@@ -143,23 +141,6 @@ func drainPoolOnce(ctx context.Context, cluster *localcluster.Cluster, o options
 		}
 	}
 	return seconds, nil
-}
-
-// runLogged runs command, its output appended to the log file of name in
-// the cluster's log directory.
-func runLogged(ctx context.Context, cluster *localcluster.Cluster, name string, command []string) error {
-	logFile := filepath.Join(cluster.LogDir(), name+".log")
-	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w (output in %s)", strings.Join(command[:3], " "), err, logFile)
-	}
-	return nil
 }
 
 // print reports the pool case on standard output.

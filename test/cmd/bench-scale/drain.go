@@ -19,22 +19,18 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/evictionrequest/apiserver/internal/benchutil"
 	coordinationv1alpha1 "github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
@@ -78,7 +74,7 @@ func (b *bench) drain(ctx context.Context, kind drainKind) (*drainTime, error) {
 	if err := b.ensureNamespace(ctx, ns, labels...); err != nil {
 		return nil, err
 	}
-	defer b.deleteNamespace(ns)
+	defer benchutil.DeleteNamespace(b.client, ns)
 	nodes, err := b.cluster.AddKwokNodes(ctx, kind.nodes)
 	if err != nil {
 		return nil, err
@@ -151,7 +147,7 @@ func (b *bench) timeDrain(ctx context.Context, kind drainKind, ns string, n int,
 	}
 	start := time.Now()
 	done := make(chan error, 1)
-	go func() { done <- b.runLogged(ctx, ns, command) }()
+	go func() { done <- benchutil.RunLogged(ctx, b.cluster.LogDir(), ns, command) }()
 	t := &drainTime{}
 	requested, gone := map[string]bool{}, map[string]bool{}
 	timeout := time.After(b.o.timeout)
@@ -190,42 +186,4 @@ func (b *bench) timeDrain(ctx context.Context, kind drainKind, ns string, n int,
 		}
 	}
 	return t, nil
-}
-
-// runLogged runs command, its output in the log file of name in the
-// cluster's log directory.
-func (b *bench) runLogged(ctx context.Context, name string, command []string) error {
-	logFile := filepath.Join(b.cluster.LogDir(), name+".log")
-	f, err := os.Create(logFile)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w (output in %s)", strings.Join(command[:3], " "), err, logFile)
-	}
-	return nil
-}
-
-// deleteNamespace deletes the namespace name and waits, at most five
-// minutes, until it is gone.
-func (b *bench) deleteNamespace(name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	callCtx, cancelCall := context.WithTimeout(ctx, callTimeout)
-	err := b.client.CoreV1().Namespaces().Delete(callCtx, name, metav1.DeleteOptions{})
-	cancelCall()
-	if err == nil {
-		err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			callCtx, cancel := context.WithTimeout(ctx, callTimeout)
-			defer cancel()
-			_, err := b.client.CoreV1().Namespaces().Get(callCtx, name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
-		})
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "deleting the drained namespace %s: %v\n", name, err)
-	}
 }
