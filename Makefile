@@ -35,6 +35,11 @@ DBUS_DAEMON := /usr/bin/dbus-daemon
 KUBE_BINS    := $(BIN_DIR)/kube-apiserver $(BIN_DIR)/kube-controller-manager $(BIN_DIR)/kube-scheduler $(BIN_DIR)/kubectl $(BIN_DIR)/kubelet-node
 CLUSTER_BINS := $(BIN_DIR)/etcd $(KUBE_BINS) $(BIN_DIR)/kwok $(DBUS_DAEMON)
 
+# TEST_LDFLAGS link every test binary without DWARF: nothing debugs them,
+# a panic's stack comes from the symbol table, and each of the many test
+# binaries links about a quarter faster.
+TEST_LDFLAGS := -w
+
 # E2E_TIMEOUT bounds the e2e suite; E2E_RUN selects tests by regexp;
 # E2E_PARALLEL is how many of a suite's tests run at once. They mostly wait
 # on the control plane, so more than go test's default (one per core) keeps
@@ -112,26 +117,28 @@ test: verify test-unit test-image test-release test-e2e ## Everything CI runs: v
 
 # UNIT_PACKAGES are the packages of make test-unit; RACE_PACKAGES, those of
 # them with concurrency of their own (controllers, the runner, the SDK, the
-# drain, the surge, the harness), run with the race detector. The server's
-# assembly (registry, admission, k8s.io/apiserver and the embedded etcd) runs
-# without it: compiling those libraries a second time for the race detector
-# cost a cold CI run about ten minutes.
+# drain, the surge, the plugin, the harness), run with the race detector.
+# The server's assembly (registry, admission, k8s.io/apiserver and the
+# embedded etcd) and the other commands' flag tests run without it: they
+# import k8s.io/apiserver, grpc and cel-go, about 460 packages that the race
+# detector would compile a second time (a cold CI run: minutes) for tests
+# that start no goroutines of their own.
 UNIT_PACKAGES := ./pkg/... ./cmd/... ./artifacts/... ./test/integration/... ./test/cmd/... ./test/chart/... ./internal/...
 RACE_PACKAGES := ./pkg/controller/... ./pkg/controllermanager/... ./pkg/sdk/... ./pkg/drain/... ./pkg/surge/... ./pkg/util/... \
-	./pkg/bridge/... ./cmd/kubectl-evictionrequest/... ./cmd/evictionrequest-controller/... ./cmd/surge-interceptor/... ./internal/localcluster/...
+	./pkg/bridge/... ./cmd/kubectl-evictionrequest/... ./internal/localcluster/...
 
 .PHONY: test-unit
 # go vet runs in make verify, as golangci-lint's govet over the same
 # packages and their tests: go test's own vet pass (-vet=off) would analyse
 # every dependency a second time.
 test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) $(HELM_BINS) ## Unit tests (the race detector on RACE_PACKAGES), storage tests on an embedded etcd, the logind stand-in on a real dbus-daemon, the kubelet nodes' CRI runtime, the chart against the overlays (test/chart), the server in-process (test/integration), the rendering of the deploy overlays, the alerting rules (promtool) and the harness's load balancer.
-	CGO_ENABLED=1 $(GO) test -race -vet=off -count=1 $(RACE_PACKAGES)
-	$(GO) test -vet=off -count=1 $$(comm -23 <($(GO) list $(UNIT_PACKAGES) | sort) <($(GO) list $(RACE_PACKAGES) | sort))
-	cd hack/tools/kubernetes && $(GO) test -vet=off -count=1 ./kubelet-node/cri/
+	CGO_ENABLED=1 $(GO) test -race -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) $(RACE_PACKAGES)
+	$(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) $$(comm -23 <($(GO) list $(UNIT_PACKAGES) | sort) <($(GO) list $(RACE_PACKAGES) | sort))
+	cd hack/tools/kubernetes && $(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) ./kubelet-node/cri/
 
 .PHONY: test-e2e
 test-e2e: build tools $(HELM_BINS) ## The e2e suite on the local control plane, through the kube-apiserver aggregator.
-	$(GO) test -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
+	$(GO) test -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
 
 .PHONY: test-long
 test-long: build tools ## Tests too long for make test (more than 20 minutes each): a lifecycle.k8s.io responder that never heartbeats is interrupted after kube-apiserver's 20-minute deadline and the next one takes over, end to end.
@@ -328,11 +335,11 @@ test-release: ## Cut the release the tree pins again, for this platform only, in
 	$(MAKE) release VERSION=$(PINNED_VERSION) RELEASE_PLATFORMS=$(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH) \
 		RELEASE_IMAGE_PLATFORMS=linux/$(shell $(GO) env GOARCH) RELEASE_DIR=_output/release-test RELEASE_BIN_DIR=_output/release-test-bin
 	@git diff --quiet -- artifacts/components/release charts/evictionrequest/Chart.yaml || { echo "make release changed artifacts/components/release or the chart: the tree pins another version than it releases" >&2; exit 1; }
-	$(GO) test -count=1 ./test/release/... -args -dir=$(CURDIR)/_output/release-test -version=$(PINNED_VERSION) -helm=$(BIN_DIR)/helm
+	$(GO) test -count=1 -ldflags=$(TEST_LDFLAGS) ./test/release/... -args -dir=$(CURDIR)/_output/release-test -version=$(PINNED_VERSION) -helm=$(BIN_DIR)/helm
 
 .PHONY: test-image
 test-image: image ## Open the built image: its config, its layer, and the binary in it running --version.
-	$(GO) test -count=1 ./test/image/... -args -layout=$(CURDIR)/_output/image -version=$(VERSION) -revision=$(GIT_COMMIT)
+	$(GO) test -count=1 -ldflags=$(TEST_LDFLAGS) ./test/image/... -args -layout=$(CURDIR)/_output/image -version=$(VERSION) -revision=$(GIT_COMMIT)
 
 .PHONY: clean
 clean: ## Remove _output.
