@@ -69,6 +69,8 @@ var (
 // drained is what one drain measured.
 type drained struct {
 	seconds float64
+	// cpu is the CPU seconds each process used during the drain.
+	cpu map[string]float64
 	// webhook is the bridge's latency during the drain, when measured.
 	webhook *webhookLatency
 	// writesPerPod are kube-apiserver's writes per pod, when measured.

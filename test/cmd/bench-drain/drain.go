@@ -45,9 +45,10 @@ func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, na
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
+	cpuBefore := processCPU(cluster)
 	start := time.Now()
 	err = cmd.Run()
-	d := drained{seconds: time.Since(start).Seconds()}
+	d := drained{seconds: time.Since(start).Seconds(), cpu: cpuSince(cluster, cpuBefore, cmd)}
 	logFile := filepath.Join(cluster.LogDir(), name+".log")
 	_ = os.WriteFile(logFile, output.Bytes(), 0o644)
 	if err != nil {

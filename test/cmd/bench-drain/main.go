@@ -135,6 +135,7 @@ func run(ctx context.Context, o options) error {
 
 	res := result{Pods: o.pods, Rounds: o.rounds, API: o.api, ServerArgs: o.serverArgs, When: time.Now().UTC()}
 	seconds := map[string][]float64{}
+	cpu := map[string][]map[string]float64{}
 	var webhook []webhookLatency
 	for round := 0; round < o.rounds; round++ {
 		order := slices.Clone(cases)
@@ -148,6 +149,7 @@ func run(ctx context.Context, o options) error {
 			}
 			logger.Info("Drained", "round", round, "case", c.name, "pods", o.pods, "seconds", d.seconds)
 			seconds[c.name] = append(seconds[c.name], d.seconds)
+			cpu[c.name] = append(cpu[c.name], d.cpu)
 			if d.webhook != nil {
 				webhook = append(webhook, *d.webhook)
 			}
@@ -164,6 +166,7 @@ func run(ctx context.Context, o options) error {
 		res.Ratio = res.OursMedian / res.KubectlMedian
 		res.DirectSeconds, res.DirectMedian = seconds[direct.name], median(seconds[direct.name])
 		res.RatioToDirect = res.OursMedian / res.DirectMedian
+		res.CPUSeconds = map[string]map[string]float64{ours.name: medianCPU(cpu[ours.name]), direct.name: medianCPU(cpu[direct.name])}
 	}
 	if o.bridge && o.pods > 0 {
 		res.Bridge = newBridgeResult(seconds, res.KubectlMedian, webhook)

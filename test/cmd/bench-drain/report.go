@@ -52,7 +52,11 @@ type result struct {
 	// their sum under "total": the plugin's, the controller's, the
 	// evictor's, the events and kwok's.
 	WritesPerPod map[string]float64 `json:"writesPerPod,omitempty"`
-	When         time.Time          `json:"when"`
+	// CPUSeconds are, for kubectl evictionrequest drain ("ours") and the
+	// direct evictions, the median CPU seconds of one drain by process,
+	// the drain command's own included.
+	CPUSeconds map[string]map[string]float64 `json:"cpuSeconds,omitempty"`
+	When       time.Time                     `json:"when"`
 }
 
 // print reports the results on standard output.
@@ -73,6 +77,9 @@ func (res *result) print(o options) {
 	}
 	if res.Bridge != nil {
 		res.Bridge.print()
+	}
+	if res.CPUSeconds != nil {
+		printCPU(o.api, res.CPUSeconds[ours.name], res.CPUSeconds[direct.name])
 	}
 	fmt.Printf("kube-apiserver's writes per pod, kubectl evictionrequest drain (last round):\n")
 	for _, key := range slices.Sorted(maps.Keys(res.WritesPerPod)) {

@@ -20,11 +20,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/evictionrequest/apiserver/internal/benchutil"
 )
 
 // startUp restarts our server and evictionrequest-controller at the
@@ -66,7 +67,7 @@ type startUp struct {
 // no new "Caches are synced" for three seconds.
 func measureStartUp(ctx context.Context, pid int, logFile string) (startUp, error) {
 	ready := time.Now()
-	started, err := processStart(pid)
+	started, err := benchutil.ProcessStart(pid)
 	if err != nil {
 		return startUp{}, err
 	}
@@ -112,35 +113,4 @@ func lastCachesSynced(path string, since time.Time) (time.Time, error) {
 		}
 	}
 	return last, nil
-}
-
-// processStart is when the process pid started: its age is the system's
-// uptime (/proc/uptime) less its start time after boot (field 22 of
-// /proc/<pid>/stat, in clock ticks), both to the hundredth of a second.
-func processStart(pid int) (time.Time, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return time.Time{}, err
-	}
-	uptime, err := os.ReadFile("/proc/uptime")
-	now := time.Now()
-	if err != nil {
-		return time.Time{}, err
-	}
-	_, rest, _ := strings.Cut(string(data), ") ")
-	fields := strings.Fields(rest)
-	// starttime is field 22; rest starts at field 3.
-	if len(fields) < 20 {
-		return time.Time{}, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, data)
-	}
-	ticks, err := strconv.ParseFloat(fields[19], 64)
-	if err != nil {
-		return time.Time{}, err
-	}
-	up, err := strconv.ParseFloat(strings.Fields(string(uptime))[0], 64)
-	if err != nil {
-		return time.Time{}, err
-	}
-	age := up - ticks/clockTicks
-	return now.Add(-time.Duration(age * float64(time.Second))), nil
 }

@@ -19,14 +19,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/evictionrequest/apiserver/internal/benchutil"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/internal/promtext"
 )
@@ -113,52 +111,12 @@ func (b *bench) memoryOf(ctx context.Context, name string) (memory, error) {
 	if len(heaps) == 3 {
 		m.HeapInUse = median(heaps)
 	}
-	kib, err := procStatusField(p.Pid(), "VmRSS")
+	kib, err := benchutil.ProcStatusKiB(p.Pid(), "VmRSS")
 	if err != nil {
 		return memory{}, err
 	}
 	m.RSS = kib * 1024
 	return m, nil
-}
-
-// procStatusField is a field of /proc/<pid>/status in kB, such as VmRSS.
-func procStatusField(pid int, field string) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if name, value, ok := strings.Cut(line, ":"); ok && name == field {
-			return strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 64)
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, field)
-}
-
-// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's
-// times: 100 on every Linux architecture Go builds for.
-const clockTicks = 100
-
-// cpuSeconds is the CPU time the process pid used so far, user and
-// system.
-func cpuSeconds(pid int) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name, in parentheses, may hold spaces; the fields after
-	// it are numbered from 3 (state).
-	_, rest, ok := strings.Cut(string(data), ") ")
-	fields := strings.Fields(rest)
-	if !ok || len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, data)
-	}
-	utime, err1 := strconv.ParseFloat(fields[11], 64)
-	stime, err2 := strconv.ParseFloat(fields[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, data)
-	}
-	return (utime + stime) / clockTicks, nil
 }
 
 // idleCPU measures each watched process's CPU, in cores, over --idle
@@ -172,7 +130,7 @@ func (b *bench) idleCPU(ctx context.Context) (map[string]float64, error) {
 			return nil, err
 		}
 		pids[name] = p.Pid()
-		if before[name], err = cpuSeconds(p.Pid()); err != nil {
+		if before[name], err = benchutil.CPUSeconds(p.Pid()); err != nil {
 			return nil, err
 		}
 	}
@@ -185,7 +143,7 @@ func (b *bench) idleCPU(ctx context.Context) (map[string]float64, error) {
 	elapsed := time.Since(start).Seconds()
 	cores := map[string]float64{}
 	for _, name := range watched {
-		after, err := cpuSeconds(pids[name])
+		after, err := benchutil.CPUSeconds(pids[name])
 		if err != nil {
 			return nil, fmt.Errorf("%s exited while idle: %w", name, err)
 		}

@@ -1,0 +1,77 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package benchutil
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestProcReadersReadThisProcess(t *testing.T) {
+	pid := os.Getpid()
+	rss, err := ProcStatusKiB(pid, "VmRSS")
+	if err != nil || rss <= 0 {
+		t.Errorf("ProcStatusKiB(VmRSS) = %v, %v; want a positive size", rss, err)
+	}
+	if _, err := ProcStatusKiB(pid, "NoSuchField"); err == nil {
+		t.Error("ProcStatusKiB of a field /proc/<pid>/status lacks: no error")
+	}
+
+	start, err := ProcessStart(pid)
+	if err != nil {
+		t.Fatalf("ProcessStart: %v", err)
+	}
+	// The test binary started before this test, and not long before.
+	if now := time.Now(); start.After(now) || start.Before(now.Add(-10*time.Minute)) {
+		t.Errorf("ProcessStart = %v; want shortly before %v", start, now)
+	}
+
+	before, err := CPUSeconds(pid)
+	if err != nil {
+		t.Fatalf("CPUSeconds: %v", err)
+	}
+	// Burn CPU until the kernel's clock ticks count it (at most ten
+	// seconds of it).
+	deadline := time.Now().Add(10 * time.Second)
+	after := before
+	for x := 0; after <= before && time.Now().Before(deadline); x++ {
+		for i := range 1_000_000 {
+			x ^= i
+		}
+		if after, err = CPUSeconds(pid); err != nil {
+			t.Fatalf("CPUSeconds: %v", err)
+		}
+	}
+	if after <= before {
+		t.Errorf("CPUSeconds did not grow while the test used CPU: %v, then %v", before, after)
+	}
+}
+
+func TestProcReadersRefuseAProcessThatIsGone(t *testing.T) {
+	// Linux's pid_max is at most 2^22: this pid is never in use.
+	const gone = 1 << 23
+	if _, err := CPUSeconds(gone); err == nil {
+		t.Error("CPUSeconds of a process that does not exist: no error")
+	}
+	if _, err := ProcessStart(gone); err == nil {
+		t.Error("ProcessStart of a process that does not exist: no error")
+	}
+	if _, err := ProcStatusKiB(gone, "VmRSS"); err == nil {
+		t.Error("ProcStatusKiB of a process that does not exist: no error")
+	}
+}

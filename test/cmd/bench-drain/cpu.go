@@ -1,0 +1,101 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"maps"
+	"os/exec"
+	"slices"
+
+	"github.com/evictionrequest/apiserver/internal/benchutil"
+	"github.com/evictionrequest/apiserver/internal/localcluster"
+)
+
+// drainCommandCPU is the key of the drain command's own CPU in a drain's
+// CPU by process.
+const drainCommandCPU = "(the drain command)"
+
+// processCPU is the CPU seconds each running process of the cluster used
+// so far, by name. On a machine whose cores a drain saturates, where a
+// drain's time goes is where its CPU goes: what the drains through
+// requests spend beyond the direct evictions, process by process.
+func processCPU(cluster *localcluster.Cluster) map[string]float64 {
+	cpu := map[string]float64{}
+	for _, p := range cluster.Processes() {
+		select {
+		case <-p.Done():
+			continue
+		default:
+		}
+		// A process that exits between the two reads is left out.
+		if seconds, err := benchutil.CPUSeconds(p.Pid()); err == nil {
+			cpu[p.Name] = seconds
+		}
+	}
+	return cpu
+}
+
+// cpuSince is what each process used since before, with the drain
+// command's own CPU.
+func cpuSince(cluster *localcluster.Cluster, before map[string]float64, cmd *exec.Cmd) map[string]float64 {
+	used := map[string]float64{}
+	for name, seconds := range processCPU(cluster) {
+		if b, ok := before[name]; ok {
+			used[name] = seconds - b
+		}
+	}
+	if cmd.ProcessState != nil {
+		used[drainCommandCPU] = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	}
+	return used
+}
+
+// medianCPU is, for each process, the median of its CPU over the rounds.
+func medianCPU(rounds []map[string]float64) map[string]float64 {
+	values := map[string][]float64{}
+	for _, round := range rounds {
+		for name, seconds := range round {
+			values[name] = append(values[name], seconds)
+		}
+	}
+	med := map[string]float64{}
+	for name, v := range values {
+		med[name] = median(v)
+	}
+	return med
+}
+
+// printCPU reports, process by process, the CPU of a drain through
+// requests against the direct evictions of as many pods.
+func printCPU(api string, ours, direct map[string]float64) {
+	fmt.Printf("CPU seconds of one drain by process, median (%s):\n", api)
+	fmt.Printf("  %-32s %8s %8s %8s\n", "process", "direct", "ours", "ours-direct")
+	var totalOurs, totalDirect float64
+	names := slices.Sorted(maps.Keys(ours))
+	for name := range direct {
+		if _, ok := ours[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		fmt.Printf("  %-32s %8.2f %8.2f %+8.2f\n", name, direct[name], ours[name], ours[name]-direct[name])
+		totalOurs += ours[name]
+		totalDirect += direct[name]
+	}
+	fmt.Printf("  %-32s %8.2f %8.2f %+8.2f\n", "total", totalDirect, totalOurs, totalOurs-totalDirect)
+}
