@@ -25,6 +25,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
@@ -145,17 +147,25 @@ func (f *Framework) requestedWhileThePodRuns(t *testing.T, node, ns, name string
 	}
 }
 
-// WaitForPod waits until the pod ns/name satisfies cond, and returns it.
+// WaitForPod watches the pod ns/name until a version of it satisfies
+// cond, and returns that version. It sees every version, the last one too
+// (a deletion's): a pod that the kubelet ends and its ReplicaSet or the
+// kubelet removes a moment later is still seen ending.
 func (f *Framework) WaitForPod(t testing.TB, ns, name, what string, cond func(*corev1.Pod) error) *corev1.Pod {
 	t.Helper()
-	var pod *corev1.Pod
-	Eventually(t, DefaultTimeout, what, func(ctx context.Context) error {
-		current, err := f.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	client := f.Kube.CoreV1().Pods(ns)
+	byName := fields.OneTermEqualSelector("metadata.name", name).String()
+	return watchUntil(t, what, func(ctx context.Context) ([]*corev1.Pod, string, error) {
+		list, err := client.List(ctx, metav1.ListOptions{FieldSelector: byName})
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		pod = current
-		return cond(current)
-	})
-	return pod
+		items := make([]*corev1.Pod, 0, len(list.Items))
+		for i := range list.Items {
+			items = append(items, &list.Items[i])
+		}
+		return items, list.ResourceVersion, nil
+	}, func(ctx context.Context, resourceVersion string) (watch.Interface, error) {
+		return client.Watch(ctx, metav1.ListOptions{FieldSelector: byName, ResourceVersion: resourceVersion})
+	}, func(*corev1.Pod) bool { return true }, cond)
 }
