@@ -86,7 +86,7 @@ type probes struct {
 // probeBefore reads what the case measures around its drain: the writes
 // of kubectl evictionrequest drain, the bridge's latency.
 func (c drainCase) probeBefore(ctx context.Context, cluster *localcluster.Cluster) (p probes, err error) {
-	if c == ours {
+	if c == ours || c == direct {
 		if p.writes, err = scrapeWrites(ctx, cluster); err != nil {
 			return p, err
 		}
@@ -99,7 +99,7 @@ func (c drainCase) probeBefore(ctx context.Context, cluster *localcluster.Cluste
 
 // probeAfter completes d with what changed since p over a drain of pods.
 func (c drainCase) probeAfter(ctx context.Context, cluster *localcluster.Cluster, p probes, pods int, d *drained) error {
-	if c == ours {
+	if c == ours || c == direct {
 		after, err := scrapeWrites(ctx, cluster)
 		if err != nil {
 			return err

@@ -153,8 +153,11 @@ func run(ctx context.Context, o options) error {
 			if d.webhook != nil {
 				webhook = append(webhook, *d.webhook)
 			}
-			if d.writesPerPod != nil {
+			switch {
+			case c == ours:
 				res.WritesPerPod = d.writesPerPod
+			case c == direct:
+				res.DirectWritesPerPod = d.writesPerPod
 			}
 		}
 	}

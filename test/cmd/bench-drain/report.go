@@ -52,6 +52,8 @@ type result struct {
 	// their sum under "total": the plugin's, the controller's, the
 	// evictor's, the events and kwok's.
 	WritesPerPod map[string]float64 `json:"writesPerPod,omitempty"`
+	// DirectWritesPerPod are the same for the direct evictions.
+	DirectWritesPerPod map[string]float64 `json:"directEvictionsWritesPerPod,omitempty"`
 	// CPUSeconds are, for kubectl evictionrequest drain ("ours") and the
 	// direct evictions, the median CPU seconds of one drain by process,
 	// the drain command's own included.
@@ -81,9 +83,16 @@ func (res *result) print(o options) {
 	if res.CPUSeconds != nil {
 		printCPU(o.api, res.CPUSeconds[ours.name], res.CPUSeconds[direct.name])
 	}
-	fmt.Printf("kube-apiserver's writes per pod, kubectl evictionrequest drain (last round):\n")
-	for _, key := range slices.Sorted(maps.Keys(res.WritesPerPod)) {
-		fmt.Printf("  %-40s %5.2f\n", key, res.WritesPerPod[key])
+	fmt.Printf("kube-apiserver's writes per pod (last round):\n")
+	fmt.Printf("  %-40s %8s %8s\n", "", "direct", "ours")
+	keys := slices.Sorted(maps.Keys(res.WritesPerPod))
+	for key := range res.DirectWritesPerPod {
+		if _, ok := res.WritesPerPod[key]; !ok {
+			keys = append(keys, key)
+		}
+	}
+	for _, key := range keys {
+		fmt.Printf("  %-40s %8.2f %8.2f\n", key, res.DirectWritesPerPod[key], res.WritesPerPod[key])
 	}
 }
 
