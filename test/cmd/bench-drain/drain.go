@@ -46,9 +46,13 @@ func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, na
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	cpuBefore := processCPU(cluster)
+	profiles := startProfiles(ctx, cluster, o, name, c)
 	start := time.Now()
 	err = cmd.Run()
 	d := drained{seconds: time.Since(start).Seconds(), cpu: cpuSince(cluster, cpuBefore, cmd)}
+	if err := profiles.Wait(); err != nil {
+		return drained{}, err
+	}
 	logFile := filepath.Join(cluster.LogDir(), name+".log")
 	_ = os.WriteFile(logFile, output.Bytes(), 0o644)
 	if err != nil {

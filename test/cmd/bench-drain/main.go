@@ -68,6 +68,10 @@ type options struct {
 	// serverArgs are extra flags of evictionrequest-apiserver or
 	// evictionrequest-controller.
 	serverArgs []string
+	// profileDir, when set, receives CPU profiles of profileSeconds of the
+	// servers during each drain of ours and of the direct evictions.
+	profileDir     string
+	profileSeconds int
 }
 
 func main() {
@@ -84,6 +88,8 @@ func main() {
 	flag.IntVar(&o.pool.nodes, "pool-nodes", 10, "Nodes of the pool case, drained by kubectl evictionrequest drain -l --max-concurrent-nodes against kubectl drain of each in turn; 0 skips it.")
 	flag.IntVar(&o.pool.pods, "pool-pods", 50, "Pods on each node of the pool case.")
 	flag.StringVar(&o.pool.maxConcurrent, "pool-max-concurrent-nodes", "3", "The plugin's --max-concurrent-nodes in the pool case.")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "When set, CPU profiles of kube-apiserver, its etcd and (on our API) our server and its etcd are taken during each drain by kubectl evictionrequest drain and by the direct evictions, and written here as <case>-<round>-<process>.pprof.")
+	flag.IntVar(&o.profileSeconds, "profile-seconds", 4, "Length of each CPU profile, from the drain's start; keep it shorter than the direct evictions' drain.")
 	flag.Func("server-arg", "An extra flag of evictionrequest-apiserver (or, with --api=lifecycle, evictionrequest-controller), such as --kube-api-qps=200; repeat for more.", func(v string) error {
 		o.serverArgs = append(o.serverArgs, v)
 		return nil

@@ -19,56 +19,24 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
-	"sync"
 
-	"k8s.io/klog/v2"
+	"github.com/evictionrequest/apiserver/internal/benchutil"
 )
 
 var unsafeInName = regexp.MustCompile(`[^a-z0-9]+`)
 
-// profiler takes the CPU profiles of the servers of one phase, so that what a
-// write costs can be read from the profile of the very load measured.
-type profiler struct {
-	wg   sync.WaitGroup
-	errs []error
-	mu   sync.Mutex
-}
-
 // startProfiles starts a CPU profile of o.profileSeconds of every holder of
 // t, written to o.profileDir as <api>-<phase>-<holder>.pprof; a later round
 // overwrites an earlier one. It returns nil when profiling is off.
-func (b *bench) startProfiles(ctx context.Context, t target, phase string) *profiler {
+func (b *bench) startProfiles(ctx context.Context, t target, phase string) *benchutil.CPUProfiles {
 	if b.o.profileDir == "" {
 		return nil
 	}
-	p := &profiler{}
-	for _, h := range b.holders(t) {
-		file := filepath.Join(b.o.profileDir, fmt.Sprintf("%s-%s-%s.pprof", t.name, unsafeInName.ReplaceAllString(phase, "-"), h.name))
-		p.wg.Go(func() {
-			if err := saveProfile(ctx, h, "profile", map[string]string{"seconds": strconv.Itoa(b.o.profileSeconds)}, file); err != nil {
-				p.mu.Lock()
-				p.errs = append(p.errs, err)
-				p.mu.Unlock()
-			}
-		})
-	}
-	return p
-}
-
-// wait waits for the profiles and returns the first error.
-func (p *profiler) wait() error {
-	if p == nil {
-		return nil
-	}
-	p.wg.Wait()
-	if len(p.errs) > 0 {
-		return p.errs[0]
-	}
-	return nil
+	return benchutil.StartCPUProfiles(ctx, b.holders(t), b.o.profileSeconds, func(h benchutil.PprofSource) string {
+		return filepath.Join(b.o.profileDir, fmt.Sprintf("%s-%s-%s.pprof", t.name, unsafeInName.ReplaceAllString(phase, "-"), h.Name))
+	})
 }
 
 // saveHeapProfiles writes the live heap of every holder of t, after a
@@ -80,23 +48,10 @@ func (b *bench) saveHeapProfiles(ctx context.Context, t target, when string) err
 		return nil
 	}
 	for _, h := range b.holders(t) {
-		file := filepath.Join(b.o.profileDir, fmt.Sprintf("%s-heap-%s-%s.pprof", t.name, when, h.name))
-		if err := saveProfile(ctx, h, "heap", map[string]string{"gc": "1"}, file); err != nil {
+		file := filepath.Join(b.o.profileDir, fmt.Sprintf("%s-heap-%s-%s.pprof", t.name, when, h.Name))
+		if err := benchutil.SaveProfile(ctx, h, "heap", map[string]string{"gc": "1"}, file); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// saveProfile saves the pprof profile kind of h to file.
-func saveProfile(ctx context.Context, h holder, kind string, params map[string]string, file string) error {
-	body, err := h.pprof(ctx, kind, params)
-	if err != nil {
-		return fmt.Errorf("%s profile of %s: %w", kind, h.name, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
-	klog.FromContext(ctx).Info("Wrote a profile", "file", file)
-	return os.WriteFile(file, body, 0o644)
 }

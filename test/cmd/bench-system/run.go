@@ -150,7 +150,7 @@ func (b *bench) phase(ctx context.Context, t target, res *results, rateName, p99
 		return 0, err
 	}
 	elapsed := time.Since(start)
-	if err := profiles.wait(); err != nil {
+	if err := profiles.Wait(); err != nil {
 		return 0, err
 	}
 	if settle != nil {
