@@ -75,19 +75,32 @@ type drained struct {
 	webhook *webhookLatency
 	// writesPerPod are kube-apiserver's writes per pod, when measured.
 	writesPerPod map[string]float64
+	// serverWritesPerPod are our server's, on our API.
+	serverWritesPerPod map[string]float64
 }
 
 // probes are what a case reads of kube-apiserver before its drain.
 type probes struct {
-	writes  writeCounts
-	webhook promtext.Histogram
+	writes writeCounts
+	// serverWrites are our server's, on our API.
+	serverWrites writeCounts
+	webhook      promtext.Histogram
 }
 
 // probeBefore reads what the case measures around its drain: the writes
 // of kubectl evictionrequest drain, the bridge's latency.
 func (c drainCase) probeBefore(ctx context.Context, cluster *localcluster.Cluster) (p probes, err error) {
 	if c == ours || c == direct {
-		if p.writes, err = scrapeWrites(ctx, cluster); err != nil {
+		if p.writes, err = scrapeWrites(ctx, cluster.Client.Discovery().RESTClient()); err != nil {
+			return p, err
+		}
+	}
+	if c == ours && len(cluster.Replicas()) > 0 {
+		server, err := serverREST(cluster)
+		if err != nil {
+			return p, err
+		}
+		if p.serverWrites, err = scrapeWrites(ctx, server); err != nil {
 			return p, err
 		}
 	}
@@ -100,11 +113,22 @@ func (c drainCase) probeBefore(ctx context.Context, cluster *localcluster.Cluste
 // probeAfter completes d with what changed since p over a drain of pods.
 func (c drainCase) probeAfter(ctx context.Context, cluster *localcluster.Cluster, p probes, pods int, d *drained) error {
 	if c == ours || c == direct {
-		after, err := scrapeWrites(ctx, cluster)
+		after, err := scrapeWrites(ctx, cluster.Client.Discovery().RESTClient())
 		if err != nil {
 			return err
 		}
 		d.writesPerPod = after.perPod(p.writes, pods)
+	}
+	if p.serverWrites != nil {
+		server, err := serverREST(cluster)
+		if err != nil {
+			return err
+		}
+		after, err := scrapeWrites(ctx, server)
+		if err != nil {
+			return err
+		}
+		d.serverWritesPerPod = after.perPod(p.serverWrites, pods)
 	}
 	if c.webhookLatency {
 		after, err := scrapeWebhookHistogram(ctx, cluster)

@@ -161,7 +161,7 @@ func run(ctx context.Context, o options) error {
 			}
 			switch {
 			case c == ours:
-				res.WritesPerPod = d.writesPerPod
+				res.WritesPerPod, res.ServerWritesPerPod = d.writesPerPod, d.serverWritesPerPod
 			case c == direct:
 				res.DirectWritesPerPod = d.writesPerPod
 			}

@@ -52,6 +52,10 @@ type result struct {
 	// their sum under "total": the plugin's, the controller's, the
 	// evictor's, the events and kwok's.
 	WritesPerPod map[string]float64 `json:"writesPerPod,omitempty"`
+	// ServerWritesPerPod are, on our API, our server's write requests per
+	// pod during the same drain: the plugin's, the controllers' and the
+	// interceptors' writes of EvictionRequests.
+	ServerWritesPerPod map[string]float64 `json:"serverWritesPerPod,omitempty"`
 	// DirectWritesPerPod are the same for the direct evictions.
 	DirectWritesPerPod map[string]float64 `json:"directEvictionsWritesPerPod,omitempty"`
 	// CPUSeconds are, for kubectl evictionrequest drain ("ours") and the
@@ -93,6 +97,12 @@ func (res *result) print(o options) {
 	}
 	for _, key := range keys {
 		fmt.Printf("  %-40s %8.2f %8.2f\n", key, res.DirectWritesPerPod[key], res.WritesPerPod[key])
+	}
+	if res.ServerWritesPerPod != nil {
+		fmt.Printf("evictionrequest-apiserver's writes per pod (last round):\n")
+		for _, key := range slices.Sorted(maps.Keys(res.ServerWritesPerPod)) {
+			fmt.Printf("  %-40s %8.2f\n", key, res.ServerWritesPerPod[key])
+		}
 	}
 }
 

@@ -27,7 +27,11 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
 	"github.com/evictionrequest/apiserver/internal/localcluster"
+
 	"github.com/evictionrequest/apiserver/internal/promtext"
 )
 
@@ -40,13 +44,14 @@ var (
 	writeVerbs   = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true}
 )
 
-// scrapeWrites reads kube-apiserver's write requests so far.
-func scrapeWrites(ctx context.Context, cluster *localcluster.Cluster) (writeCounts, error) {
+// scrapeWrites reads the write requests so far of the API server that
+// client reaches (kube-apiserver, or our server).
+func scrapeWrites(ctx context.Context, client rest.Interface) (writeCounts, error) {
 	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	body, err := cluster.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(callCtx)
+	body, err := client.Get().AbsPath("/metrics").DoRaw(callCtx)
 	if err != nil {
-		return nil, fmt.Errorf("kube-apiserver's /metrics: %w", err)
+		return nil, fmt.Errorf("the /metrics of %s: %w", client.Get().URL().Host, err)
 	}
 	counts := writeCounts{}
 	scanner := bufio.NewScanner(bytes.NewReader(body))
@@ -87,4 +92,14 @@ func (c writeCounts) perPod(earlier writeCounts, pods int) map[string]float64 {
 	}
 	out["total"] = total
 	return out
+}
+
+// serverREST is a client of our server, reached directly, for its
+// /metrics.
+func serverREST(cluster *localcluster.Cluster) (rest.Interface, error) {
+	client, err := kubernetes.NewForConfig(cluster.ServerClientConfig(cluster.EvictionServer()))
+	if err != nil {
+		return nil, err
+	}
+	return client.Discovery().RESTClient(), nil
 }
