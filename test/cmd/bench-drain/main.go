@@ -159,10 +159,10 @@ func run(ctx context.Context, o options) error {
 			if d.webhook != nil {
 				webhook = append(webhook, *d.webhook)
 			}
-			switch {
-			case c == ours:
+			switch c {
+			case ours:
 				res.WritesPerPod, res.ServerWritesPerPod = d.writesPerPod, d.serverWritesPerPod
-			case c == direct:
+			case direct:
 				res.DirectWritesPerPod = d.writesPerPod
 			}
 		}
