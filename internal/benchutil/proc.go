@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
 // clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's
@@ -102,4 +104,35 @@ func statFields(pid int) ([]string, error) {
 // from 1 (pid); statFields start at field 3 (state).
 func statField(n int) int {
 	return n - 3
+}
+
+// CPUByProcess is the CPU seconds each running process of processes used
+// so far, by name. On a machine whose cores a load saturates, where its
+// time goes is where its CPU goes. A process that exits meanwhile is left
+// out.
+func CPUByProcess(processes []*localcluster.Process) map[string]float64 {
+	cpu := map[string]float64{}
+	for _, p := range processes {
+		select {
+		case <-p.Done():
+			continue
+		default:
+		}
+		if seconds, err := CPUSeconds(p.Pid()); err == nil {
+			cpu[p.Name] = seconds
+		}
+	}
+	return cpu
+}
+
+// CPUSince is the CPU seconds each process used since before, a
+// CPUByProcess of the same processes.
+func CPUSince(processes []*localcluster.Process, before map[string]float64) map[string]float64 {
+	used := map[string]float64{}
+	for name, seconds := range CPUByProcess(processes) {
+		if b, ok := before[name]; ok {
+			used[name] = seconds - b
+		}
+	}
+	return used
 }

@@ -31,34 +31,17 @@ import (
 const drainCommandCPU = "(the drain command)"
 
 // processCPU is the CPU seconds each running process of the cluster used
-// so far, by name. On a machine whose cores a drain saturates, where a
-// drain's time goes is where its CPU goes: what the drains through
-// requests spend beyond the direct evictions, process by process.
+// so far, by name: both drains saturate the cores, so that what a drain
+// through requests spends beyond the direct evictions, process by process,
+// is where its time goes.
 func processCPU(cluster *localcluster.Cluster) map[string]float64 {
-	cpu := map[string]float64{}
-	for _, p := range cluster.Processes() {
-		select {
-		case <-p.Done():
-			continue
-		default:
-		}
-		// A process that exits between the two reads is left out.
-		if seconds, err := benchutil.CPUSeconds(p.Pid()); err == nil {
-			cpu[p.Name] = seconds
-		}
-	}
-	return cpu
+	return benchutil.CPUByProcess(cluster.Processes())
 }
 
 // cpuSince is what each process used since before, with the drain
 // command's own CPU.
 func cpuSince(cluster *localcluster.Cluster, before map[string]float64, cmd *exec.Cmd) map[string]float64 {
-	used := map[string]float64{}
-	for name, seconds := range processCPU(cluster) {
-		if b, ok := before[name]; ok {
-			used[name] = seconds - b
-		}
-	}
+	used := benchutil.CPUSince(cluster.Processes(), before)
 	if cmd.ProcessState != nil {
 		used[drainCommandCPU] = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	}

@@ -51,6 +51,10 @@ type drainTime struct {
 	Requested float64 `json:"requestedSeconds"`
 	// Gone is when every pod was deleted.
 	Gone float64 `json:"goneSeconds"`
+	// CPU is the CPU seconds each process of the cluster used from the
+	// command's start to every pod gone: the drain's own, and what the
+	// cluster's size costs meanwhile (kwok's heartbeats of every node).
+	CPU map[string]float64 `json:"cpuSeconds"`
 }
 
 // requestResources are the EvictionRequests of each API.
@@ -145,6 +149,7 @@ func (b *bench) timeDrain(ctx context.Context, kind drainKind, ns string, n int,
 		defer requests.Stop()
 		requestEvents = requests.ResultChan()
 	}
+	cpuBefore := benchutil.CPUByProcess(b.cluster.Processes())
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- benchutil.RunLogged(ctx, b.cluster.LogDir(), ns, command) }()
@@ -180,6 +185,7 @@ func (b *bench) timeDrain(ctx context.Context, kind drainKind, ns string, n int,
 			return nil, fmt.Errorf("%s: %d of %d pods gone, %d requested, after %s", ns, len(gone), n, len(requested), b.o.timeout)
 		}
 	}
+	t.CPU = benchutil.CPUSince(b.cluster.Processes(), cpuBefore)
 	if done != nil {
 		if err := <-done; err != nil {
 			return nil, err

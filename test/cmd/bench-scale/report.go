@@ -107,6 +107,9 @@ func (r *result) print() {
 			fmt.Printf("  %-28s %s\n", kind, strings.Join(cells, " "))
 		}
 	}
+	for _, kind := range []string{"pool-coordination", "pool-lifecycle"} {
+		r.printDrainCPU(kind)
+	}
 	fmt.Printf("Latency p50 / p99 in ms, by pods of the population:\n")
 	for _, row := range []struct {
 		name string
@@ -127,4 +130,37 @@ func (r *result) print() {
 		}
 		fmt.Println()
 	}
+}
+
+// printDrainCPU prints the CPU seconds of each process during the drains
+// of kind at each size, for the processes that used a tenth of a second or
+// more at one of them.
+func (r *result) printDrainCPU(kind string) {
+	var names []string
+	for _, s := range r.Sizes {
+		for name, seconds := range s.Drains[kind].CPU {
+			if seconds >= 0.1 && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	slices.Sort(names)
+	fmt.Printf("CPU seconds of the drain %s by process, by pods of the population:\n", kind)
+	totals := make([]float64, len(r.Sizes))
+	for _, name := range names {
+		fmt.Printf("  %-28s", name)
+		for i, s := range r.Sizes {
+			fmt.Printf(" %17.2f", s.Drains[kind].CPU[name])
+			totals[i] += s.Drains[kind].CPU[name]
+		}
+		fmt.Println()
+	}
+	fmt.Printf("  %-28s", "total")
+	for _, t := range totals {
+		fmt.Printf(" %17.2f", t)
+	}
+	fmt.Println()
 }
