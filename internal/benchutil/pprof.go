@@ -31,6 +31,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/evictionrequest/apiserver/internal/promtext"
 )
 
 // PprofSource is a process of the cluster and how to read its
@@ -45,16 +47,33 @@ type PprofSource struct {
 // (kube-apiserver, or our server reached directly), as its client.
 func APIServerPprof(name string, config *rest.Config) PprofSource {
 	return PprofSource{Name: name, Get: func(ctx context.Context, kind string, params map[string]string) ([]byte, error) {
-		client, err := kubernetes.NewForConfig(config)
-		if err != nil {
-			return nil, err
-		}
-		request := client.Discovery().RESTClient().Get().AbsPath("/debug/pprof", kind)
-		for k, v := range params {
-			request.Param(k, v)
-		}
-		return request.DoRaw(ctx)
+		return apiServerGet(ctx, config, "/debug/pprof/"+kind, params)
 	}}
+}
+
+// APIServerMetrics reads the /metrics of the API server config reaches,
+// within callTimeout.
+func APIServerMetrics(ctx context.Context, config *rest.Config) (promtext.Samples, error) {
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	body, err := apiServerGet(callCtx, config, "/metrics", nil)
+	if err != nil {
+		return nil, fmt.Errorf("the /metrics of %s: %w", config.Host, err)
+	}
+	return body, nil
+}
+
+// apiServerGet GETs path with params from the API server config reaches.
+func apiServerGet(ctx context.Context, config *rest.Config, path string, params map[string]string) ([]byte, error) {
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	request := client.Discovery().RESTClient().Get().AbsPath(path)
+	for k, v := range params {
+		request.Param(k, v)
+	}
+	return request.DoRaw(ctx)
 }
 
 // HTTPPprof reads the /debug/pprof of the process serving baseURL with

@@ -23,11 +23,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/benchutil"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/internal/promtext"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -91,16 +91,12 @@ type probes struct {
 // of kubectl evictionrequest drain, the bridge's latency.
 func (c drainCase) probeBefore(ctx context.Context, cluster *localcluster.Cluster) (p probes, err error) {
 	if c == ours || c == direct {
-		if p.writes, err = scrapeWrites(ctx, cluster.Client.Discovery().RESTClient()); err != nil {
+		if p.writes, err = scrapeWrites(ctx, cluster.AdminConfig); err != nil {
 			return p, err
 		}
 	}
 	if c == ours && len(cluster.Replicas()) > 0 {
-		server, err := serverREST(cluster)
-		if err != nil {
-			return p, err
-		}
-		if p.serverWrites, err = scrapeWrites(ctx, server); err != nil {
+		if p.serverWrites, err = scrapeWrites(ctx, cluster.ServerClientConfig(cluster.EvictionServer())); err != nil {
 			return p, err
 		}
 	}
@@ -113,18 +109,14 @@ func (c drainCase) probeBefore(ctx context.Context, cluster *localcluster.Cluste
 // probeAfter completes d with what changed since p over a drain of pods.
 func (c drainCase) probeAfter(ctx context.Context, cluster *localcluster.Cluster, p probes, pods int, d *drained) error {
 	if c == ours || c == direct {
-		after, err := scrapeWrites(ctx, cluster.Client.Discovery().RESTClient())
+		after, err := scrapeWrites(ctx, cluster.AdminConfig)
 		if err != nil {
 			return err
 		}
 		d.writesPerPod = after.perPod(p.writes, pods)
 	}
 	if p.serverWrites != nil {
-		server, err := serverREST(cluster)
-		if err != nil {
-			return err
-		}
-		after, err := scrapeWrites(ctx, server)
+		after, err := scrapeWrites(ctx, cluster.ServerClientConfig(cluster.EvictionServer()))
 		if err != nil {
 			return err
 		}
@@ -258,13 +250,11 @@ const webhookHistogram = "apiserver_admission_webhook_admission_duration_seconds
 // scrapeWebhookHistogram reads the bridge's buckets from kube-apiserver's
 // /metrics, summed over their other labels.
 func scrapeWebhookHistogram(ctx context.Context, cluster *localcluster.Cluster) (promtext.Histogram, error) {
-	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	body, err := cluster.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(callCtx)
+	body, err := benchutil.APIServerMetrics(ctx, cluster.AdminConfig)
 	if err != nil {
-		return nil, fmt.Errorf("kube-apiserver's /metrics: %w", err)
+		return nil, err
 	}
-	return promtext.Samples(body).Histogram(webhookHistogram, func(labels string) bool {
+	return body.Histogram(webhookHistogram, func(labels string) bool {
 		name, _ := promtext.Label(labels, "name")
 		return name == bridge.WebhookName
 	})

@@ -20,18 +20,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"maps"
 	"regexp"
 	"slices"
 	"strconv"
-	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/evictionrequest/apiserver/internal/localcluster"
-
+	"github.com/evictionrequest/apiserver/internal/benchutil"
 	"github.com/evictionrequest/apiserver/internal/promtext"
 )
 
@@ -44,14 +40,12 @@ var (
 	writeVerbs   = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true}
 )
 
-// scrapeWrites reads the write requests so far of the API server that
-// client reaches (kube-apiserver, or our server).
-func scrapeWrites(ctx context.Context, client rest.Interface) (writeCounts, error) {
-	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	body, err := client.Get().AbsPath("/metrics").DoRaw(callCtx)
+// scrapeWrites reads the write requests so far of the API server config
+// reaches (kube-apiserver, or our server).
+func scrapeWrites(ctx context.Context, config *rest.Config) (writeCounts, error) {
+	body, err := benchutil.APIServerMetrics(ctx, config)
 	if err != nil {
-		return nil, fmt.Errorf("the /metrics of %s: %w", client.Get().URL().Host, err)
+		return nil, err
 	}
 	counts := writeCounts{}
 	scanner := bufio.NewScanner(bytes.NewReader(body))
@@ -92,14 +86,4 @@ func (c writeCounts) perPod(earlier writeCounts, pods int) map[string]float64 {
 	}
 	out["total"] = total
 	return out
-}
-
-// serverREST is a client of our server, reached directly, for its
-// /metrics.
-func serverREST(cluster *localcluster.Cluster) (rest.Interface, error) {
-	client, err := kubernetes.NewForConfig(cluster.ServerClientConfig(cluster.EvictionServer()))
-	if err != nil {
-		return nil, err
-	}
-	return client.Discovery().RESTClient(), nil
 }

@@ -21,9 +21,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
 	"github.com/evictionrequest/apiserver/internal/benchutil"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/internal/promtext"
@@ -60,9 +57,9 @@ func (b *bench) process(name string) (*localcluster.Process, error) {
 func (b *bench) metrics(ctx context.Context, name string) (promtext.Samples, error) {
 	switch name {
 	case "kube-apiserver":
-		return restMetrics(ctx, b.cluster.AdminConfig)
+		return benchutil.APIServerMetrics(ctx, b.cluster.AdminConfig)
 	case "evictionrequest-apiserver":
-		return restMetrics(ctx, b.cluster.ServerClientConfig(b.cluster.EvictionServer()))
+		return benchutil.APIServerMetrics(ctx, b.cluster.ServerClientConfig(b.cluster.EvictionServer()))
 	}
 	p, err := b.process(name)
 	if err != nil {
@@ -72,16 +69,6 @@ func (b *bench) metrics(ctx context.Context, name string) (promtext.Samples, err
 		return nil, nil
 	}
 	return promtext.Get(ctx, p.MetricsURL, callTimeout)
-}
-
-func restMetrics(ctx context.Context, config *rest.Config) (promtext.Samples, error) {
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return nil, err
-	}
-	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	return client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(callCtx)
 }
 
 // memoryOf reads the heap in use (the median of three samples a second
