@@ -18,6 +18,7 @@ package benchutil
 
 import (
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -41,24 +42,24 @@ func TestProcReadersReadThisProcess(t *testing.T) {
 		t.Errorf("ProcessStart = %v; want shortly before %v", start, now)
 	}
 
-	before, err := CPUSeconds(pid)
-	if err != nil {
-		t.Fatalf("CPUSeconds: %v", err)
-	}
-	// Burn CPU until the kernel's clock ticks count it (at most ten
-	// seconds of it).
-	deadline := time.Now().Add(10 * time.Second)
-	after := before
-	for x := 0; after <= before && time.Now().Before(deadline); x++ {
+	// Burn a third of a second of user CPU, then compare with what the
+	// kernel says through getrusage(2), read just before and after: the
+	// clock ticks of /proc/<pid>/stat are hundredths of a second.
+	for start := time.Now(); time.Since(start) < time.Second/3; {
+		x := 0
 		for i := range 1_000_000 {
 			x ^= i
 		}
-		if after, err = CPUSeconds(pid); err != nil {
-			t.Fatalf("CPUSeconds: %v", err)
-		}
+		_ = x
 	}
-	if after <= before {
-		t.Errorf("CPUSeconds did not grow while the test used CPU: %v, then %v", before, after)
+	low := rusageSeconds(t)
+	seconds, err := CPUSeconds(pid)
+	if err != nil {
+		t.Fatalf("CPUSeconds: %v", err)
+	}
+	high := rusageSeconds(t)
+	if seconds < low-0.05 || seconds > high+0.05 {
+		t.Errorf("CPUSeconds = %.2f; getrusage said %.2f to %.2f", seconds, low, high)
 	}
 }
 
@@ -74,4 +75,15 @@ func TestProcReadersRefuseAProcessThatIsGone(t *testing.T) {
 	if _, err := ProcStatusKiB(gone, "VmRSS"); err == nil {
 		t.Error("ProcStatusKiB of a process that does not exist: no error")
 	}
+}
+
+// rusageSeconds is the user and system CPU this process used so far, by
+// getrusage(2).
+func rusageSeconds(t *testing.T) float64 {
+	t.Helper()
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano()).Seconds()
 }
