@@ -66,7 +66,7 @@ build: ## Build evictionrequest-apiserver, evictionrequest-controller, the kubec
 tools: $(CLUSTER_BINS) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, the kubelet (kubelet-node) and kwok, and install Debian's dbus-daemon (only when missing or re-pinned).
 
 $(BIN_DIR)/etcd: hack/tools/etcd/go.mod hack/tools/etcd/go.sum
-	@echo ">> Building etcd from the Go module proxy (about a minute on 2 cores)"
+	@echo ">> Building etcd from the Go module proxy (seconds once the project is built: it shares most of its packages)"
 	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
 	@touch $@
 
@@ -96,7 +96,7 @@ $(HELM_BINS) &: hack/tools/helm/go.mod hack/tools/helm/go.sum
 	@touch $(HELM_BINS)
 
 $(BIN_DIR)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
-	@echo ">> Building kwok from the Go module proxy (about three minutes on 2 cores)"
+	@echo ">> Building kwok from the Go module proxy (seconds once the project is built: it shares most of its packages)"
 	cd hack/tools/kwok && $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
 	@touch $@
 
@@ -247,7 +247,7 @@ $(BIN_DIR)/promtool: hack/tools/promtool/go.mod hack/tools/promtool/go.sum
 	@touch $@
 
 $(BIN_DIR)/golangci-lint: hack/tools/golangci-lint/go.mod hack/tools/golangci-lint/go.sum
-	@echo ">> Building golangci-lint from the Go module proxy (about a minute on 2 cores)"
+	@echo ">> Building golangci-lint from the Go module proxy (about two minutes on 2 cores)"
 	cd hack/tools/golangci-lint && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 	@touch $@
 
