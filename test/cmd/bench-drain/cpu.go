@@ -30,16 +30,11 @@ import (
 // CPU by process.
 const drainCommandCPU = "(the drain command)"
 
-// processCPU is the CPU seconds each running process of the cluster used
-// so far, by name: both drains saturate the cores, so that what a drain
-// through requests spends beyond the direct evictions, process by process,
-// is where its time goes.
-func processCPU(cluster *localcluster.Cluster) map[string]float64 {
-	return benchutil.CPUByProcess(cluster.Processes())
-}
-
-// cpuSince is what each process used since before, with the drain
-// command's own CPU.
+// cpuSince is what each process used since before (a
+// benchutil.CPUByProcess of the cluster), with the drain command's own
+// CPU: both drains saturate the cores, so that what a drain through
+// requests spends beyond the direct evictions, process by process, is
+// where its time goes.
 func cpuSince(cluster *localcluster.Cluster, before map[string]float64, cmd *exec.Cmd) map[string]float64 {
 	used := benchutil.CPUSince(cluster.Processes(), before)
 	if cmd.ProcessState != nil {

@@ -27,6 +27,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/evictionrequest/apiserver/internal/benchutil"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
@@ -45,7 +46,7 @@ func drainOnce(ctx context.Context, cluster *localcluster.Cluster, o options, na
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
-	cpuBefore := processCPU(cluster)
+	cpuBefore := benchutil.CPUByProcess(cluster.Processes())
 	profiles := startProfiles(ctx, cluster, o, name, c)
 	start := time.Now()
 	err = cmd.Run()
