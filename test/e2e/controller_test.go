@@ -241,21 +241,7 @@ func TestControllerNeverEvictsATerminatingPod(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	ns := f.NewNamespace(t)
-	node, err := f.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "no-kubelet-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Kube.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) })
-	pod, err := f.Kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "stuck-0"},
-		Spec:       corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = f.Kube.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-	})
+	pod := podWithoutKubelet(t, ns)
 	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -279,4 +265,54 @@ func TestControllerNeverEvictsATerminatingPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.WaitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
+}
+
+// A pod the controller evicted that takes its time to terminate: its
+// request says so, and completes once the pod is gone.
+func TestControllerSaysItsEvictionStartedATerminatingPod(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := f.NewNamespace(t)
+	pod := podWithoutKubelet(t, ns)
+	er, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WaitForRequest(t, ns, er.Name, "the controller to say its eviction started the pod's termination", func(er *v1alpha1.EvictionRequest) error {
+		if !strings.Contains(er.Status.Message, "was evicted through the Eviction API; waiting for it to terminate") {
+			return fmt.Errorf("message %q", er.Status.Message)
+		}
+		return nil
+	})
+	f.WaitForEvents(t, ns, "", string(pod.UID), coordinationcontroller.EventEvicted)
+	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
+	if attempts, granted := f.AuditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
+		t.Errorf("kube-apiserver saw %d evictions of %s (%d granted), want exactly one", attempts, pod.Name, granted)
+	}
+}
+
+// podWithoutKubelet creates a pod bound to a node no kubelet runs: deleted
+// gracefully, it stays terminating until the test deletes it at once.
+func podWithoutKubelet(t *testing.T, ns string) *corev1.Pod {
+	t.Helper()
+	ctx := t.Context()
+	node, err := f.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "no-kubelet-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Kube.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) })
+	pod, err := f.Kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "stuck-0"},
+		Spec:       corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = f.Kube.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	})
+	return pod
 }

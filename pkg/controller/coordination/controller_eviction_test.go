@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 )
@@ -44,29 +45,77 @@ func TestNoInterceptorEvictsThePod(t *testing.T) {
 	if diff := cmp.Diff([]string{"web-0@" + podUID}, f.evicted()); diff != "" {
 		t.Errorf("evictions with their UID precondition (-want +got):\n%s", diff)
 	}
-	if got := f.get().Status.Message; !strings.Contains(got, "evicted through the Eviction API") {
-		t.Errorf("status.message = %q", got)
-	}
 	f.expectEvents("Normal " + EventEvicted)
 	after, _ := testutil.GetCounterMetricValue(metrics.Evictions.WithLabelValues(eviction.ResultSuccess))
 	if after != before+1 {
 		t.Errorf("evictions{result=success} went from %v to %v, want +1", before, after)
 	}
+	// The grant itself is not written: the pod's termination says it.
+	if n := f.statusWrites(); n != 0 {
+		t.Errorf("%d status writes for the granted eviction, want none until the pod terminates", n)
+	}
 
-	// The status write wakes the controller before the pod cache shows the
+	// Another change wakes the controller before the pod cache shows the
 	// pod terminating: it must not evict the pod again.
 	f.clock.Step(time.Second)
 	if requeue := f.sync(); requeue != 59*time.Second || len(f.evicted()) != 1 {
 		t.Errorf("sync after the eviction: requeue %s and %d evictions, want 59s and still 1", requeue, len(f.evicted()))
 	}
-	// The pod terminates: nothing more to do until it is gone.
-	terminating := newPod(func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.NewTime(f.clock.Now())) })
+	// The pod terminates, with a grace period: a second after its deletion
+	// began, the request says the eviction started it, once, however
+	// often the terminating pod changes, and waits for it to go.
+	terminating := newPod(func(p *corev1.Pod) {
+		p.DeletionTimestamp = ptr.To(metav1.NewTime(f.clock.Now().Add(30 * time.Second)))
+		p.DeletionGracePeriodSeconds = ptr.To[int64](30)
+	})
 	if err := f.podIndexer.Update(terminating); err != nil {
 		t.Fatal(err)
 	}
-	if requeue := f.sync(); requeue != 0 || len(f.evicted()) != 1 {
-		t.Errorf("sync of a terminating pod: requeue %s and %d evictions, want none and still 1", requeue, len(f.evicted()))
+	f.clock.Step(300 * time.Millisecond)
+	if requeue := f.sync(); requeue != 700*time.Millisecond || f.statusWrites() != 0 {
+		t.Errorf("sync of a pod terminating for 300ms: requeue %s and %d status writes, want 700ms and none", requeue, f.statusWrites())
 	}
+	f.clock.Step(700 * time.Millisecond)
+	for i := 0; i < 3; i++ {
+		if requeue := f.sync(); requeue != 0 || len(f.evicted()) != 1 {
+			t.Errorf("sync %d of a terminating pod: requeue %s and %d evictions, want none and still 1", i, requeue, len(f.evicted()))
+		}
+	}
+	if got := f.get().Status.Message; !strings.Contains(got, "evicted through the Eviction API; waiting for it to terminate") {
+		t.Errorf("status.message of the terminating pod = %q", got)
+	}
+	if n := f.statusWrites(); n != 1 {
+		t.Errorf("%d status writes while the evicted pod terminates, want 1", n)
+	}
+	f.expectEvents()
+}
+
+// A pod evicted and gone within a second costs one status write: the
+// completion.
+func TestAnEvictedPodGoneAtOnceIsCompletedInOneWrite(t *testing.T) {
+	f := newFixture(t)
+	f.addPod(newPod())
+	f.addEvictionRequest(newEvictionRequest())
+	f.sync()
+	if err := f.podIndexer.Update(newPod(func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.NewTime(f.clock.Now())) })); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(500 * time.Millisecond)
+	f.sync()
+	if err := f.podIndexer.Delete(newPod()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ns, "web-0"); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if !coordinationutil.IsComplete(f.get()) {
+		t.Errorf("status = %+v, want Complete", f.get().Status)
+	}
+	if n := f.statusWrites(); n != 1 {
+		t.Errorf("%d status writes, want the completion's only", n)
+	}
+	f.expectEvents("Normal "+EventEvicted, "Normal "+EventCompleted)
 }
 
 // A refusal that names its PodDisruptionBudget names it on the request, as

@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 
 	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
@@ -49,15 +50,41 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 	}
 	outcome := attempt.Outcome(pod.Name, coordinationutil.FailedEvictions(er), wording)
 	c.count(ctx, outcome)
+	if attempt.Result == eviction.Evicted {
+		// The pod's termination says it (evictedMessageDelay).
+		c.event(er, outcome)
+		return attempt.RetryIn, nil
+	}
 	if er.Status.Message == outcome.Message {
 		// Said already: a DaemonSet pod is looked at again on every change.
 		return attempt.RetryIn, nil
+	}
+	if wait := c.untilEvictedMessage(attempt, pod); wait > 0 {
+		return wait, nil
 	}
 	if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) { status.Message = outcome.Message }); err != nil {
 		return 0, err
 	}
 	c.event(er, outcome)
 	return attempt.RetryIn, nil
+}
+
+// evictedMessageDelay is how long a pod the controller evicted may take to
+// go before its request says that it is terminating. A pod gone sooner
+// completes its request in one status write instead of two, as kcm's Job
+// controller batches the pod updates of a second into one status write
+// (its syncJobBatchPeriod); the Evicted event is recorded at once.
+const evictedMessageDelay = time.Second
+
+// untilEvictedMessage is how long the request of a pod the controller's
+// eviction started terminating waits before it says so, zero for any other
+// attempt.
+func (c *Controller) untilEvictedMessage(attempt eviction.Attempt, pod *corev1.Pod) time.Duration {
+	if attempt.Result != eviction.Terminating || !attempt.Granted {
+		return 0
+	}
+	// Never longer than the delay, should the clocks disagree.
+	return min(evictedMessageDelay-c.clock.Since(podutil.DeletionStart(pod)), evictedMessageDelay)
 }
 
 // refused counts a refused eviction on the request and says when it is

@@ -108,6 +108,17 @@ func (b *Backoff) Granted(key string) bool {
 	return b.granted[key]
 }
 
+// Started records that the pod of key is terminating: no eviction is due
+// any more, but whether the last one was granted stays known until Forget,
+// so that every later sync of the terminating pod still says whose
+// eviction started it.
+func (b *Backoff) Started(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures.Forget(key)
+	delete(b.notBefore, key)
+}
+
 // Forget drops the backoff of key: its eviction succeeded, or is no longer
 // due because a participant answered or the request completed.
 func (b *Backoff) Forget(key string) {

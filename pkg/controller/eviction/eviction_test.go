@@ -127,6 +127,34 @@ func TestEvictor(t *testing.T) {
 	}
 }
 
+// Whose eviction started a terminating pod stays known on every attempt
+// until the key is forgotten: the controllers say it in their messages.
+func TestATerminatingPodKeepsTheGrantUntilForgotten(t *testing.T) {
+	pod := wrappers.MakePod("web-0").Obj()
+	clock := testingclock.NewFakeClock(start)
+	e := &Evictor{Client: kubefake.NewClientset(pod), Backoff: NewBackoff(), Clock: clock, CallTimeout: time.Second}
+	ctx := context.Background()
+	if attempt := e.Evict(ctx, "k", pod, pod.UID); attempt.Result != Evicted {
+		t.Fatalf("first attempt: %+v", attempt)
+	}
+	terminating := wrappers.MakePod("web-0").Terminating(start).Obj()
+	for i := 0; i < 2; i++ {
+		if attempt := e.Evict(ctx, "k", terminating, pod.UID); attempt.Result != Terminating || !attempt.Granted {
+			t.Errorf("attempt %d on the terminating pod: %+v, want Terminating and Granted", i, attempt)
+		}
+	}
+	if wait := e.Backoff.Wait("k", clock.Now()); wait != 0 {
+		t.Errorf("a terminating pod still waits %s for its next eviction", wait)
+	}
+	e.Backoff.Forget("k")
+	if attempt := e.Evict(ctx, "k", terminating, pod.UID); attempt.Granted {
+		t.Errorf("after Forget: %+v, want not Granted", attempt)
+	}
+	if attempt := e.Evict(ctx, "other", terminating, pod.UID); attempt.Granted {
+		t.Errorf("a pod another party deleted: %+v, want not Granted", attempt)
+	}
+}
+
 func TestRefusingBudget(t *testing.T) {
 	if got := RefusingBudget(wrappers.RefusedByBudget("db-strict")); got != "db-strict" {
 		t.Errorf("RefusingBudget = %q, want db-strict", got)

@@ -84,7 +84,8 @@ type Attempt struct {
 	// backoff, or after a granted eviction, when the pod did not go.
 	RetryIn time.Duration
 	// Granted, for a Terminating pod, is true when this evictor's eviction
-	// started its termination (as far as this process knows).
+	// started its termination (as far as this process knows): it stays true
+	// on every attempt until the key is forgotten.
 	Granted bool
 }
 
@@ -108,9 +109,8 @@ type Evictor struct {
 // (unless EveryPod), or the backoff of an earlier attempt still runs.
 func (e *Evictor) Evict(ctx context.Context, key string, pod *corev1.Pod, uid types.UID) Attempt {
 	if podutil.IsTerminating(pod) {
-		granted := e.Backoff.Granted(key)
-		e.Backoff.Forget(key)
-		return Attempt{Result: Terminating, Granted: granted}
+		e.Backoff.Started(key)
+		return Attempt{Result: Terminating, Granted: e.Backoff.Granted(key)}
 	}
 	if kind := podutil.WhyNotEvictable(pod); kind != "" && !e.EveryPod {
 		return Attempt{Result: Skipped, Kind: kind}

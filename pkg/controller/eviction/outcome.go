@@ -57,6 +57,11 @@ type Wording struct {
 func (a Attempt) Outcome(pod string, failures int32, w Wording) Outcome {
 	switch a.Result {
 	case Terminating:
+		if a.Granted {
+			// Said once the pod terminates, not when the eviction is
+			// granted: a pod gone by then costs no write at all.
+			return Outcome{Message: evictedMessage(pod)}
+		}
 		return Outcome{Message: fmt.Sprintf("Pod %s is terminating; waiting for it to be gone.", pod)}
 	case Gone:
 		return Outcome{Message: fmt.Sprintf("Pod %s was deleted.", pod)}
@@ -68,7 +73,7 @@ func (a Attempt) Outcome(pod string, failures int32, w Wording) Outcome {
 		}
 	case Evicted:
 		return Outcome{
-			Message:   fmt.Sprintf("Pod %s was evicted through the Eviction API; waiting for it to terminate.", pod),
+			Message:   evictedMessage(pod),
 			EventType: corev1.EventTypeNormal, EventReason: EventEvicted, Result: ResultSuccess,
 		}
 	case Refused:
@@ -84,4 +89,9 @@ func (a Attempt) Outcome(pod string, failures int32, w Wording) Outcome {
 		return Outcome{Message: message, EventType: corev1.EventTypeWarning, EventReason: EventEvictionFailed, Result: result}
 	}
 	return Outcome{}
+}
+
+// evictedMessage says that pod was evicted and is terminating.
+func evictedMessage(pod string) string {
+	return fmt.Sprintf("Pod %s was evicted through the Eviction API; waiting for it to terminate.", pod)
 }

@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 // IsTerminal is true once the pod's containers will not run again: phase
@@ -39,6 +40,17 @@ func IsTerminal(pod *corev1.Pod) bool {
 // IsTerminating is true once the pod is being deleted.
 func IsTerminating(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp != nil
+}
+
+// DeletionStart is when the deletion of a terminating pod was asked for
+// (the last time, if it was shortened since): its deletionTimestamp less
+// its grace period. Zero for a pod that is not terminating.
+func DeletionStart(pod *corev1.Pod) time.Time {
+	if pod.DeletionTimestamp == nil {
+		return time.Time{}
+	}
+	grace := time.Duration(ptr.Deref(pod.DeletionGracePeriodSeconds, 0)) * time.Second
+	return pod.DeletionTimestamp.Add(-grace)
 }
 
 // TerminalTime is when pod stopped, as far as its status says: the later

@@ -104,3 +104,20 @@ func TestTerminalTime(t *testing.T) {
 		}
 	}
 }
+
+func TestDeletionStart(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 11, 25, 12, 0, 30, 0, time.UTC))
+	grace := int64(30)
+	for name, tc := range map[string]struct {
+		meta metav1.ObjectMeta
+		want time.Time
+	}{
+		"not terminating":         {},
+		"deleted with a grace":    {meta: metav1.ObjectMeta{DeletionTimestamp: &at, DeletionGracePeriodSeconds: &grace}, want: at.Add(-30 * time.Second)},
+		"deleted without a grace": {meta: metav1.ObjectMeta{DeletionTimestamp: &at}, want: at.Time},
+	} {
+		if got := DeletionStart(&corev1.Pod{ObjectMeta: tc.meta}); !got.Equal(tc.want) {
+			t.Errorf("%s: DeletionStart = %s, want %s", name, got, tc.want)
+		}
+	}
+}

@@ -141,11 +141,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, evictionInf
 				c.enqueuePod(pod)
 			}
 		},
-		DeleteFunc: func(obj any) {
-			if pod, ok := podutil.FromObject(obj); ok {
-				c.enqueuePod(pod)
-			}
-		},
+		DeleteFunc: c.podDeleted,
 	}, cache.HandlerOptions{Logger: &logger}); err != nil {
 		return nil, err
 	}
@@ -164,6 +160,16 @@ func (c *Controller) enqueue(obj any) {
 		return
 	}
 	c.queue.Add(key)
+}
+
+// podDeleted forgets the backoff of a pod that is gone, even when its
+// Eviction went first (the garbage collector deletes it with the pod), and
+// wakes the Evictions left of it.
+func (c *Controller) podDeleted(obj any) {
+	if pod, ok := podutil.FromObject(obj); ok {
+		c.evictor.Backoff.Forget(string(pod.UID))
+		c.enqueuePod(pod)
+	}
 }
 
 // enqueuePod wakes the Evictions of a pod whose deletion started, that

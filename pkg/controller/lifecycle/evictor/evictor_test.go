@@ -396,3 +396,19 @@ func TestACanceledTurnStopsAnEvictorHeldByABudget(t *testing.T) {
 		}
 	}
 }
+
+// The garbage collector deletes a pod's Eviction with the pod: the pod's
+// deletion alone must drop what the evictor remembers of it.
+func TestAPodsDeletionForgetsItsBackoff(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	f := newFixture(t, pod, turn(pod).Obj())
+	f.sync()
+	uid := string(pod.UID)
+	if !f.controller.evictor.Backoff.Granted(uid) {
+		t.Fatalf("evicted %v, but the backoff has no grant for the pod", f.evictedPods())
+	}
+	f.controller.podDeleted(cache.DeletedFinalStateUnknown{Key: "shop/web", Obj: pod})
+	if f.controller.evictor.Backoff.Granted(uid) || f.controller.evictor.Backoff.Wait(uid, f.clock.Now()) != 0 {
+		t.Error("the deleted pod's backoff is still remembered")
+	}
+}
