@@ -59,10 +59,15 @@ func medianCPU(rounds []map[string]float64) map[string]float64 {
 }
 
 // printCPU reports, process by process, the CPU of a drain through
-// requests against the direct evictions of as many pods.
+// requests against the direct evictions of as many pods, or alone when
+// they were not measured (nil).
 func printCPU(api string, ours, direct map[string]float64) {
 	fmt.Printf("CPU seconds of one drain by process, median (%s):\n", api)
-	fmt.Printf("  %-32s %8s %8s %8s\n", "process", "direct", "ours", "ours-direct")
+	if direct == nil {
+		fmt.Printf("  %-32s %8s\n", "process", "ours")
+	} else {
+		fmt.Printf("  %-32s %8s %8s %8s\n", "process", "direct", "ours", "ours-direct")
+	}
 	var totalOurs, totalDirect float64
 	names := slices.Sorted(maps.Keys(ours))
 	for name := range direct {
@@ -70,10 +75,17 @@ func printCPU(api string, ours, direct map[string]float64) {
 			names = append(names, name)
 		}
 	}
+	row := func(name string, direct, ours float64, measured bool) {
+		if !measured {
+			fmt.Printf("  %-32s %8.2f\n", name, ours)
+			return
+		}
+		fmt.Printf("  %-32s %8.2f %8.2f %+8.2f\n", name, direct, ours, ours-direct)
+	}
 	for _, name := range names {
-		fmt.Printf("  %-32s %8.2f %8.2f %+8.2f\n", name, direct[name], ours[name], ours[name]-direct[name])
+		row(name, direct[name], ours[name], direct != nil)
 		totalOurs += ours[name]
 		totalDirect += direct[name]
 	}
-	fmt.Printf("  %-32s %8.2f %8.2f %+8.2f\n", "total", totalDirect, totalOurs, totalOurs-totalDirect)
+	row("total", totalDirect, totalOurs, direct != nil)
 }

@@ -169,13 +169,15 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.pods > 0 {
 		res.OursSeconds, res.OursMedian = seconds[ours.name], median(seconds[ours.name])
+		// Without the baseline too: two builds are compared by their CPU.
+		res.CPUSeconds = map[string]map[string]float64{ours.name: medianCPU(cpu[ours.name])}
 	}
 	if o.pods > 0 && o.baseline {
 		res.KubectlDrain, res.KubectlMedian = seconds[kubectlDrain.name], median(seconds[kubectlDrain.name])
 		res.Ratio = res.OursMedian / res.KubectlMedian
 		res.DirectSeconds, res.DirectMedian = seconds[direct.name], median(seconds[direct.name])
 		res.RatioToDirect = res.OursMedian / res.DirectMedian
-		res.CPUSeconds = map[string]map[string]float64{ours.name: medianCPU(cpu[ours.name]), direct.name: medianCPU(cpu[direct.name])}
+		res.CPUSeconds[direct.name] = medianCPU(cpu[direct.name])
 	}
 	if o.bridge && o.pods > 0 {
 		res.Bridge = newBridgeResult(seconds, res.KubectlMedian, webhook)

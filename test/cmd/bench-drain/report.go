@@ -58,9 +58,9 @@ type result struct {
 	ServerWritesPerPod map[string]float64 `json:"serverWritesPerPod,omitempty"`
 	// DirectWritesPerPod are the same for the direct evictions.
 	DirectWritesPerPod map[string]float64 `json:"directEvictionsWritesPerPod,omitempty"`
-	// CPUSeconds are, for kubectl evictionrequest drain ("ours") and the
-	// direct evictions, the median CPU seconds of one drain by process,
-	// the drain command's own included.
+	// CPUSeconds are, for kubectl evictionrequest drain ("ours") and, with
+	// the baseline, the direct evictions, the median CPU seconds of one
+	// drain by process, the drain command's own included.
 	CPUSeconds map[string]map[string]float64 `json:"cpuSeconds,omitempty"`
 	When       time.Time                     `json:"when"`
 }
