@@ -89,9 +89,10 @@ func (b *Backoff) Failed(key string, now time.Time, retryAfter time.Duration) ti
 	return delay
 }
 
-// Succeeded records a granted eviction of key: the status write that
-// follows wakes the controller before the pod cache shows the pod
-// terminating, and that sync must not evict the pod a second time.
+// Succeeded records a granted eviction of key: a change of the request
+// (a participant's write) may wake the controller before the pod cache
+// shows the pod terminating, and that sync must not evict the pod a second
+// time.
 func (b *Backoff) Succeeded(key string, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
