@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
@@ -292,6 +293,39 @@ func TestControllerSaysItsEvictionStartedATerminatingPod(t *testing.T) {
 	if attempts, granted := f.AuditedEvictions(t, ns, pod.Name); attempts != 1 || granted != 1 {
 		t.Errorf("kube-apiserver saw %d evictions of %s (%d granted), want exactly one", attempts, pod.Name, granted)
 	}
+}
+
+// A pod evicted and gone within a second costs its request one status
+// write, the completion: the controller says a pod is terminating only
+// once it has been for a second. The test removes the pod as soon as its
+// termination shows, as a kubelet ends a pod with nothing to stop.
+func TestControllerCompletesARequestWhosePodWentAtOnceInOneStatusWrite(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := f.NewNamespace(t)
+	pod := podWithoutKubelet(t, ns)
+	er, err := newRequester(t, "nodemaintenance.k8s.io").Request(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WaitForPod(t, ns, pod.Name, "the eviction to start the pod's termination", func(p *corev1.Pod) error {
+		if p.DeletionTimestamp == nil {
+			return fmt.Errorf("not terminating")
+		}
+		return nil
+	})
+	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	statuses := f.RequestStatusesUntil(t, er, "the request to complete", coordinationutil.IsComplete)
+	var messages []string
+	for _, status := range statuses {
+		messages = append(messages, status.Message)
+	}
+	if len(statuses) != 1 || coordinationutil.CompletionReason(&v1alpha1.EvictionRequest{Status: statuses[0]}) != v1alpha1.CompleteReasonPodDeleted {
+		t.Errorf("the request's status was written %d times (messages %q), want once: complete, PodDeleted", len(statuses), messages)
+	}
+	f.WaitForEvents(t, ns, "", string(pod.UID), coordinationcontroller.EventEvicted, coordinationcontroller.EventCompleted)
 }
 
 // podWithoutKubelet creates a pod bound to a node no kubelet runs: deleted

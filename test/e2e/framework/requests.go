@@ -22,8 +22,10 @@ import (
 	"slices"
 	"testing"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 
 	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -101,5 +103,40 @@ func (f *Framework) watchUntilActive(ctx context.Context, ns, selector, resource
 			return er
 		}
 	}
+	return nil
+}
+
+// RequestStatusesUntil watches er from its resourceVersion and returns the
+// status of each version of it that changed the status, up to the first
+// that satisfies done, at most DefaultTimeout: every write is seen, however
+// soon the next one follows. A watch that ends before fails the test, as
+// it may have missed versions.
+func (f *Framework) RequestStatusesUntil(t testing.TB, er *v1alpha1.EvictionRequest, what string, done func(*v1alpha1.EvictionRequest) bool) []v1alpha1.EvictionRequestStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), DefaultTimeout)
+	defer cancel()
+	w, err := f.EvictionRequests(er.Namespace).Watch(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", er.Name).String(), ResourceVersion: er.ResourceVersion,
+	})
+	if err != nil {
+		t.Fatalf("watching %s for %s: %v", er.Name, what, err)
+	}
+	defer w.Stop()
+	var statuses []v1alpha1.EvictionRequestStatus
+	last := er.Status
+	for e := range w.ResultChan() {
+		version, ok := e.Object.(*v1alpha1.EvictionRequest)
+		if !ok || e.Type == watch.Error || e.Type == watch.Deleted {
+			t.Fatalf("watching %s for %s: %s %v; statuses so far %+v", er.Name, what, e.Type, e.Object, statuses)
+		}
+		if !apiequality.Semantic.DeepEqual(last, version.Status) {
+			statuses = append(statuses, version.Status)
+			last = version.Status
+		}
+		if done(version) {
+			return statuses
+		}
+	}
+	t.Fatalf("waiting for %s: the watch ended (%v); statuses so far %+v", what, ctx.Err(), statuses)
 	return nil
 }
