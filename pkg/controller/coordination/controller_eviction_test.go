@@ -51,7 +51,7 @@ func TestNoInterceptorEvictsThePod(t *testing.T) {
 		t.Errorf("evictions{result=success} went from %v to %v, want +1", before, after)
 	}
 	// The grant itself is not written: the pod's termination says it.
-	if n := f.statusWrites(); n != 0 {
+	if n := wrappers.StatusUpdates(f.erClient.Actions()); n != 0 {
 		t.Errorf("%d status writes for the granted eviction, want none until the pod terminates", n)
 	}
 
@@ -72,8 +72,8 @@ func TestNoInterceptorEvictsThePod(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.clock.Step(300 * time.Millisecond)
-	if requeue := f.sync(); requeue != 700*time.Millisecond || f.statusWrites() != 0 {
-		t.Errorf("sync of a pod terminating for 300ms: requeue %s and %d status writes, want 700ms and none", requeue, f.statusWrites())
+	if requeue := f.sync(); requeue != 700*time.Millisecond || wrappers.StatusUpdates(f.erClient.Actions()) != 0 {
+		t.Errorf("sync of a pod terminating for 300ms: requeue %s and %d status writes, want 700ms and none", requeue, wrappers.StatusUpdates(f.erClient.Actions()))
 	}
 	f.clock.Step(700 * time.Millisecond)
 	for i := 0; i < 3; i++ {
@@ -84,7 +84,7 @@ func TestNoInterceptorEvictsThePod(t *testing.T) {
 	if got := f.get().Status.Message; !strings.Contains(got, "evicted through the Eviction API; waiting for it to terminate") {
 		t.Errorf("status.message of the terminating pod = %q", got)
 	}
-	if n := f.statusWrites(); n != 1 {
+	if n := wrappers.StatusUpdates(f.erClient.Actions()); n != 1 {
 		t.Errorf("%d status writes while the evicted pod terminates, want 1", n)
 	}
 	f.expectEvents()
@@ -112,7 +112,7 @@ func TestAnEvictedPodGoneAtOnceIsCompletedInOneWrite(t *testing.T) {
 	if !coordinationutil.IsComplete(f.get()) {
 		t.Errorf("status = %+v, want Complete", f.get().Status)
 	}
-	if n := f.statusWrites(); n != 1 {
+	if n := wrappers.StatusUpdates(f.erClient.Actions()); n != 1 {
 		t.Errorf("%d status writes, want the completion's only", n)
 	}
 	f.expectEvents("Normal "+EventEvicted, "Normal "+EventCompleted)

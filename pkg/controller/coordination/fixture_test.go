@@ -178,17 +178,6 @@ func (f *fixture) failEvictions(err error) {
 	f.evictionError = err
 }
 
-// statusWrites counts the controller's writes of the request's status.
-func (f *fixture) statusWrites() int {
-	n := 0
-	for _, a := range f.erClient.Actions() {
-		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
-			n++
-		}
-	}
-	return n
-}
-
 // events drains the recorded events as "<type> <reason>".
 func (f *fixture) events() []string {
 	var events []string

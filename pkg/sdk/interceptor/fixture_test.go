@@ -164,17 +164,6 @@ func (f *fixture) nextHeartbeat() *v1alpha1.EvictionRequest {
 	return f.heartbeat(f.clock.Now())
 }
 
-// statusWrites counts the writes of the request's status.
-func (f *fixture) statusWrites() int {
-	n := 0
-	for _, a := range f.evr.Actions() {
-		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
-			n++
-		}
-	}
-	return n
-}
-
 func (f *fixture) setStatus(mutate func(*v1alpha1.EvictionRequestStatus)) {
 	f.t.Helper()
 	er := f.get()

@@ -1,0 +1,31 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wrappers
+
+import clienttesting "k8s.io/client-go/testing"
+
+// StatusUpdates counts the updates of a status subresource among the
+// actions a fake clientset recorded.
+func StatusUpdates(actions []clienttesting.Action) int {
+	n := 0
+	for _, a := range actions {
+		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+			n++
+		}
+	}
+	return n
+}
