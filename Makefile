@@ -260,12 +260,12 @@ update-codegen: ## Regenerate deepcopy, defaults, conversions, OpenAPI and clien
 	hack/update-codegen.sh
 
 # NAMESPACE is the namespace the certificates of make certs name; CERTS
-# the sets it writes, each with a fresh CA: serving, etcd, or both.
+# the sets it writes, each with a fresh CA: serving, etcd, bridge-client.
 NAMESPACE ?= evictionrequest-system
-CERTS     ?= serving,etcd
+CERTS     ?= serving,etcd,bridge-client
 
 .PHONY: certs
-certs: ## Write the certificates the overlays of artifacts/ read from files, for NAMESPACE: the serving certificate with its CA (default, ha), and the ha overlay's etcd CA, member and client certificates (CERTS=serving or CERTS=etcd for one set).
+certs: ## Write the certificates the overlays of artifacts/ read from files, for NAMESPACE: the serving certificate with its CA (default, ha), the ha overlay's etcd CA, member and client certificates, and kube-apiserver's client certificate for the eviction API bridge with its CA and admission configuration (CERTS=serving, etcd or bridge-client for one set).
 	$(GO) run ./hack/gen-certs --namespace=$(NAMESPACE) --sets=$(CERTS)
 
 # IMAGE is the reference `make image` tags its tarball with; IMAGE_PLATFORMS

@@ -17,8 +17,10 @@ limitations under the License.
 // Command gen-certs writes the certificate files the overlays of
 // artifacts/ read, each set issued by a fresh CA: the server's serving
 // certificate and the CA the APIService trusts (serving-cert-files), and
-// the ha overlay's etcd CA, member and client certificates. `make certs`
-// runs it.
+// the ha overlay's etcd CA, member and client certificates, and the CA of
+// kube-apiserver's client certificate for the eviction API bridge with that
+// certificate and kube-apiserver's admission configuration
+// (eviction-bridge-authentication). `make certs` runs it.
 package main
 
 import (
@@ -37,7 +39,8 @@ import (
 func main() {
 	root := flag.String("artifacts", "artifacts", "The artifacts/ directory to write the files under.")
 	namespace := flag.String("namespace", artifacts.Namespace, "Namespace the overlays are installed in: the certificates name the Services in it.")
-	sets := flag.String("sets", "serving,etcd", "Which certificates to write, each set with a fresh CA: serving (the server's, default and ha), etcd (the ha overlay's etcd), or both.")
+	sets := flag.String("sets", "serving,etcd,bridge-client", "Which certificates to write, each set with a fresh CA: serving (the server's, default and ha), etcd (the ha overlay's etcd), "+
+		"bridge-client (kube-apiserver's client certificate for the eviction API bridge, with its admission configuration: eviction-bridge-authentication).")
 	validity := flag.Duration("validity", 365*24*time.Hour, "How long the certificates are valid.")
 	flag.Parse()
 	if err := run(*root, *namespace, strings.Split(*sets, ","), *validity); err != nil {
@@ -48,14 +51,15 @@ func main() {
 
 func run(root, namespace string, sets []string, validity time.Duration) error {
 	issuers := map[string]func(string, time.Duration) (map[string][]byte, error){
-		"serving": artifacts.IssueServingCertFiles,
-		"etcd":    artifacts.IssueEtcdCertFiles,
+		"serving":       artifacts.IssueServingCertFiles,
+		"etcd":          artifacts.IssueEtcdCertFiles,
+		"bridge-client": artifacts.IssueBridgeClientCertFiles,
 	}
 	files := map[string][]byte{}
 	for _, set := range sets {
 		issue, ok := issuers[set]
 		if !ok {
-			return fmt.Errorf("--sets: unknown set %q, want serving or etcd", set)
+			return fmt.Errorf("--sets: unknown set %q, want serving, etcd or bridge-client", set)
 		}
 		issued, err := issue(namespace, validity)
 		if err != nil {

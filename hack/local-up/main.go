@@ -81,10 +81,12 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 	// make run shows the whole product: the node drain requester too, which
 	// also drains the nodes a maintenance tool marks MaintenancePlanned=True.
 	cfg.ServerArgs = []string{"--enable-node-drain-controller", "--drain-on-maintenance-planned"}
-	// ... and the eviction API bridge, for the namespaces that opt in.
-	cfg.Components = []string{"eviction-bridge"}
+	// ... and the eviction API bridge, for the namespaces that opt in,
+	// serving kube-apiserver only (the harness gives kube-apiserver its
+	// client certificate, as docs/eviction-bridge.md has admins do).
+	cfg.Components = []string{"eviction-bridge", "eviction-bridge-authentication"}
 	if cfg.Lifecycle {
-		cfg.Components = []string{"eviction-bridge-lifecycle"}
+		cfg.Components = []string{"eviction-bridge-lifecycle", "eviction-bridge-authentication"}
 	}
 	group := "coordination.k8s.io"
 	if cfg.Lifecycle {

@@ -36,6 +36,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/evictionrequest/apiserver/artifacts"
 )
 
 //go:embed kwok-stages.yaml
@@ -136,6 +138,10 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 	if err := os.WriteFile(auditPolicyFile, []byte(auditPolicy), 0o644); err != nil {
 		return err
 	}
+	admissionConfigFile, err := c.writeAdmissionConfiguration()
+	if err != nil {
+		return err
+	}
 	c.AuditLogPath = c.path("logs", "kube-apiserver-audit.log")
 	args := []string{
 		"--etcd-servers=" + c.etcd.ClientURL,
@@ -153,6 +159,7 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 		// them: the real kubelet nodes use their node credentials.
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",
+		"--admission-control-config-file=" + admissionConfigFile,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + c.pki.serviceAccountKeyFile,
 		"--service-account-signing-key-file=" + c.pki.serviceAccountKeyFile,
@@ -201,6 +208,22 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// writeAdmissionConfiguration writes kube-apiserver's admission
+// configuration as docs/eviction-bridge.md has admins write it: the
+// ValidatingAdmissionWebhook plugin presents the bridge's client
+// certificate, which the eviction-bridge-authentication component requires.
+// The webhooks' local Services are on ports not known yet, so the
+// kubeconfig names every webhook ("*"): the cluster has only ours.
+func (c *Cluster) writeAdmissionConfiguration() (string, error) {
+	kubeconfig := c.path("eviction-bridge-kubeconfig.yaml")
+	data := artifacts.BridgeClientKubeconfig("", c.pki.bridgeClient.CertFile, c.pki.bridgeClient.KeyFile)
+	if err := os.WriteFile(kubeconfig, []byte(data), 0o600); err != nil {
+		return "", err
+	}
+	config := c.path("admission-configuration.yaml")
+	return config, os.WriteFile(config, []byte(artifacts.AdmissionConfiguration(kubeconfig)), 0o600)
 }
 
 func (c *Cluster) startControllerManager(ctx context.Context) error {

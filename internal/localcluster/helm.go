@@ -216,9 +216,9 @@ func (c *Cluster) runReleaseServers(ctx context.Context) error {
 }
 
 // trustWebhooksOf sets the caBundle of the webhooks of the release that
-// call the Service name to the cluster's serving CA, as the process would
-// with --eviction-bridge-webhook-configuration (which the harness drops):
-// a JSON patch of that field alone, which helm does not manage.
+// call the Service name to the cluster's serving CA, as the process does
+// with --eviction-bridge-webhook-configuration, at once: a JSON patch of
+// that field alone, which helm does not manage.
 func (c *Cluster) trustWebhooksOf(ctx context.Context, service string) error {
 	ca := base64.StdEncoding.EncodeToString(c.pki.servingCA.certPEM())
 	for _, config := range c.manifestsOf("ValidatingWebhookConfiguration") {

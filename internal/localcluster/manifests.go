@@ -61,13 +61,16 @@ func (c *Cluster) renderManifests() error {
 
 // CertFiles are the certificate files the overlays of artifacts/ read, as
 // the cluster runs them: its serving certificate of our server and its CA,
-// and the certificates of the etcd the server stores in when the overlay
+// the CA of kube-apiserver's client certificate for the eviction API
+// bridge, and the certificates of the etcd the server stores in when the overlay
 // runs one.
 func (c *Cluster) CertFiles() map[string][]byte {
 	files := map[string][]byte{
 		path.Join(artifacts.ServingCertDir, "tls.crt"): c.pki.evictionServing.CertPEM,
 		path.Join(artifacts.ServingCertDir, "tls.key"): c.pki.evictionServing.KeyPEM,
 		path.Join(artifacts.ServingCertDir, "ca.crt"):  c.pki.servingCA.certPEM(),
+		// kube-apiserver's client certificate for the eviction API bridge.
+		path.Join(artifacts.BridgeClientCertDir, "ca.crt"): c.pki.bridgeClientCA.certPEM(),
 	}
 	maps.Copy(files, c.pki.etcd.files)
 	return files
@@ -213,6 +216,31 @@ func localArgs(args []string, replace map[string]string) []string {
 		}
 	}
 	return local
+}
+
+// bridgeArgs are the local values of the eviction API bridge's flags that
+// name files: the CA of kube-apiserver's client certificate, and the CA
+// the process puts in its webhook's caBundle (the cluster's serving CA:
+// the serving certificate is the cluster's too).
+func (c *Cluster) bridgeArgs() map[string]string {
+	return map[string]string{
+		"eviction-bridge-client-ca-file": c.pki.bridgeClientCA.certFile,
+		"eviction-bridge-ca-file":        c.pki.servingCA.certFile,
+	}
+}
+
+// withBridgeCAFile adds --eviction-bridge-ca-file to args that keep a
+// webhook's caBundle and do not name it.
+func (c *Cluster) withBridgeCAFile(args []string) []string {
+	keeps, names := false, false
+	for _, arg := range args {
+		keeps = keeps || strings.HasPrefix(arg, "--eviction-bridge-webhook-configuration=")
+		names = names || strings.HasPrefix(arg, "--eviction-bridge-ca-file=")
+	}
+	if keeps && !names {
+		args = append(args, "--eviction-bridge-ca-file="+c.pki.servingCA.certFile)
+	}
+	return args
 }
 
 // localServiceName names the Service the APIService points at on the local

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/util/keyutil"
 
 	pkiutil "github.com/evictionrequest/apiserver/internal/pki"
+	"github.com/evictionrequest/apiserver/artifacts"
 )
 
 const certValidity = 365 * 24 * time.Hour
@@ -100,9 +101,14 @@ type pki struct {
 	frontProxyCA *authority
 	// servingCA signs our server's certificate; it is the APIService caBundle.
 	servingCA *authority
+	// bridgeClientCA signs the client certificate kube-apiserver presents
+	// to the eviction API bridge (bridgeClient), as the
+	// eviction-bridge-authentication component has it.
+	bridgeClientCA *authority
 
 	apiserverServing  *keyPair
 	frontProxyClient  *keyPair
+	bridgeClient      *keyPair
 	evictionServing   *keyPair
 	admin             *keyPair
 	controllerManager *keyPair
@@ -134,6 +140,9 @@ func newPKI(dir string) (*pki, error) {
 	if p.servingCA, err = newAuthority(dir, "evictionrequest-serving"); err != nil {
 		return nil, err
 	}
+	if p.bridgeClientCA, err = newAuthority(dir, "eviction-bridge-client"); err != nil {
+		return nil, err
+	}
 	loopbackIP := []net.IP{net.ParseIP("127.0.0.1")}
 	issue := []struct {
 		ca   *authority
@@ -159,6 +168,7 @@ func newPKI(dir string) (*pki, error) {
 			commonName:   "system:serviceaccount:" + serverNamespace + ":" + lifecycleControllerName,
 			organization: []string{"system:serviceaccounts", "system:serviceaccounts:" + serverNamespace}, usage: x509.ExtKeyUsageClientAuth}},
 		{p.frontProxyCA, &p.frontProxyClient, certRequest{name: "front-proxy-client", commonName: frontProxyClientName, usage: x509.ExtKeyUsageClientAuth}},
+		{p.bridgeClientCA, &p.bridgeClient, certRequest{name: "kube-apiserver-eviction-bridge-client", commonName: artifacts.BridgeClientName, usage: x509.ExtKeyUsageClientAuth}},
 		// The serving certificate of our server, and of the eviction API
 		// bridge wherever it runs: the names of the local Services that
 		// stand in for theirs.

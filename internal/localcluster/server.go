@@ -146,16 +146,15 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 		"tls-private-key-file":   c.pki.evictionServing.KeyFile,
 		"embedded-etcd-data-dir": c.path(opts.Name + "-etcd"),
 		"cert-dir":               c.path(opts.Name + "-certs"),
-		// The harness trusts the bridge's webhook itself (register).
-		"eviction-bridge-webhook-configuration": "",
 	}
+	maps.Copy(replace, c.bridgeArgs())
 	if urls := c.ServerEtcdURLs(); len(urls) > 0 {
 		replace["etcd-servers"] = strings.Join(urls, ",")
 		if c.serverEtcd[0].TLS != nil {
 			maps.Copy(replace, c.pki.etcd.serverArgs())
 		}
 	}
-	args := localArgs(w.args, replace)
+	args := c.withBridgeCAFile(localArgs(w.args, replace))
 	// In a pod these come from the service account and the Service.
 	args = append(args,
 		"--bind-address=127.0.0.1",

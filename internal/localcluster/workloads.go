@@ -78,14 +78,14 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	bridge := slices.Contains(w.args, "--enable-eviction-bridge")
 	if bridge {
 		// The eviction API bridge serves with the cluster's serving
-		// certificate on a port of its own, which the harness trusts its
-		// webhook with (the --eviction-bridge-webhook-configuration of a pod
-		// would write a caBundle of its own).
-		maps.Copy(replace, map[string]string{"tls-cert-file": "", "tls-private-key-file": "", "eviction-bridge-webhook-configuration": ""})
+		// certificate on a port of its own, and puts the cluster's serving
+		// CA in its webhook's caBundle.
+		maps.Copy(replace, map[string]string{"tls-cert-file": "", "tls-private-key-file": ""})
+		maps.Copy(replace, c.bridgeArgs())
 		args = append(args, fmt.Sprintf("--secure-port=%d", ports[1]), "--bind-address=127.0.0.1",
 			"--tls-cert-file="+c.pki.evictionServing.CertFile, "--tls-private-key-file="+c.pki.evictionServing.KeyFile)
 	}
-	p, err := c.run(opts.Name, nil, binary, append(append(localArgs(w.args, replace), args...), opts.Args...)...)
+	p, err := c.run(opts.Name, nil, binary, append(append(c.withBridgeCAFile(localArgs(w.args, replace)), args...), opts.Args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -27,13 +27,17 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	admissioninformers "k8s.io/client-go/informers/admissionregistration/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
+	admissionlisters "k8s.io/client-go/listers/admissionregistration/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -108,6 +112,7 @@ func RequesterName(api evictionapi.API) string {
 
 // Outcomes of a decision, the label of the decisions metric.
 const (
+	OutcomeNotOptedIn     = "not-opted-in"
 	OutcomeNoParticipants = "no-participants"
 	OutcomePodGone        = "pod-gone"
 	OutcomePodTerminating = "pod-terminating"
@@ -126,10 +131,21 @@ type Config struct {
 	// requests' annotations and which the caller starts.
 	Participant participant.Participant
 	Informers   participant.Informers
-	// Pods is a cache of the cluster's pods; Kube reads a pod the cache
-	// misses and annotates pods for the descheduler.
+	// Pods is a cache of the cluster's pods; Kube reads a pod (or a
+	// namespace) the cache misses and annotates pods for the descheduler.
 	Pods corelisters.PodLister
 	Kube kubernetes.Interface
+	// Namespaces is a cache of the cluster's namespaces, whose labels say
+	// whether they opted in.
+	Namespaces coreinformers.NamespaceInformer
+	// WebhookConfiguration names the ValidatingWebhookConfiguration of the
+	// bridge, whose namespaceSelector the bridge applies itself, read from
+	// Webhooks; empty applies DefaultNamespaceSelector.
+	WebhookConfiguration string
+	Webhooks             admissioninformers.ValidatingWebhookConfigurationInformer
+	// Callers authenticates the callers of the webhook; nil serves any
+	// caller, whose claims the bridge then records as unauthenticated.
+	Callers *CallerAuthenticator
 	// Recorder records events on the requests.
 	Recorder record.EventRecorder
 	// Clock is the bridge's notion of now; the real clock when nil.
@@ -146,8 +162,12 @@ type Config struct {
 // Bridge decides evictions.
 type Bridge struct {
 	cfg Config
-	// informers are those Participant reads from.
+	// informers are those Participant reads from, and the namespaces' and
+	// the webhook configuration's.
 	informers []cache.SharedIndexInformer
+	// namespaces and webhooks are read by optedIn.
+	namespaces corelisters.NamespaceLister
+	webhooks   admissionlisters.ValidatingWebhookConfigurationLister
 
 	mu     sync.RWMutex
 	exempt map[string]bool
@@ -164,11 +184,19 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = DefaultRetryAfter
 	}
+	if cfg.Namespaces == nil || (cfg.WebhookConfiguration != "" && cfg.Webhooks == nil) {
+		return nil, errors.New("the eviction API bridge needs a cache of namespaces and, with a webhook configuration, of it")
+	}
 	informers, err := cfg.Participant.Inform(cfg.Informers)
 	if err != nil {
 		return nil, err
 	}
-	b := &Bridge{cfg: cfg, informers: informers, exempt: map[string]bool{}}
+	b := &Bridge{cfg: cfg, exempt: map[string]bool{}, namespaces: cfg.Namespaces.Lister()}
+	b.informers = append(informers, cfg.Namespaces.Informer())
+	if cfg.WebhookConfiguration != "" {
+		b.webhooks = cfg.Webhooks.Lister()
+		b.informers = append(b.informers, cfg.Webhooks.Informer())
+	}
 	for _, user := range cfg.Exempt {
 		b.Exempt(user)
 	}
@@ -193,7 +221,25 @@ type Eviction struct {
 	// writes nothing and is answered as the real one would be.
 	User   string
 	DryRun bool
+	// Authenticated is true when the review came from kube-apiserver, as
+	// its client certificate proved (Config.Callers): only then is User
+	// the name kube-apiserver authenticated.
+	Authenticated bool
 }
+
+// Caller is how the bridge names the caller of e in what it records: the
+// user kube-apiserver reported, marked when the review that named it did
+// not prove it came from kube-apiserver.
+func (e Eviction) Caller() string {
+	if e.Authenticated {
+		return e.User
+	}
+	return e.User + " " + UnauthenticatedMark
+}
+
+// UnauthenticatedMark follows a caller's name that only an unauthenticated
+// review claimed (the bridge runs without --eviction-bridge-client-ca-file).
+const UnauthenticatedMark = "(unauthenticated)"
 
 // Decision is the bridge's answer to an Eviction.
 type Decision struct {
@@ -209,6 +255,13 @@ type Decision struct {
 // Decide answers e. An error is the bridge's own failure, which
 // kube-apiserver treats by the webhook's failurePolicy.
 func (b *Bridge) Decide(ctx context.Context, e Eviction) (Decision, error) {
+	optedIn, err := b.optedIn(ctx, e.Namespace)
+	if err != nil {
+		return Decision{}, err
+	}
+	if !optedIn {
+		return Decision{Allowed: true, Outcome: OutcomeNotOptedIn}, nil
+	}
 	if b.exempted(e.User) {
 		return Decision{Allowed: true, Outcome: OutcomeExempt}, nil
 	}

@@ -17,13 +17,17 @@ limitations under the License.
 package bridge
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -184,4 +188,88 @@ func TestLifecycle(t *testing.T) {
 			t.Errorf("decision %+v, want allowed once the evictor has its turn", d)
 		}
 	})
+}
+
+// A review of an eviction in a namespace that did not opt in is allowed
+// untouched and writes nothing, whoever sends it: kube-apiserver's
+// namespaceSelector does not hold for a review it did not send.
+func TestAReviewInANamespaceThatDidNotOptInWritesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		victim := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "victim"}}
+		pod := interceptedPod("sensitive-app").Namespace(victim.Name).Obj()
+		f := newFixture(t, evictionapi.Coordination, victim, pod)
+		for _, authenticated := range []bool{false, true} {
+			d := f.decideEviction(Eviction{Namespace: pod.Namespace, Pod: pod.Name, User: "someone-else@example.com", Authenticated: authenticated})
+			if !d.Allowed || d.Outcome != OutcomeNotOptedIn {
+				t.Errorf("authenticated %v: decision %+v, want allowed untouched", authenticated, d)
+			}
+		}
+		if w := append(writes(f.kube.Actions()), writes(f.evr.Actions())...); len(w) != 0 {
+			t.Errorf("the bridge wrote %v", w)
+		}
+	})
+}
+
+// The bridge applies the namespaceSelector of its own webhook, as
+// kube-apiserver does: a cluster-wide selector opts in a namespace without
+// the label, and a namespace it leaves out is not the bridge's; without its
+// webhook configuration nothing is.
+func TestTheBridgeAppliesItsWebhooksNamespaceSelector(t *testing.T) {
+	clusterWide := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "evictionrequest-eviction-bridge"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: WebhookName, NamespaceSelector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system"}}},
+		}}},
+	}
+	for _, tc := range []struct {
+		name      string
+		namespace string
+		config    *admissionregistrationv1.ValidatingWebhookConfiguration
+		want      string
+	}{
+		{"cluster-wide, a namespace without the label", "shop", clusterWide, OutcomeRequested},
+		{"cluster-wide, a namespace it leaves out", "kube-system", clusterWide, OutcomeNotOptedIn},
+		{"no webhook configuration", "shop", nil, OutcomeNotOptedIn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.namespace, Labels: map[string]string{corev1.LabelMetadataName: tc.namespace}}}
+				pod := interceptedPod("db-0").Namespace(tc.namespace).Obj()
+				objects := []runtime.Object{ns, pod}
+				if tc.config != nil {
+					objects = append(objects, tc.config)
+				}
+				f := newFixtureWith(t, evictionapi.Coordination, Config{WebhookConfiguration: "evictionrequest-eviction-bridge"}, objects...)
+				if d := f.decide(pod, drainer, false); d.Outcome != tc.want {
+					t.Errorf("decision %+v, want %s", d, tc.want)
+				}
+			})
+		})
+	}
+}
+
+// What the bridge records names the caller as kube-apiserver reported it,
+// and says when the review that named it was not authenticated.
+func TestTheTrailSaysWhetherTheCallerWasAuthenticated(t *testing.T) {
+	for _, authenticated := range []bool{true, false} {
+		t.Run(fmt.Sprint("authenticated ", authenticated), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				pod := interceptedPod("db-0").Obj()
+				f := newFixture(t, evictionapi.Coordination, pod)
+				f.decideEviction(Eviction{Namespace: pod.Namespace, Pod: pod.Name, User: drainer, Authenticated: authenticated})
+				event, callers := <-f.recorder.Events, f.status(pod).Annotations[CallersAnnotation]
+				wantEvent, wantCallers := "Requested through the eviction API by "+drainer+".", drainer
+				if !authenticated {
+					wantEvent = "Requested through the eviction API by " + drainer + ", as an unauthenticated review claimed"
+					wantCallers = drainer + " (unauthenticated)"
+				}
+				if !strings.Contains(event, wantEvent) {
+					t.Errorf("event %q, want %q", event, wantEvent)
+				}
+				if callers != wantCallers {
+					t.Errorf("callers %q, want %q", callers, wantCallers)
+				}
+			})
+		})
+	}
 }

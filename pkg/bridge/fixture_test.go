@@ -19,10 +19,12 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,16 +60,40 @@ type fixture struct {
 	recorder *record.FakeRecorder
 	bridge   *Bridge
 	p        participant.Participant
+	// reviewer, when set, changes each request review sends: the TLS
+	// state of kube-apiserver's connection, say.
+	reviewer func(*http.Request)
 }
 
+// newFixture is a bridge of api on objects, in wrappers.DefaultNamespace,
+// which opted in (unless objects hold a namespace of that name), and the
+// namespaces objects hold.
 func newFixture(t *testing.T, api evictionapi.API, objects ...runtime.Object) *fixture {
 	t.Helper()
-	var kubeObjects, requests []runtime.Object
+	return newFixtureWith(t, api, Config{}, objects...)
+}
+
+// newFixtureWith is newFixture with the Callers, WebhookConfiguration and
+// Webhooks of cfg.
+func newFixtureWith(t *testing.T, api evictionapi.API, cfg Config, objects ...runtime.Object) *fixture {
+	t.Helper()
+	kubeObjects, requests := []runtime.Object{optedInNamespace(wrappers.DefaultNamespace)}, []runtime.Object(nil)
 	for _, obj := range objects {
-		if _, ok := obj.(*corev1.Pod); ok || api == evictionapi.Lifecycle {
+		switch obj := obj.(type) {
+		case *corev1.Namespace:
+			if obj.Name == wrappers.DefaultNamespace {
+				kubeObjects[0] = obj
+			} else {
+				kubeObjects = append(kubeObjects, obj)
+			}
+		case *corev1.Pod, *admissionregistrationv1.ValidatingWebhookConfiguration:
 			kubeObjects = append(kubeObjects, obj)
-		} else {
-			requests = append(requests, obj)
+		default:
+			if api == evictionapi.Lifecycle {
+				kubeObjects = append(kubeObjects, obj)
+			} else {
+				requests = append(requests, obj)
+			}
 		}
 	}
 	f := &fixture{t: t, ctx: t.Context(), kube: k8sfake.NewClientset(kubeObjects...), evr: erfake.NewClientset(requests...),
@@ -84,10 +110,10 @@ func newFixture(t *testing.T, api evictionapi.API, objects ...runtime.Object) *f
 	kube := informers.NewSharedInformerFactoryWithOptions(f.kube, 0, informers.WithTransform(cachetransform.TrimPodsStripManagedFields))
 	factories := participant.Informers{Kube: kube, EvictionRequests: externalversions.NewSharedInformerFactory(f.evr, 0)}
 	pods := factories.Kube.Core().V1().Pods()
-	f.bridge, err = New(Config{
-		Participant: f.p, Informers: factories, Pods: pods.Lister(), Kube: f.kube, Recorder: f.recorder, Clock: clock.RealClock{},
-		CallTimeout: time.Second, Exempt: []string{"system:serviceaccount:evictionrequest-system:evictionrequest-apiserver"},
-	})
+	cfg.Participant, cfg.Informers, cfg.Pods, cfg.Kube, cfg.Recorder, cfg.Clock = f.p, factories, pods.Lister(), f.kube, f.recorder, clock.RealClock{}
+	cfg.Namespaces, cfg.Webhooks = kube.Core().V1().Namespaces(), kube.Admissionregistration().V1().ValidatingWebhookConfigurations()
+	cfg.CallTimeout, cfg.Exempt = time.Second, []string{"system:serviceaccount:evictionrequest-system:evictionrequest-apiserver"}
+	f.bridge, err = New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +132,22 @@ func newFixture(t *testing.T, api evictionapi.API, objects ...runtime.Object) *f
 	return f
 }
 
-// decide asks the bridge about an eviction of pod by user.
+// optedInNamespace is the namespace name, opted in to the bridge.
+func optedInNamespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{NamespaceLabel: NamespaceOptIn}}}
+}
+
+// decide asks the bridge about an eviction of pod by user, in a review
+// kube-apiserver sent.
 func (f *fixture) decide(pod *corev1.Pod, user string, dryRun bool) Decision {
 	f.t.Helper()
-	d, err := f.bridge.Decide(f.ctx, Eviction{Namespace: pod.Namespace, Pod: pod.Name, User: user, DryRun: dryRun})
+	return f.decideEviction(Eviction{Namespace: pod.Namespace, Pod: pod.Name, User: user, DryRun: dryRun, Authenticated: true})
+}
+
+// decideEviction asks the bridge about e.
+func (f *fixture) decideEviction(e Eviction) Decision {
+	f.t.Helper()
+	d, err := f.bridge.Decide(f.ctx, e)
 	if err != nil {
 		f.t.Fatalf("Decide: %v", err)
 	}

@@ -43,12 +43,12 @@ func (b *Bridge) request(ctx context.Context, pod *corev1.Pod, e Eviction) (part
 	if err != nil {
 		return participant.Status{}, fmt.Errorf("requesting the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	klog.FromContext(ctx).V(2).Info("Requested the eviction of a pod evicted through the Eviction API", "pod", klog.KObj(pod), "user", e.User, "request", status.Request)
-	b.cfg.Recorder.Eventf(b.requestRef(pod, status), corev1.EventTypeNormal, EventRequestedThroughEvictionAPI,
-		"Requested through the eviction API by %s.", e.User)
+	klog.FromContext(ctx).V(2).Info("Requested the eviction of a pod evicted through the Eviction API", "pod", klog.KObj(pod), "user", e.User,
+		"authenticated", e.Authenticated, "request", status.Request)
+	b.cfg.Recorder.Event(b.requestRef(pod, status), corev1.EventTypeNormal, EventRequestedThroughEvictionAPI, RequestedMessage(e))
 	if err := b.cfg.Participant.Annotate(ctx, pod.Namespace, pod.UID, map[string]*string{
 		LastCallAnnotation: ptr.To(b.cfg.Clock.Now().UTC().Format(time.RFC3339)),
-		CallersAnnotation:  ptr.To(addCaller(status.Annotations, e.User)),
+		CallersAnnotation:  ptr.To(addCaller(status.Annotations, e.Caller())),
 	}); err != nil {
 		return participant.Status{}, fmt.Errorf("annotating the EvictionRequest of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
@@ -60,6 +60,17 @@ func (b *Bridge) request(ctx context.Context, pod *corev1.Pod, e Eviction) (part
 	return status, nil
 }
 
+// RequestedMessage is the message of the event that records who asked for
+// the eviction through the Eviction API: the user kube-apiserver
+// authenticated, or, when the review did not prove it came from
+// kube-apiserver, the name it claimed, said to be unverified.
+func RequestedMessage(e Eviction) string {
+	if e.Authenticated {
+		return fmt.Sprintf("Requested through the eviction API by %s.", e.User)
+	}
+	return fmt.Sprintf("Requested through the eviction API by %s, as an unauthenticated review claimed: the bridge does not verify that its callers are kube-apiserver.", e.User)
+}
+
 // touch records that an eviction of the pod reached the bridge again, at
 // most a few times per inactivity time-out, so that a client retrying every
 // few seconds costs one write a minute or so.
@@ -69,7 +80,7 @@ func (b *Bridge) touch(ctx context.Context, pod *corev1.Pod, status participant.
 	}
 	now := b.cfg.Clock.Now()
 	last, err := time.Parse(time.RFC3339, status.Annotations[LastCallAnnotation])
-	callers := addCaller(status.Annotations, e.User)
+	callers := addCaller(status.Annotations, e.Caller())
 	if err == nil && now.Sub(last) < b.cfg.Inactivity/4 && callers == status.Annotations[CallersAnnotation] {
 		return
 	}

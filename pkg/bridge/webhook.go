@@ -18,6 +18,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,10 +43,16 @@ const maxReviewBytes = 3 << 20
 
 // ServeHTTP answers an AdmissionReview (admission.k8s.io/v1) of a CREATE of
 // pods/eviction with the bridge's decision. A review of anything else is
-// allowed: the webhook configuration selects only pods/eviction.
+// allowed: the webhook configuration selects only pods/eviction. With
+// Config.Callers, a caller that is not kube-apiserver gets 401 or 403
+// before its body is read.
 func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := b.cfg.Clock.Now()
 	ctx := r.Context()
+	authenticated, ok := b.authenticate(w, r)
+	if !ok {
+		return
+	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST an AdmissionReview", http.StatusMethodNotAllowed)
 		return
@@ -63,7 +70,8 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	response := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	outcome := "ignored"
 	if req.Operation == admissionv1.Create && req.SubResource == "eviction" && req.Resource.Resource == "pods" {
-		decision, err := b.Decide(ctx, Eviction{Namespace: req.Namespace, Pod: req.Name, User: req.UserInfo.Username, DryRun: isDryRun(req)})
+		decision, err := b.Decide(ctx, Eviction{Namespace: req.Namespace, Pod: req.Name, User: req.UserInfo.Username,
+			DryRun: isDryRun(req), Authenticated: authenticated})
 		if err != nil {
 			// kube-apiserver applies the webhook's failurePolicy.
 			metrics.Decisions.WithLabelValues(metrics.OutcomeError).Inc()
@@ -84,13 +92,33 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		metrics.DecisionDuration.Observe(b.cfg.Clock.Since(start).Seconds())
 	}
 	klog.FromContext(ctx).V(4).Info("Answered an eviction", "pod", klog.KRef(req.Namespace, req.Name), "user", req.UserInfo.Username,
-		"allowed", response.Allowed, "outcome", outcome)
+		"authenticated", authenticated, "allowed", response.Allowed, "outcome", outcome)
 	review.Response = response
 	review.Request = nil
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(review); err != nil {
 		klog.FromContext(ctx).Error(err, "Writing an AdmissionReview")
 	}
+}
+
+// authenticate is true when r comes from kube-apiserver, as its client
+// certificate proves, and ok when the bridge serves r: a caller that is
+// not kube-apiserver is refused with 401 or 403 and counted, unless the
+// bridge authenticates no caller (then authenticated is false).
+func (b *Bridge) authenticate(w http.ResponseWriter, r *http.Request) (authenticated, ok bool) {
+	if b.cfg.Callers == nil {
+		return false, true
+	}
+	name, err := b.cfg.Callers.Authenticate(r)
+	var refused *errCallerRefused
+	if errors.As(err, &refused) {
+		metrics.RefusedCalls.WithLabelValues(refused.reason).Inc()
+		klog.FromContext(r.Context()).V(2).Info("Refused a call of the eviction API bridge", "remoteAddress", r.RemoteAddr, "reason", refused.reason, "err", err)
+		http.Error(w, "the eviction API bridge serves kube-apiserver only: "+err.Error(), refused.code())
+		return false, false
+	}
+	klog.FromContext(r.Context()).V(5).Info("A call of the eviction API bridge from kube-apiserver", "certificate", name)
+	return true, true
 }
 
 // isDryRun is true for a dry run: of the request, or of the eviction itself,

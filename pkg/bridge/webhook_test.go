@@ -60,8 +60,11 @@ func (f *fixture) review(namespace, pod string, dryRun ...string) (int, *admissi
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	recorder := httptest.NewRecorder()
-	f.bridge.ServeHTTP(recorder, httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body)))
+	recorder, r := httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+	if f.reviewer != nil {
+		f.reviewer(r)
+	}
+	f.bridge.ServeHTTP(recorder, r)
 	var review admissionv1.AdmissionReview
 	if recorder.Code == http.StatusOK {
 		if err := json.Unmarshal(recorder.Body.Bytes(), &review); err != nil {

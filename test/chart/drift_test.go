@@ -39,8 +39,8 @@ var scenarios = []struct {
 	{"cert-manager", "cert-manager", nil},
 	{"dev", "dev", nil},
 	{"lifecycle", "lifecycle", nil},
-	{"bridge", "default", []string{"eviction-bridge"}},
-	{"lifecycle-bridge", "lifecycle", []string{"eviction-bridge-lifecycle"}},
+	{"bridge", "default", []string{"eviction-bridge", "eviction-bridge-authentication"}},
+	{"lifecycle-bridge", "lifecycle", []string{"eviction-bridge-lifecycle", "eviction-bridge-authentication"}},
 	{"monitoring", "default", []string{artifacts.MonitoringComponent}},
 	// The release component comes last: it pins the image of the
 	// Deployments of the components before it, as every overlay's does.
@@ -83,9 +83,9 @@ func TestTheChartInstallsWhatTheOverlaysInstall(t *testing.T) {
 	}
 }
 
-// generatedName is the hash kustomize appends to the names of the Secrets it
-// generates, and to their references.
-var generatedName = regexp.MustCompile(`(evictionrequest-[a-z-]+-tls)-[a-z0-9]{10}\b`)
+// generatedName is the hash kustomize appends to the names of the Secrets
+// and ConfigMaps it generates, and to their references.
+var generatedName = regexp.MustCompile(`(evictionrequest-[a-z-]+-(?:tls|ca))-[a-z0-9]{10}\b`)
 
 // overlayObjects renders overlay with components, as a user's kustomization
 // does, with placeholder certificate files, the generated Secrets left out

@@ -38,9 +38,10 @@ const bridgeInactivity = 15 * time.Second
 
 func TestMain(m *testing.M) {
 	// The eviction API bridge is installed as users add it: the component
-	// on the default overlay; it acts in the namespaces that opt in.
+	// on the default overlay, serving kube-apiserver only; it acts in the
+	// namespaces that opt in.
 	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) {
-		cfg.Components = append(cfg.Components, "eviction-bridge")
+		cfg.Components = append(cfg.Components, "eviction-bridge", "eviction-bridge-authentication")
 		cfg.ServerArgs = append(cfg.ServerArgs, "--eviction-bridge-inactivity-timeout="+bridgeInactivity.String())
 	}))
 }

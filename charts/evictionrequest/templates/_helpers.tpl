@@ -119,6 +119,34 @@ enabled; "" otherwise.
 {{- end }}
 
 {{/*
+The arguments, volume mount and volume of the bridge's caller
+authentication, for the component of api when it serves the bridge with
+evictionBridge.clientAuthentication on; "" otherwise.
+*/}}
+{{- define "evictionrequest.bridgeAuthentication" -}}
+{{- $auth := .ctx.Values.evictionBridge.clientAuthentication }}
+{{- if and $auth.enabled (eq (include "evictionrequest.bridgeAPI" .ctx) .api) }}
+{{- if not $auth.caBundle }}
+{{- fail "evictionBridge.clientAuthentication.caBundle is required with evictionBridge.clientAuthentication.enabled: the CA of kube-apiserver's client certificate for the bridge" }}
+{{- end }}
+{{- if eq .part "args" }}
+- --eviction-bridge-client-ca-file=/var/run/eviction-bridge/client-ca/ca.crt
+{{- with $auth.allowedNames }}
+- --eviction-bridge-allowed-names={{ join "," . }}
+{{- end }}
+{{- else if eq .part "volumeMount" }}
+- name: eviction-bridge-client-ca
+  mountPath: /var/run/eviction-bridge/client-ca
+  readOnly: true
+{{- else }}
+- name: eviction-bridge-client-ca
+  configMap:
+    name: evictionrequest-eviction-bridge-client-ca
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
 The API whose component runs the node drain, when it is enabled; ""
 otherwise.
 */}}

@@ -19,6 +19,7 @@ package app
 import (
 	"errors"
 
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/rest"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
@@ -68,15 +69,29 @@ func applyBridge(o *options.BridgeOptions, config *apiserver.Config, controllers
 		return err
 	}
 	config.ExtraConfig.EvictionBridge = &apiserver.EvictionBridge{Path: bridge.Path, Handler: b, Ready: b.ReadyCheck(), Start: b.Start}
+	if ca := b.ClientCA(); ca != nil {
+		// The TLS server asks for a client certificate of the bridge's CA
+		// too, beside those delegated authentication trusts.
+		serving := config.GenericConfig.SecureServing
+		if serving == nil {
+			return errors.New("the eviction API bridge needs the secure port")
+		}
+		if serving.ClientCA == nil {
+			serving.ClientCA = ca
+		} else {
+			serving.ClientCA = dynamiccertificates.NewUnionCAContentProvider(serving.ClientCA, ca)
+		}
+	}
 	if m := config.ExtraConfig.Controllers; m != nil {
 		m.Controllers = append(m.Controllers, b.Janitor())
 	}
 	return nil
 }
 
-// bridgePaths are what the bridge adds to the paths served without
-// credentials and authorized to anyone: kube-apiserver calls admission
-// webhooks without credentials.
+// bridgePaths are the paths of the bridge, which authenticates its callers
+// itself (authentication.SelfAuthenticatedOn) and which authorization lets
+// through: kube-apiserver calls admission webhooks with the credentials of
+// its admission configuration, if any, not as a user of the cluster.
 func bridgePaths(o *options.BridgeOptions) []string {
 	if !o.Enabled {
 		return nil

@@ -195,7 +195,6 @@ func (o *Options) Complete() error {
 	if clientURL != "" {
 		transport.ServerList = []string{clientURL}
 	}
-	o.AnonymousAuthPaths = append(o.AnonymousAuthPaths, bridgePaths(o.Bridge)...)
 	if authz := o.RecommendedOptions.Authorization; authz != nil {
 		authz.AlwaysAllowPaths = append(authz.AlwaysAllowPaths, bridgePaths(o.Bridge)...)
 	}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -63,7 +64,7 @@ func (o *Options) startBridge(ctx context.Context, client, eventClient kubernete
 	if err != nil {
 		return controllermanager.Descriptor{}, nil, err
 	}
-	if err := o.serveBridge(ctx, b); err != nil {
+	if err := o.serveBridge(ctx, b, b.ClientCA()); err != nil {
 		return controllermanager.Descriptor{}, nil, err
 	}
 	b.Start(ctx)
@@ -82,8 +83,8 @@ func (o *Options) defaultServingCert() error {
 }
 
 // serveBridge serves the bridge's webhook with TLS on --secure-port until
-// ctx ends.
-func (o *Options) serveBridge(ctx context.Context, handler http.Handler) error {
+// ctx ends, asking callers for a client certificate of clientCA, if any.
+func (o *Options) serveBridge(ctx context.Context, handler http.Handler, clientCA dynamiccertificates.CAContentProvider) error {
 	var info *server.SecureServingInfo
 	if err := o.SecureServing.ApplyTo(&info); err != nil {
 		return err
@@ -91,6 +92,7 @@ func (o *Options) serveBridge(ctx context.Context, handler http.Handler) error {
 	if info == nil {
 		return errors.New("the eviction API bridge needs --secure-port")
 	}
+	info.ClientCA = clientCA
 	mux := http.NewServeMux()
 	mux.Handle(bridge.Path, handler)
 	_, _, err := info.Serve(mux, bridgeShutdownTimeout, ctx.Done())

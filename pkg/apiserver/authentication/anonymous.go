@@ -16,8 +16,9 @@ limitations under the License.
 
 // Package authentication holds the server's authenticators besides the ones
 // k8s.io/apiserver's delegated authentication builds: the front-proxy
-// authenticator that remembers verified certificate chains, and the
-// restriction of anonymous requests to some paths.
+// authenticator that remembers verified certificate chains, the
+// restriction of anonymous requests to some paths, and the paths whose
+// handlers authenticate their callers themselves.
 package authentication
 
 import (

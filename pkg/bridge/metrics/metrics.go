@@ -33,7 +33,7 @@ var (
 	// Decisions counts the evictions the bridge answered, by outcome.
 	Decisions = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Subsystem: subsystem, Name: "decisions_total",
-		Help:           "Evictions (pods/eviction) the eviction API bridge answered, by outcome: allowed (no-participants, pod-gone, pod-terminating, exempt, eviction-step, request-complete) or refused with 429 (requested, in-progress, cancellation-forbidden); error when it could not decide.",
+		Help:           "Evictions (pods/eviction) the eviction API bridge answered, by outcome: allowed (not-opted-in, no-participants, pod-gone, pod-terminating, exempt, eviction-step, request-complete) or refused with 429 (requested, in-progress, cancellation-forbidden); error when it could not decide.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"outcome"})
 	// DecisionDuration is how long the bridge took to answer.
@@ -50,6 +50,13 @@ var (
 		Help:           "EvictionRequests the eviction API bridge withdrew from because no eviction of their pod reached it for the inactivity time-out.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	// RefusedCalls counts the calls of the webhook the bridge refused
+	// because they did not come from kube-apiserver.
+	RefusedCalls = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Subsystem: subsystem, Name: "refused_calls_total",
+		Help:           "Calls of the eviction API bridge's webhook refused before their body was read because the caller did not prove it is kube-apiserver (--eviction-bridge-client-ca-file), by reason: unauthenticated (401) or forbidden (403, a certificate of another name).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"reason"})
 )
 
 // OutcomeError labels a decision the bridge could not make.
@@ -60,6 +67,6 @@ var registerOnce sync.Once
 // Register registers the metrics with the legacy registry, once.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(Decisions, DecisionDuration, Withdrawals)
+		legacyregistry.MustRegister(Decisions, DecisionDuration, Withdrawals, RefusedCalls)
 	})
 }

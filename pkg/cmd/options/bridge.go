@@ -18,6 +18,7 @@ package options
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,8 +49,14 @@ type BridgeOptions struct {
 	// WebhookConfiguration, when set, is the ValidatingWebhookConfiguration
 	// whose caBundle the server keeps equal to the CA of its serving
 	// certificate: CAFile, else ca.crt beside --tls-cert-file, else the
-	// self-signed certificate's own bundle.
+	// self-signed certificate's own bundle. Its namespaceSelector is the
+	// one the bridge applies.
 	WebhookConfiguration, CAFile string
+	// ClientCAFile is the CA of the client certificate kube-apiserver
+	// presents to the webhook; AllowedNames its common names (any when
+	// empty). Without it the bridge serves any caller.
+	ClientCAFile string
+	AllowedNames []string
 }
 
 // NewBridgeOptions returns the defaults: off.
@@ -68,7 +75,13 @@ func (o *BridgeOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.ExemptUsers, "eviction-bridge-exempt-users", o.ExemptUsers,
 		"User names whose evictions the bridge lets through untouched (the webhook's matchConditions are the first place for this).")
 	fs.StringVar(&o.WebhookConfiguration, "eviction-bridge-webhook-configuration", o.WebhookConfiguration,
-		"ValidatingWebhookConfiguration whose caBundle the server keeps equal to the CA of its serving certificate, so that kube-apiserver trusts the bridge however the certificate was issued.")
+		"ValidatingWebhookConfiguration whose caBundle the server keeps equal to the CA of its serving certificate, so that kube-apiserver trusts the bridge however the certificate was issued. "+
+			"The bridge also applies its webhooks' namespaceSelector itself; without this flag, it acts in namespaces labelled "+bridge.NamespaceLabel+"="+bridge.NamespaceOptIn+" only.")
+	fs.StringVar(&o.ClientCAFile, "eviction-bridge-client-ca-file", o.ClientCAFile,
+		"CA bundle (PEM, reloaded when it changes) of the client certificate kube-apiserver presents to the bridge, as its admission configuration sets it (the ValidatingAdmissionWebhook plugin's kubeConfigFile). "+
+			"Calls without a certificate of this CA get 401 before their body is read. Without it the bridge serves any caller that reaches the port, and says so at start.")
+	fs.StringSliceVar(&o.AllowedNames, "eviction-bridge-allowed-names", o.AllowedNames,
+		"Common names of kube-apiserver's client certificate, of --eviction-bridge-client-ca-file; a certificate of another name gets 403. Empty accepts any the CA signed.")
 	fs.StringVar(&o.CAFile, "eviction-bridge-ca-file", o.CAFile,
 		"CA of the serving certificate, for --eviction-bridge-webhook-configuration; default: ca.crt beside --tls-cert-file, else the self-signed certificate's bundle.")
 }
@@ -84,6 +97,9 @@ func (o *BridgeOptions) Validate() []error {
 	}
 	if o.RetryAfter < time.Second {
 		errs = append(errs, fmt.Errorf("--eviction-bridge-retry-after must be at least 1s, got %s", o.RetryAfter))
+	}
+	if len(o.AllowedNames) > 0 && o.ClientCAFile == "" {
+		errs = append(errs, errors.New("--eviction-bridge-allowed-names needs --eviction-bridge-client-ca-file"))
 	}
 	return errs
 }

@@ -19,15 +19,21 @@ package options
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/bridge"
@@ -80,6 +86,9 @@ type Bridge struct {
 	opts        *BridgeOptions
 	deps        BridgeDeps
 	broadcaster record.EventBroadcaster
+	// clientCA is the CA of kube-apiserver's client certificate, nil
+	// when the bridge authenticates no caller.
+	clientCA dynamiccertificates.CAContentProvider
 }
 
 // NewBridge builds the eviction API bridge of the options on deps: the one
@@ -94,10 +103,23 @@ func (o *BridgeOptions) NewBridge(deps BridgeDeps) (*Bridge, error) {
 		return nil, err
 	}
 	pods := deps.Informers.Kube.Core().V1().Pods()
+	// The bridge's own webhook configuration, and nothing else of its
+	// kind: its role may read that one object only.
+	webhooks := informers.NewSharedInformerFactoryWithOptions(deps.Client, 0, informers.WithTweakListOptions(func(opts *metav1.ListOptions) {
+		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", o.WebhookConfiguration).String()
+	}))
+	deps.Own = append(deps.Own, webhooks)
+	callers, clientCA, err := o.callerAuthenticator()
+	if err != nil {
+		return nil, err
+	}
 	broadcaster := record.NewBroadcaster()
 	b, err := bridge.New(bridge.Config{
 		Participant: p, Informers: deps.Informers,
 		Pods: pods.Lister(), Kube: deps.Client, Clock: clock.RealClock{},
+		Namespaces:           deps.Informers.Kube.Core().V1().Namespaces(),
+		WebhookConfiguration: o.WebhookConfiguration, Webhooks: webhooks.Admissionregistration().V1().ValidatingWebhookConfigurations(),
+		Callers:    callers,
 		Recorder:   broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "eviction-bridge"}),
 		Inactivity: o.Inactivity, RetryAfter: o.RetryAfter, CallTimeout: deps.CallTimeout, Exempt: o.ExemptUsers,
 	})
@@ -106,7 +128,27 @@ func (o *BridgeOptions) NewBridge(deps BridgeDeps) (*Bridge, error) {
 	}
 	pods.Informer()
 	metrics.Register()
-	return &Bridge{Bridge: b, opts: o, deps: deps, broadcaster: broadcaster}, nil
+	return &Bridge{Bridge: b, opts: o, deps: deps, broadcaster: broadcaster, clientCA: clientCA}, nil
+}
+
+// callerAuthenticator is the authenticator of --eviction-bridge-client-ca-file
+// and the CA it verifies with; nil and nil without the flag.
+func (o *BridgeOptions) callerAuthenticator() (*bridge.CallerAuthenticator, dynamiccertificates.CAContentProvider, error) {
+	if o.ClientCAFile == "" {
+		return nil, nil, nil
+	}
+	ca, err := dynamiccertificates.NewDynamicCAContentFromFile("eviction-bridge-client-ca", o.ClientCAFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--eviction-bridge-client-ca-file: %w", err)
+	}
+	return bridge.NewCallerAuthenticator(ca, o.AllowedNames), ca, nil
+}
+
+// ClientCA is the CA of the client certificate the bridge requires of
+// kube-apiserver, for the TLS server that serves it to ask for one; nil
+// when it requires none.
+func (b *Bridge) ClientCA() dynamiccertificates.CAContentProvider {
+	return b.clientCA
 }
 
 // Start records the bridge's events, starts its own informers, learns the
@@ -125,6 +167,12 @@ func (b *Bridge) Start(ctx context.Context) {
 			f.Shutdown()
 		}
 	}()
+	if b.clientCA == nil {
+		klog.FromContext(ctx).Info("WARNING: the eviction API bridge serves any caller: whoever reaches its port can post an AdmissionReview "+
+			"and have the bridge request, with its own rights, the eviction of a pod with interceptors (responders) in a namespace that opted in, "+
+			"in the name of any user; set --eviction-bridge-client-ca-file to the CA of kube-apiserver's client certificate for the webhook",
+			"path", bridge.Path)
+	}
 	go b.ExemptSelf(ctx, b.deps.Client)
 	if b.opts.WebhookConfiguration != "" {
 		go b.opts.SyncCABundle(ctx, b.deps.Client, b.deps.CertFile, b.deps.CallTimeout)

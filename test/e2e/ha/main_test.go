@@ -45,6 +45,11 @@ func TestMain(m *testing.M) {
 		}
 	}
 	// The lifecycle overlay's evictionrequest-controller runs beside the
-	// server, in its namespace: an admin who installs both overlays.
-	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) { cfg.LifecycleController = true }))
+	// server, in its namespace: an admin who installs both overlays; the
+	// server's replicas serve the eviction API bridge to kube-apiserver
+	// only.
+	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) {
+		cfg.LifecycleController = true
+		cfg.Components = []string{"eviction-bridge", "eviction-bridge-authentication"}
+	}))
 }

@@ -47,7 +47,8 @@ func TestMain(m *testing.M) {
 		cfg.Overlay = localcluster.LifecycleOverlay
 		cfg.ServerArgs = append(framework.NodeDrainArgs(), "--v=2", "--eviction-bridge-inactivity-timeout=15s")
 		// The eviction API bridge, as users add it to the lifecycle
-		// overlay; it acts in the namespaces that opt in.
-		cfg.Components = []string{"eviction-bridge-lifecycle"}
+		// overlay, serving kube-apiserver only; it acts in the namespaces
+		// that opt in.
+		cfg.Components = []string{"eviction-bridge-lifecycle", "eviction-bridge-authentication"}
 	}))
 }
