@@ -19,12 +19,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -312,4 +314,46 @@ func TestAnExemptIdentityEvictsAtOnce(t *testing.T) {
 func TestTheBridgeLetsTheDeclarativeDrainsEscalationThrough(t *testing.T) {
 	t.Parallel()
 	f.CheckDeclarativeEscalationThroughTheBridge(t, framework.PodOptions{Interceptors: []string{parkedInterceptor}})
+}
+
+// Tried as an attacker inside the cluster would: a review posted to the
+// bridge's port directly, without kube-apiserver's client certificate (or
+// with a user's of the cluster), is refused with 401 and creates nothing,
+// for a pod in a namespace that opted in as for one that did not; a review
+// with kube-apiserver's certificate for a namespace that did not opt in is
+// allowed untouched and creates nothing either.
+func TestTheBridgeActsOnlyForKubeAPIServer(t *testing.T) {
+	t.Parallel()
+	const holder = "hold.e2e.example.com"
+	victim, optedIn := f.NewNamespace(t), f.NewNamespace(t)
+	optIn(t, optedIn)
+	node := f.NewNode(t)
+	pods := []*corev1.Pod{
+		f.CreatePod(t, victim, "sensitive-app", framework.PodOptions{Node: node, Interceptors: []string{holder}}),
+		f.CreatePod(t, optedIn, "sensitive-app", framework.PodOptions{Node: node, Interceptors: []string{holder}}),
+	}
+	metricsOf := func() framework.MetricSamples {
+		return framework.ScrapeMetrics(t, f.ServerClientConfig(f.EvictionServer()))
+	}
+	const refused = `evictionrequest_eviction_bridge_refused_calls_total{reason="unauthenticated"}`
+	before, _ := metricsOf().Value(refused)
+	for _, caller := range []localcluster.BridgeCaller{localcluster.NoCertificate, localcluster.ClusterAdmin} {
+		for _, pod := range pods {
+			if code, _ := f.ForgedReview(t, caller, pod.Namespace, pod.Name, "someone-else@example.com"); code != http.StatusUnauthorized {
+				t.Errorf("a review of %s/%s without kube-apiserver's certificate (caller %d): HTTP %d, want 401", pod.Namespace, pod.Name, caller, code)
+			}
+		}
+	}
+	code, response := f.ForgedReview(t, localcluster.KubeAPIServer, victim, pods[0].Name, "someone-else@example.com")
+	if code != http.StatusOK || response == nil || !response.Allowed {
+		t.Errorf("a review of a namespace that did not opt in: HTTP %d, response %+v, want allowed", code, response)
+	}
+	for _, pod := range pods {
+		if _, err := f.EvictionRequests(pod.Namespace).Get(t.Context(), string(pod.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the EvictionRequest of %s/%s: %v, want none", pod.Namespace, pod.Name, err)
+		}
+	}
+	if after, _ := metricsOf().Value(refused); after < before+4 {
+		t.Errorf("%s went from %v to %v, want at least 4 more", refused, before, after)
+	}
 }

@@ -19,6 +19,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -141,4 +142,46 @@ func TestTheBridgeLetsTheDeclarativeDrainsEscalationThrough(t *testing.T) {
 	f.CheckDeclarativeEscalationThroughTheBridge(t, framework.PodOptions{Mutate: func(p *corev1.Pod) {
 		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder("e2e.example.com/hold", 5000)}
 	}})
+}
+
+// Tried as an attacker inside the cluster would, on lifecycle.k8s.io: a
+// review posted to evictionrequest-controller's bridge directly, without
+// kube-apiserver's client certificate (or with a user's of the cluster),
+// is refused with 401 and creates no EvictionRequest, in a namespace that
+// opted in as in one that did not; with kube-apiserver's certificate, a
+// review for a namespace that did not opt in is allowed and creates none.
+func TestTheBridgeActsOnlyForKubeAPIServer(t *testing.T) {
+	t.Parallel()
+	victim, optedIn := f.NewNamespace(t), f.NewNamespace(t)
+	optIn(t, optedIn)
+	node := f.NewNode(t)
+	var pods []*corev1.Pod
+	for _, ns := range []string{victim, optedIn} {
+		pods = append(pods, f.CreatePod(t, ns, "sensitive-app", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
+			p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder("e2e.example.com/hold", 5000)}
+		}}))
+	}
+	metricsOf := func() framework.MetricSamples { return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL) }
+	const refused = `evictionrequest_eviction_bridge_refused_calls_total{reason="unauthenticated"}`
+	before, _ := metricsOf().Value(refused)
+	for _, caller := range []localcluster.BridgeCaller{localcluster.NoCertificate, localcluster.ClusterAdmin} {
+		for _, pod := range pods {
+			if code, _ := f.ForgedReview(t, caller, pod.Namespace, pod.Name, "someone-else@example.com"); code != http.StatusUnauthorized {
+				t.Errorf("a review of %s/%s without kube-apiserver's certificate (caller %d): HTTP %d, want 401", pod.Namespace, pod.Name, caller, code)
+			}
+		}
+	}
+	code, response := f.ForgedReview(t, localcluster.KubeAPIServer, victim, pods[0].Name, "someone-else@example.com")
+	if code != http.StatusOK || response == nil || !response.Allowed {
+		t.Errorf("a review of a namespace that did not opt in: HTTP %d, response %+v, want allowed", code, response)
+	}
+	for _, ns := range []string{victim, optedIn} {
+		list, err := f.Kube.LifecycleV1alpha1().EvictionRequests(ns).List(t.Context(), metav1.ListOptions{})
+		if err != nil || len(list.Items) != 0 {
+			t.Errorf("EvictionRequests in %s: %v, %v; want none", ns, list, err)
+		}
+	}
+	if after, _ := metricsOf().Value(refused); after < before+4 {
+		t.Errorf("%s went from %v to %v, want at least 4 more", refused, before, after)
+	}
 }
