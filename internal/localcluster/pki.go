@@ -25,8 +25,8 @@ import (
 
 	"k8s.io/client-go/util/keyutil"
 
-	pkiutil "github.com/evictionrequest/apiserver/internal/pki"
 	"github.com/evictionrequest/apiserver/artifacts"
+	pkiutil "github.com/evictionrequest/apiserver/internal/pki"
 )
 
 const certValidity = 365 * 24 * time.Hour

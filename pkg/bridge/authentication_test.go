@@ -99,7 +99,9 @@ func TestTheWebhookRefusesCallersOtherThanKubeAPIServer(t *testing.T) {
 		{"a certificate of another CA", func(t *testing.T, _, otherCA *pki.Authority) *x509.Certificate {
 			return clientCert(t, otherCA, kubeAPIServerName)
 		}, http.StatusUnauthorized, RefusedUnauthenticated},
-		{"another name", func(t *testing.T, kubeCA, _ *pki.Authority) *x509.Certificate { return clientCert(t, kubeCA, "someone-else") },
+		{"another name", func(t *testing.T, kubeCA, _ *pki.Authority) *x509.Certificate {
+			return clientCert(t, kubeCA, "someone-else")
+		},
 			http.StatusForbidden, RefusedForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

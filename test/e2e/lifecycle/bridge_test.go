@@ -161,7 +161,9 @@ func TestTheBridgeActsOnlyForKubeAPIServer(t *testing.T) {
 			p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder("e2e.example.com/hold", 5000)}
 		}}))
 	}
-	metricsOf := func() framework.MetricSamples { return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL) }
+	metricsOf := func() framework.MetricSamples {
+		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+	}
 	const refused = `evictionrequest_eviction_bridge_refused_calls_total{reason="unauthenticated"}`
 	before, _ := metricsOf().Value(refused)
 	for _, caller := range []localcluster.BridgeCaller{localcluster.NoCertificate, localcluster.ClusterAdmin} {
