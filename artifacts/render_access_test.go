@@ -73,7 +73,8 @@ func TestUserRoles(t *testing.T) {
 		t.Error("the aggregate-to-edit role lets every editor write the status interceptors own")
 	}
 	for role, want := range map[string][]string{
-		"evictionrequest-interceptor": {"evictionrequests/status update", "pods delete"},
+		"evictionrequest-interceptor":                 {"evictionrequests/status update"},
+		"evictionrequest-interceptor-leader-election": {"leases update"},
 		"evictionrequest-requester":   {"evictionrequests create", "pods delete"},
 		"evictionrequest-drainer":     {"nodes patch"},
 	} {
@@ -82,6 +83,14 @@ func TestUserRoles(t *testing.T) {
 			if !allows(rulesOf(role), resource, verb) {
 				t.Errorf("%s does not allow %s", role, w)
 			}
+		}
+	}
+	// An interceptor answers without the power to delete pods or to write
+	// Leases: the leader-election role is bound in its own namespace.
+	for _, w := range []string{"pods delete", "leases update"} {
+		resource, verb, _ := strings.Cut(w, " ")
+		if allows(rulesOf("evictionrequest-interceptor"), resource, verb) {
+			t.Errorf("evictionrequest-interceptor allows %s", w)
 		}
 	}
 }

@@ -77,6 +77,8 @@ var controllers = []string{"disruption", "garbagecollector", "serviceaccount", "
 	// The default roles (admin, edit, view) gain the rules of the roles
 	// aggregated into them, such as the overlays' evictionrequest-edit.
 	"clusterrole-aggregation",
+	// The usage of ResourceQuotas, our API's requests among it.
+	"resourcequota",
 	// The kube-root-ca.crt ConfigMap of every namespace, which the service
 	// account volume of the pods on the real kubelet nodes projects.
 	"root-ca-cert-publisher"}
@@ -240,6 +242,10 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 		"--controllers="+strings.Join(controllers, ","),
 		"--leader-elect=false",
 		"--use-service-account-credentials=false",
+		// kube-controller-manager discovers our API within 30 s of its
+		// start and counts it in a quota at the quota's next full sync,
+		// every 5 minutes by default: a test's quota must not wait that long.
+		"--resource-quota-sync-period=15s",
 		// Its /metrics, for the benchmarks that compare our processes
 		// with it; the serving certificate is self-signed.
 		"--bind-address=127.0.0.1",

@@ -36,12 +36,17 @@ var f *framework.Framework
 // the suite, short enough to watch a withdrawal.
 const bridgeInactivity = 15 * time.Second
 
+// completedTTL is how long the suite's server keeps a completed request,
+// short enough to watch one go.
+const completedTTL = 90 * time.Second
+
 func TestMain(m *testing.M) {
 	// The eviction API bridge is installed as users add it: the component
 	// on the default overlay, serving kube-apiserver only; it acts in the
 	// namespaces that opt in.
 	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) {
 		cfg.Components = append(cfg.Components, "eviction-bridge", "eviction-bridge-authentication")
-		cfg.ServerArgs = append(cfg.ServerArgs, "--eviction-bridge-inactivity-timeout="+bridgeInactivity.String())
+		cfg.ServerArgs = append(cfg.ServerArgs, "--eviction-bridge-inactivity-timeout="+bridgeInactivity.String(),
+			"--completed-evictionrequest-ttl="+completedTTL.String())
 	}))
 }

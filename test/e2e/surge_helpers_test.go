@@ -28,6 +28,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -57,13 +58,16 @@ func podOnCordonedNode(t *testing.T, ns, interceptorName string, mutate func(*ap
 // startOwnSurgeInterceptor runs a surge interceptor of the test's own, named
 // name and limited to ns, so that the test may kill it. Its log and its
 // leader election lease are named after ns and the first label of name, so
-// that a test may run two.
+// that a test may run two; the Lease is in ns, where the test binds the
+// interceptors' leader-election role to it, as docs/actors.md has users
+// bind it in an interceptor's own namespace.
 func startOwnSurgeInterceptor(t *testing.T, ns, name string, args ...string) *localcluster.Process {
 	t.Helper()
+	bindLeaderElection(t, ns, "evictionrequest-system", "evictionrequest-surge-interceptor")
 	id := "surge-" + ns + "-" + strings.SplitN(name, ".", 2)[0]
 	p, err := f.StartSurgeInterceptor(t.Context(), localcluster.WorkloadOptions{
 		Name: id,
-		Args: append([]string{"--name=" + name, "--namespace=" + ns, "--leader-elect-resource-name=" + id,
+		Args: append([]string{"--name=" + name, "--namespace=" + ns, "--leader-elect-resource-name=" + id, "--leader-elect-resource-namespace=" + ns,
 			"--poll-interval=500ms", "--janitor-period=1s", "--heartbeat-period=1s", "--v=4"}, args...),
 	})
 	if err != nil {
@@ -71,6 +75,20 @@ func startOwnSurgeInterceptor(t *testing.T, ns, name string, args ...string) *lo
 	}
 	t.Cleanup(p.Stop)
 	return p
+}
+
+// bindLeaderElection binds evictionrequest-interceptor-leader-election to
+// the service account saNamespace/sa in ns, once.
+func bindLeaderElection(t *testing.T, ns, saNamespace, sa string) {
+	t.Helper()
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "leader-election-" + sa},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "evictionrequest-interceptor-leader-election"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: saNamespace, Name: sa}},
+	}
+	if _, err := f.Kube.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // waitForSurge waits until the Deployment surges and returns it.

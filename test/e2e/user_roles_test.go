@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +82,9 @@ func TestUserRolesGrantWhatEachActorNeeds(t *testing.T) {
 		{"editor", "update", "evictionrequests", "status", false},
 		{"interceptor", "update", "evictionrequests", "status", true},
 		{"interceptor", "create", "evictionrequests", "", false},
+		// It answers without the power to delete pods or to write Leases.
+		{"interceptor", "delete", "pods", "", false},
+		{"interceptor", "update", "leases", "", false},
 		{"requester", "create", "evictionrequests", "", true},
 		{"requester", "update", "evictionrequests", "status", false},
 		{ns + "-drainer", "patch", "nodes", "", true},
@@ -108,6 +112,66 @@ func TestUserRolesGrantWhatEachActorNeeds(t *testing.T) {
 			}
 			if got.Status.Allowed != tc.allowed {
 				return fmt.Errorf("allowed %v (%s)", got.Status.Allowed, got.Status.Reason)
+			}
+			return nil
+		})
+	}
+}
+
+// An interceptor bound as docs/actors.md says (evictionrequest-interceptor
+// cluster-wide, its leader-election role in its own namespace) writes the
+// Leases of its own namespace only: not a node's heartbeat in
+// kube-node-lease, not the server's in evictionrequest-system. The surge
+// interceptor writes its own Lease and no other; the bridge's service
+// account updates its own webhook configuration and no other.
+func TestInstalledIdentitiesWriteOnlyTheirOwn(t *testing.T) {
+	t.Parallel()
+	ns := f.NewNamespace(t)
+	interceptor := "system:serviceaccount:" + ns + ":db-operator"
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-interceptor"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "evictionrequest-interceptor"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "db-operator"}},
+	}
+	if _, err := f.Kube.RbacV1().ClusterRoleBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = f.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{})
+	})
+	bindLeaderElection(t, ns, ns, "db-operator")
+	const server, surge = "system:serviceaccount:evictionrequest-system:evictionrequest-apiserver", "system:serviceaccount:evictionrequest-system:evictionrequest-surge-interceptor"
+	for _, tc := range []struct {
+		user, verb, group, resource, namespace, name string
+		allowed                                      bool
+	}{
+		{interceptor, "update", "coordination.k8s.io", "leases", ns, "db-operator", true},
+		{interceptor, "update", "coordination.k8s.io", "leases", "kube-node-lease", "kwok-node-0", false},
+		{interceptor, "update", "coordination.k8s.io", "leases", "evictionrequest-system", "evictionrequest-apiserver", false},
+		{interceptor, "delete", "", "pods", ns, "db-0", false},
+		{interceptor, "patch", "coordination.k8s.io", "evictionrequests/status", ns, "", true},
+		{surge, "update", "coordination.k8s.io", "leases", "evictionrequest-system", "evictionrequest-surge-interceptor", true},
+		{surge, "update", "coordination.k8s.io", "leases", "evictionrequest-system", "evictionrequest-apiserver", false},
+		{surge, "delete", "", "pods", ns, "db-0", false},
+		{server, "update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "evictionrequest-eviction-bridge", true},
+		{server, "update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "another-webhook", false},
+	} {
+		resource, subresource, _ := strings.Cut(tc.resource, "/")
+		what := fmt.Sprintf("%s %s %s %s/%s", tc.user, tc.verb, tc.resource, tc.namespace, tc.name)
+		framework.Eventually(t, 30*time.Second, what+": "+fmt.Sprint(tc.allowed), func(ctx context.Context) error {
+			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: tc.user, Groups: []string{"system:serviceaccounts", "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: tc.namespace, Verb: tc.verb, Group: tc.group,
+					Resource: resource, Subresource: subresource, Name: tc.name},
+			}}
+			got, err := f.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			if got.Status.Allowed != tc.allowed {
+				return fmt.Errorf("allowed %v", got.Status.Allowed)
 			}
 			return nil
 		})

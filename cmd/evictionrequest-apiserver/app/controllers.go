@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -33,6 +34,7 @@ import (
 	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
 	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/controller/ttlaftercomplete"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
@@ -55,7 +57,10 @@ type ControllerOptions struct {
 	// an eviction.
 	Client *options.ClientOptions
 	// NodeDrain configures the declarative node drain requester.
-	NodeDrain      *options.NodeDrainOptions
+	NodeDrain *options.NodeDrainOptions
+	// CompletedTTL is how long a completed request stays before it is
+	// deleted; zero keeps it.
+	CompletedTTL   time.Duration
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 }
 
@@ -74,6 +79,7 @@ func NewControllerOptions() *ControllerOptions {
 		// make it crawl.
 		Client:         options.NewClientOptions(100, 200),
 		NodeDrain:      options.NewNodeDrainOptions(nodedrain.DefaultRequesterName),
+		CompletedTTL:   ttlaftercomplete.DefaultTTL,
 		LeaderElection: options.NewLeaderElection(componentName),
 	}
 }
@@ -86,6 +92,8 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 		"Number of EvictionRequests the controller syncs in parallel.")
 	o.Client.AddFlags(fs, "the in-process controllers (evictions, pod reads, node writes; events have a budget of their own with the same limits)")
 	o.NodeDrain.AddFlags(fs, "a DNS subdomain")
+	fs.DurationVar(&o.CompletedTTL, "completed-evictionrequest-ttl", o.CompletedTTL,
+		"How long an EvictionRequest stays once it is complete (its Complete condition True) before the controller deletes it, as a Job's ttlSecondsAfterFinished; 0 keeps completed requests.")
 	options.AddLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
@@ -97,6 +105,9 @@ func (o *ControllerOptions) Validate() []error {
 	var errs []error
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-evictionrequest-syncs must be at least 1, got %d", o.Workers))
+	}
+	if o.CompletedTTL < 0 {
+		errs = append(errs, fmt.Errorf("--completed-evictionrequest-ttl must not be negative, got %s", o.CompletedTTL))
 	}
 	errs = append(errs, o.Client.Validate()...)
 	errs = append(errs, o.NodeDrain.Validate(func(name string) error {
@@ -149,6 +160,7 @@ func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 		Controllers: []controllermanager.Descriptor{
 			{Name: coordinationcontroller.ControllerName, Enabled: true, Informers: registerPods, Init: o.newEvictionRequestController},
 			o.NodeDrain.Descriptor(evictionapi.Coordination, o.Client),
+			{Name: ttlaftercomplete.ControllerName, Enabled: o.CompletedTTL > 0, Init: o.newTTLController},
 		},
 	}
 	if err := m.RegisterInformers(); err != nil {
@@ -183,4 +195,18 @@ func (o *ControllerOptions) newEvictionRequestController(ctx context.Context, cc
 		return nil, err
 	}
 	return controllermanager.WithWorkers(c, o.Workers), nil
+}
+
+// ttlWorkers delete expired requests: a delete each, rarely many at once.
+const ttlWorkers = 2
+
+// newTTLController builds the controller that deletes completed requests
+// after CompletedTTL.
+func (o *ControllerOptions) newTTLController(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+	c, err := ttlaftercomplete.New(ctx, cc.EvictionRequests.CoordinationV1alpha1(),
+		cc.EvictionRequestInformers.Coordination().V1alpha1().EvictionRequests(), o.CompletedTTL, cc.Clock, o.Client.CallTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return controllermanager.WithWorkers(c, ttlWorkers), nil
 }

@@ -136,10 +136,12 @@ func NewOptions() *Options {
 	// every watch event of etcd. Objects stored as JSON stay readable.
 	o.RecommendedOptions.Etcd.DefaultStorageMediaType = runtime.ContentTypeProtobuf
 	o.RecommendedOptions.SecureServing.BindPort = defaultSecurePort
-	// The EvictionRequest plugin runs after the generic plugins, enabled by
-	// default; --disable-admission-plugins=EvictionRequest turns it off.
+	// The EvictionRequest plugin runs after the generic plugins, and
+	// ResourceQuota last, both enabled by default;
+	// --disable-admission-plugins turns them off.
 	evictionrequestadmission.Register(o.RecommendedOptions.Admission.Plugins)
 	o.RecommendedOptions.Admission.RecommendedPluginOrder = append(o.RecommendedOptions.Admission.RecommendedPluginOrder, evictionrequestadmission.PluginName)
+	addResourceQuota(o.RecommendedOptions.Admission)
 	return o
 }
 

@@ -92,6 +92,7 @@ func TestFlagsReachTheConfiguration(t *testing.T) {
 		"--leader-elect-resource-namespace=elsewhere",
 		"--shutdown-watch-termination-grace-period=2s",
 		"--disabled-metrics=evictionrequest_controller_active_requester",
+		"--completed-evictionrequest-ttl=0",
 	)
 	if err := o.Complete(); err != nil {
 		t.Fatalf("Complete: %v", err)
@@ -110,7 +111,7 @@ func TestFlagsReachTheConfiguration(t *testing.T) {
 	}
 
 	c := o.Controller
-	if c.Workers != 3 || c.Client.QPS != 7.5 || c.Client.Burst != 9 || c.Client.CallTimeout != 4*time.Second || c.NodeDrain.Requester != "drain.example.com" {
+	if c.Workers != 3 || c.Client.QPS != 7.5 || c.Client.Burst != 9 || c.Client.CallTimeout != 4*time.Second || c.NodeDrain.Requester != "drain.example.com" || c.CompletedTTL != 0 {
 		t.Errorf("controller options: workers %d, client %+v, node drain requester %q", c.Workers, c.Client, c.NodeDrain.Requester)
 	}
 	m := controllerManager(t, o)
@@ -129,6 +130,7 @@ func TestFlagsReachTheConfiguration(t *testing.T) {
 			enabled = append(enabled, d.Name)
 		}
 	}
+	// --completed-evictionrequest-ttl=0 keeps completed requests.
 	if want := []string{coordinationcontroller.ControllerName, nodedrain.ControllerName}; !slices.Equal(enabled, want) {
 		t.Errorf("enabled controllers %v, want %v", enabled, want)
 	}

@@ -157,7 +157,7 @@ func (o *Options) applyRecommended(c *genericapiserver.RecommendedConfig) error 
 	if err := ro.Features.ApplyTo(&c.Config, kubeClient, c.SharedInformerFactory); err != nil {
 		return err
 	}
-	return ro.Admission.ApplyTo(&c.Config, c.SharedInformerFactory, kubeClient, dynamicClient, ro.FeatureGate, c.EffectiveVersion)
+	return ro.Admission.ApplyTo(&c.Config, c.SharedInformerFactory, kubeClient, dynamicClient, ro.FeatureGate, c.EffectiveVersion, quotaInitializer{})
 }
 
 // applyAuthorization sets the authorizer: delegated authorization's, with

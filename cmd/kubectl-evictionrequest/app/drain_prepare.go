@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 // prepare reads the nodes and their pods and checks the user's permissions,
@@ -172,6 +173,33 @@ func (d *DrainOptions) printSkipped(node string, selection drain.Selection) {
 		}
 		fmt.Fprintf(d.ErrOut, "Warning: node %s: skipping %s pods: %s\n", node, reason, drain.PodList(pods))
 	}
+	d.warnOfSilentParticipants(node, selection)
+}
+
+// warnOfSilentParticipants warns of the pods whose interceptors
+// (responders), if none of them answers, hold the pod longer than
+// --timeout: each keeps its turn until its heartbeat deadline, and a pod
+// may name up to 100 interceptors. The drain's deadline is what ends such
+// a wait.
+func (d *DrainOptions) warnOfSilentParticipants(node string, selection drain.Selection) {
+	if d.Timeout <= 0 {
+		return
+	}
+	api := d.api()
+	for _, pod := range selection.Evict {
+		if silence := api.LongestSilence(pod); silence > d.Timeout {
+			fmt.Fprintf(d.ErrOut, "Warning: node %s: pod %s/%s names %d %s; if none answers, they hold it up to %s, longer than --timeout=%s (--deadline with --on-deadline=evict or delete ends the wait)\n",
+				node, pod.Namespace, pod.Name, api.Participants(pod), participantsWord(api), silence, d.Timeout)
+		}
+	}
+}
+
+// participantsWord names the participants of a pod on api.
+func participantsWord(api evictionapi.API) string {
+	if api == evictionapi.Lifecycle {
+		return "responders"
+	}
+	return "interceptors"
 }
 
 // overrideFlag names the flag that overrides a refusal.

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
@@ -130,6 +131,30 @@ func TestDrainSelectsAndReportsSkippedPods(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A pod whose interceptors, none answering, would hold it longer than
+// --timeout is named in a warning with how long they may take; one whose
+// interceptors fit in it is not.
+func TestDrainWarnsOfInterceptorsThatOutlastTheTimeout(t *testing.T) {
+	o, out, _, _ := testOptions(t, []runtime.Object{
+		wrappers.MakeNode("busy").Obj(),
+		managedPod("db-0", "busy").Interceptors("a.example.com", "b.example.com", "c.example.com").Obj(),
+		managedPod("web-0", "busy").Interceptors("a.example.com").Obj(),
+	}, nil)
+	d := &DrainOptions{Options: o, Nodes: []string{"busy"}, Timeout: time.Hour, drainer: &drain.Helper{}}
+	selections, err := d.prepare(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.printSkipped("busy", selections["busy"])
+	want := "Warning: node busy: pod shop/db-0 names 3 interceptors; if none answers, they hold it up to 1h30m0s, longer than --timeout=1h0m0s"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(out.String(), "web-0") {
+		t.Errorf("a pod whose one interceptor fits in the timeout is warned of:\n%s", out)
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
@@ -125,15 +126,34 @@ func (a API) Resources() []string {
 // annotation on coordination.k8s.io, responders in spec.evictionResponders
 // on lifecycle.k8s.io.
 func (a API) DeclaresParticipants(pod *corev1.Pod) bool {
+	return a.Participants(pod) > 0
+}
+
+// Participants is how many participants pod names on api.
+func (a API) Participants(pod *corev1.Pod) int {
 	if a == Lifecycle {
-		return len(pod.Spec.EvictionResponders) > 0
+		return len(pod.Spec.EvictionResponders)
 	}
-	return len(v1alpha1.PodInterceptorNames(pod.Annotations)) > 0
+	return len(v1alpha1.PodInterceptorNames(pod.Annotations))
+}
+
+// LongestSilence is how long the participants of pod may hold its
+// eviction on api if none of them answers: each keeps its turn until it
+// misses its heartbeat deadline (a request's default on coordination.k8s.io,
+// 20 minutes on lifecycle.k8s.io), one after another. A participant that
+// heartbeats may hold it longer still; a drain's deadline ends the wait.
+func (a API) LongestSilence(pod *corev1.Pod) time.Duration {
+	deadline := time.Duration(v1alpha1.DefaultHeartbeatDeadlineSeconds) * time.Second
+	if a == Lifecycle {
+		deadline = lifecycleutil.HeartbeatDeadline
+	}
+	return time.Duration(a.Participants(pod)) * deadline
 }
 
 // WriterMustDeletePod is true when api lets only those who may delete a pod
 // write its EvictionRequests: evictionrequest-apiserver requires it of
-// every writer on coordination.k8s.io.
+// every writer of a request on coordination.k8s.io (not of its status,
+// which is the interceptors').
 func (a API) WriterMustDeletePod() bool {
 	return a == Coordination
 }

@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
@@ -42,6 +43,24 @@ func (f *Framework) SetNodeCondition(t testing.TB, node string, ct corev1.NodeCo
 	condition := corev1.NodeCondition{Type: ct, Status: status, Reason: reason}
 	if _, err := drain.SetNodeConditions(ctx, f.Kube.CoreV1(), node, nil, time.Now(), "e2e-admin", condition); err != nil {
 		t.Fatalf("setting %s=%s on node %s: %v", ct, status, node, err)
+	}
+}
+
+// SetNodeConditionAsKubelet sets the condition ct of node as its kubelet
+// writes it, as system:node:<node>: only the node itself (or
+// kube-controller-manager) may report a graceful shutdown
+// (the evictionrequest-node-drain policy).
+func (f *Framework) SetNodeConditionAsKubelet(t testing.TB, node string, ct corev1.NodeConditionType, status corev1.ConditionStatus, reason string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	kubelet, err := kubernetes.NewForConfig(f.ImpersonatingConfig("system:node:"+node, "system:nodes", "system:authenticated"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	condition := corev1.NodeCondition{Type: ct, Status: status, Reason: reason}
+	if _, err := drain.SetNodeConditions(ctx, kubelet.CoreV1(), node, nil, time.Now(), "kubelet", condition); err != nil {
+		t.Fatalf("setting %s=%s on node %s as its kubelet: %v", ct, status, node, err)
 	}
 }
 
@@ -106,14 +125,14 @@ func (f *Framework) CheckGracefulShutdownConditionDrain(t *testing.T, nodeDrain 
 	pod := f.CreatePod(t, ns, "db-0", PodOptions{Node: node, Labels: map[string]string{"app": "db"}})
 	f.CreatePDB(t, ns, "db", 1, 1)
 
-	f.SetNodeCondition(t, node, corev1.NodeGracefulNodeShutdownInProgress, corev1.ConditionTrue, "NodeShutdown")
+	f.SetNodeConditionAsKubelet(t, node, corev1.NodeGracefulNodeShutdownInProgress, corev1.ConditionTrue, "NodeShutdown")
 	n := f.WaitForNode(t, node, "the drain for the shutdown", NodeConditionIs(corev1.NodeDrainInProgress, corev1.ConditionTrue, nodedrain.ReasonShutdownDrainStarted, "1 pod left to evict"))
 	if n.Spec.Unschedulable {
 		t.Error("the drain cordoned a node that shuts down")
 	}
 	f.waitForDrainRequest(t, nodeDrain, ns, pod.UID, true)
 
-	f.SetNodeCondition(t, node, corev1.NodeGracefulNodeShutdownInProgress, corev1.ConditionFalse, "")
+	f.SetNodeConditionAsKubelet(t, node, corev1.NodeGracefulNodeShutdownInProgress, corev1.ConditionFalse, "")
 	f.WaitForNode(t, node, "the drain to end", noDrainConditions)
 	f.waitForDrainRequest(t, nodeDrain, ns, pod.UID, false)
 	if _, err := f.Kube.CoreV1().Pods(ns).Get(t.Context(), pod.Name, metav1.GetOptions{}); err != nil {

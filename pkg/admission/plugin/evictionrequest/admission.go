@@ -19,7 +19,8 @@ limitations under the License.
 // the UID of the request, the request takes its interceptors and labels from
 // the pod, requesters are locked under a Forbid cancellation policy and after
 // completion, a Forbid request outlives no deletion while its pod runs, and
-// the caller must be allowed to delete the pod.
+// whoever creates, changes or deletes a request (not its status: see
+// Validate) must be allowed to delete the pod.
 package evictionrequest
 
 import (
@@ -164,6 +165,15 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.
 // done: the caller may delete the pod, requesters are locked under a Forbid
 // cancellation policy and after completion, and a Forbid request is not
 // deleted while its pod runs.
+//
+// A write of the status subresource is the interceptors', and RBAC on
+// evictionrequests/status is all it needs. KEP-4563 asks for the right to
+// delete the pod on every update; this server asks for it where a write can
+// start, join, withdraw or end an eviction (create, the spec's requesters,
+// delete), and not for status, which can only move along an eviction that
+// someone allowed to delete the pod asked for: an interceptor's turn,
+// heartbeat and cancellation policy. Otherwise every interceptor would hold
+// delete on every pod it serves, the power to end any of them at once.
 func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	if !handles(a) {
 		return nil
@@ -176,7 +186,7 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		target = a.GetOldObject()
 	}
 	er, ok := target.(*coordination.EvictionRequest)
-	if !ok || er.Spec.Target.PodRef == nil {
+	if !ok || er.Spec.Target.PodRef == nil || a.GetSubresource() == "status" {
 		return nil
 	}
 	if err := p.authorizeDeletePod(ctx, a, er); err != nil {
@@ -184,9 +194,7 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	}
 	switch a.GetOperation() {
 	case admission.Update:
-		if a.GetSubresource() == "" {
-			return validateRequestersLocked(a, er, a.GetOldObject().(*coordination.EvictionRequest))
-		}
+		return validateRequestersLocked(a, er, a.GetOldObject().(*coordination.EvictionRequest))
 	case admission.Delete:
 		return p.validateDeletion(ctx, a, er)
 	}

@@ -89,7 +89,7 @@ func TestTheWriterMayDeleteThePodExactlyAsBefore(t *testing.T) {
 		{"drainer", other, true},
 		{"intern", newPod(), false},
 	} {
-		a := attributes(admission.Update, "status", tc.user, forPod(tc.pod), forPod(tc.pod))
+		a := attributes(admission.Update, "", tc.user, forPod(tc.pod), forPod(tc.pod))
 		err := plugin.Validate(context.Background(), a, nil)
 		if tc.allowed != (err == nil) {
 			t.Errorf("%s writing the request of pod %s: %v, want allowed %v", tc.user, tc.pod.Name, err, tc.allowed)

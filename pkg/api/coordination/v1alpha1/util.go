@@ -56,6 +56,15 @@ func CompletionReason(er *v1alpha1.EvictionRequest) string {
 	return ""
 }
 
+// CompletionTime is when er became complete (its True Complete
+// condition's last transition), and false while it is not.
+func CompletionTime(er *v1alpha1.EvictionRequest) (time.Time, bool) {
+	if c := GetCompleteCondition(er); c != nil && c.Status == metav1.ConditionTrue {
+		return c.LastTransitionTime.Time, true
+	}
+	return time.Time{}, false
+}
+
 // IsCanceled is true when er completed because every requester withdrew.
 func IsCanceled(er *v1alpha1.EvictionRequest) bool {
 	return CompletionReason(er) == v1alpha1.CompleteReasonCanceled
