@@ -75,8 +75,8 @@ func TestUserRoles(t *testing.T) {
 	for role, want := range map[string][]string{
 		"evictionrequest-interceptor":                 {"evictionrequests/status update"},
 		"evictionrequest-interceptor-leader-election": {"leases update"},
-		"evictionrequest-requester":   {"evictionrequests create", "pods delete"},
-		"evictionrequest-drainer":     {"nodes patch"},
+		"evictionrequest-requester":                   {"evictionrequests create", "pods delete"},
+		"evictionrequest-drainer":                     {"nodes patch"},
 	} {
 		for _, w := range want {
 			resource, verb, _ := strings.Cut(w, " ")

@@ -25,8 +25,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/drain"
