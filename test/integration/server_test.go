@@ -49,10 +49,10 @@ import (
 )
 
 // clusterPlugins are the admission plugins that watch the cluster's
-// namespaces, webhook configurations and pods; without a cluster they
+// namespaces, webhook configurations, quotas and pods; without a cluster they
 // refuse every write, so the servers of this package turn them off unless a
 // test asks for them.
-const clusterPlugins = "NamespaceLifecycle,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ValidatingAdmissionPolicy,MutatingAdmissionPolicy,EvictionRequest"
+const clusterPlugins = "NamespaceLifecycle,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ValidatingAdmissionPolicy,MutatingAdmissionPolicy,ResourceQuota,EvictionRequest"
 
 // testServer is one evictionrequest-apiserver running in the test process.
 type testServer struct {

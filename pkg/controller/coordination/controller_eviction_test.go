@@ -29,6 +29,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
+	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 )
@@ -57,23 +58,20 @@ func TestNoInterceptorEvictsThePod(t *testing.T) {
 
 	// Another change wakes the controller before the pod cache shows the
 	// pod terminating: it must not evict the pod again.
-	f.clock.Step(time.Second)
-	if requeue := f.sync(); requeue != 59*time.Second || len(f.evicted()) != 1 {
-		t.Errorf("sync after the eviction: requeue %s and %d evictions, want 59s and still 1", requeue, len(f.evicted()))
+	f.clock.Step(200 * time.Millisecond)
+	if requeue := f.sync(); requeue != 59800*time.Millisecond || len(f.evicted()) != 1 {
+		t.Errorf("sync after the eviction: requeue %s and %d evictions, want 59.8s and still 1", requeue, len(f.evicted()))
 	}
-	// The pod terminates, with a grace period: a second after its deletion
-	// began, the request says the eviction started it, once, however
-	// often the terminating pod changes, and waits for it to go.
-	terminating := newPod(func(p *corev1.Pod) {
-		p.DeletionTimestamp = ptr.To(metav1.NewTime(f.clock.Now().Add(30 * time.Second)))
-		p.DeletionGracePeriodSeconds = ptr.To[int64](30)
-	})
-	if err := f.podIndexer.Update(terminating); err != nil {
+	// The pod terminates, with a grace period: a second after the grant,
+	// on the controller's clock, the request says the eviction started it,
+	// once, however often the terminating pod changes, and waits for it
+	// to go.
+	if err := f.podIndexer.Update(evictedPod(f.clock.Now(), 30)); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.Step(300 * time.Millisecond)
+	f.clock.Step(100 * time.Millisecond)
 	if requeue := f.sync(); requeue != 700*time.Millisecond || wrappers.StatusUpdates(f.erClient.Actions()) != 0 {
-		t.Errorf("sync of a pod terminating for 300ms: requeue %s and %d status writes, want 700ms and none", requeue, wrappers.StatusUpdates(f.erClient.Actions()))
+		t.Errorf("sync of a pod terminating 300ms after the grant: requeue %s and %d status writes, want 700ms and none", requeue, wrappers.StatusUpdates(f.erClient.Actions()))
 	}
 	f.clock.Step(700 * time.Millisecond)
 	for i := 0; i < 3; i++ {
@@ -88,6 +86,52 @@ func TestNoInterceptorEvictsThePod(t *testing.T) {
 		t.Errorf("%d status writes while the evicted pod terminates, want 1", n)
 	}
 	f.expectEvents()
+}
+
+// evictedPod is the pod as the Eviction API leaves it, deleted at
+// deleted with a grace period of grace seconds: DisruptionTarget=True,
+// reason EvictionByEvictionAPI.
+func evictedPod(deleted time.Time, grace int64) *corev1.Pod {
+	return newPod(func(p *corev1.Pod) {
+		p.DeletionTimestamp = ptr.To(metav1.NewTime(deleted.Add(time.Duration(grace) * time.Second)))
+		p.DeletionGracePeriodSeconds = ptr.To(grace)
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+			Reason: podutil.ReasonEvictionByEvictionAPI, Message: "Eviction API: evicting"})
+	})
+}
+
+// A new leader, or the controller after a restart, does not know it
+// granted the eviction of a terminating pod: the pod says the Eviction API
+// evicted it, so the request says so too, a second after this controller
+// first saw it terminating; a pod deleted otherwise is said to terminate
+// at once.
+func TestATerminatingPodIsDescribedByHowItWasDeleted(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		pod     *corev1.Pod
+		wait    time.Duration
+		message string
+	}{
+		{"evicted through the Eviction API", evictedPod(start.Add(-10*time.Second), 60), time.Second, "Pod web-0 was evicted through the Eviction API; waiting for it to terminate."},
+		{"deleted", newPod(func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.NewTime(start.Add(50 * time.Second))) }), 0, "Pod web-0 is terminating; waiting for it to be gone."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.addPod(tc.pod)
+			f.addEvictionRequest(newEvictionRequest())
+			if requeue := f.sync(); requeue != tc.wait {
+				t.Errorf("first sync of the terminating pod: requeue %s, want %s", requeue, tc.wait)
+			}
+			f.clock.Step(tc.wait)
+			f.sync()
+			if got := f.get().Status.Message; got != tc.message {
+				t.Errorf("status.message = %q, want %q", got, tc.message)
+			}
+			if len(f.evicted()) != 0 {
+				t.Errorf("a terminating pod was evicted again: %v", f.evicted())
+			}
+		})
+	}
 }
 
 // A pod evicted and gone within a second costs one status write: the

@@ -25,7 +25,6 @@ import (
 	"k8s.io/klog/v2"
 
 	coordinationutil "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
-	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
@@ -59,7 +58,7 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 		// Said already: a DaemonSet pod is looked at again on every change.
 		return attempt.RetryIn, nil
 	}
-	if wait := c.untilEvictedMessage(attempt, pod); wait > 0 {
+	if wait := untilEvictedMessage(attempt); wait > 0 {
 		return wait, nil
 	}
 	if err := c.updateStatus(ctx, er, func(status *v1alpha1.EvictionRequestStatus) { status.Message = outcome.Message }); err != nil {
@@ -76,15 +75,16 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 // (its syncJobBatchPeriod); the Evicted event is recorded at once.
 const evictedMessageDelay = time.Second
 
-// untilEvictedMessage is how long the request of a pod the controller's
-// eviction started terminating waits before it says so, zero for any other
-// attempt.
-func (c *Controller) untilEvictedMessage(attempt eviction.Attempt, pod *corev1.Pod) time.Duration {
+// untilEvictedMessage is how long the request of a pod an eviction started
+// terminating waits before it says so, zero for any other attempt: timed on
+// the controller's clock from the grant, or, for a pod someone else
+// evicted or a leader that did not grant it, from the first sync that saw
+// the pod terminating.
+func untilEvictedMessage(attempt eviction.Attempt) time.Duration {
 	if attempt.Result != eviction.Terminating || !attempt.Granted {
 		return 0
 	}
-	// Never longer than the delay, should the clocks disagree.
-	return min(evictedMessageDelay-c.clock.Since(podutil.DeletionStart(pod)), evictedMessageDelay)
+	return max(evictedMessageDelay-attempt.TerminatingFor, 0)
 }
 
 // refused counts a refused eviction on the request and says when it is

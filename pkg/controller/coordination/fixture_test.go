@@ -38,6 +38,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
@@ -99,7 +100,8 @@ func newFixture(t testing.TB) *fixture {
 	}
 	f.recorder = record.NewFakeRecorder(100)
 	c.recorder = f.recorder
-	f.controller, f.erIndexer, f.podIndexer = c, erInformer.Informer().GetIndexer(), podInformer.Informer().GetIndexer()
+	// Pods cached as evictionrequest-apiserver caches them.
+	f.controller, f.erIndexer, f.podIndexer = c, erInformer.Informer().GetIndexer(), cachetest.TrimmedPods(podInformer.Informer().GetIndexer())
 	return f
 }
 

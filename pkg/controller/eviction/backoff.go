@@ -45,6 +45,12 @@ type Backoff struct {
 	notBefore map[string]time.Time
 	// granted are the keys whose last eviction the API granted.
 	granted map[string]bool
+	// terminating is, for each key whose pod terminates, when this
+	// process learnt it: the grant of its eviction, or the first sync
+	// that saw the pod terminating. The controller's own clock, not the
+	// pod's timestamps: kube-apiserver's have a second's precision and
+	// another clock.
+	terminating map[string]time.Time
 }
 
 // NewBackoff returns a backoff of one second, doubling up to about 15
@@ -58,8 +64,9 @@ func NewBackoff() *Backoff {
 func NewBackoffBetween(base, max time.Duration) *Backoff {
 	return &Backoff{
 		failures:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](base, max),
-		notBefore: map[string]time.Time{},
-		granted:   map[string]bool{},
+		notBefore:   map[string]time.Time{},
+		granted:     map[string]bool{},
+		terminating: map[string]time.Time{},
 	}
 }
 
@@ -81,6 +88,7 @@ func (b *Backoff) Failed(key string, now time.Time, retryAfter time.Duration) ti
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.granted, key)
+	delete(b.terminating, key)
 	delay := b.failures.When(key)
 	if retryAfter > delay {
 		delay = retryAfter
@@ -99,6 +107,7 @@ func (b *Backoff) Succeeded(key string, now time.Time) {
 	b.failures.Forget(key)
 	b.notBefore[key] = now.Add(ExpectationTimeout)
 	b.granted[key] = true
+	b.terminating[key] = now
 }
 
 // Granted is true when the last eviction of key was granted (and not
@@ -109,15 +118,23 @@ func (b *Backoff) Granted(key string) bool {
 	return b.granted[key]
 }
 
-// Started records that the pod of key is terminating: no eviction is due
-// any more, but whether the last one was granted stays known until Forget,
-// so that every later sync of the terminating pod still says whose
-// eviction started it.
-func (b *Backoff) Started(key string) {
+// Started records that the pod of key is terminating, seen at now: no
+// eviction is due any more, but whether the last one was granted stays
+// known until Forget, so that every later sync of the terminating pod
+// still says whose eviction started it. It returns how long ago this
+// process learnt the pod terminates (its grant, or the first sync that saw
+// it terminating).
+func (b *Backoff) Started(key string, now time.Time) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.failures.Forget(key)
 	delete(b.notBefore, key)
+	since, ok := b.terminating[key]
+	if !ok {
+		since = now
+		b.terminating[key] = now
+	}
+	return now.Sub(since)
 }
 
 // Forget drops the backoff of key: its eviction succeeded, or is no longer
@@ -128,4 +145,5 @@ func (b *Backoff) Forget(key string) {
 	b.failures.Forget(key)
 	delete(b.notBefore, key)
 	delete(b.granted, key)
+	delete(b.terminating, key)
 }

@@ -83,10 +83,15 @@ type Attempt struct {
 	// RetryIn is when to try again: after a refusal, the rest of the
 	// backoff, or after a granted eviction, when the pod did not go.
 	RetryIn time.Duration
-	// Granted, for a Terminating pod, is true when this evictor's eviction
-	// started its termination (as far as this process knows): it stays true
-	// on every attempt until the key is forgotten.
+	// Granted, for a Terminating pod, is true when the Eviction API started
+	// its termination: this evictor's eviction (as far as this process
+	// knows, until the key is forgotten), or any other, as the pod's
+	// DisruptionTarget condition says, which a new leader reads too.
 	Granted bool
+	// TerminatingFor, for a Terminating pod, is how long ago this process
+	// learnt it terminates, on its own clock: since it granted the
+	// eviction, or since it first saw the pod terminating.
+	TerminatingFor time.Duration
 }
 
 // Evictor evicts pods through the Eviction API (pods/<name>/eviction) with
@@ -109,8 +114,8 @@ type Evictor struct {
 // (unless EveryPod), or the backoff of an earlier attempt still runs.
 func (e *Evictor) Evict(ctx context.Context, key string, pod *corev1.Pod, uid types.UID) Attempt {
 	if podutil.IsTerminating(pod) {
-		e.Backoff.Started(key)
-		return Attempt{Result: Terminating, Granted: e.Backoff.Granted(key)}
+		since := e.Backoff.Started(key, e.Clock.Now())
+		return Attempt{Result: Terminating, Granted: e.Backoff.Granted(key) || podutil.EvictedThroughEvictionAPI(pod), TerminatingFor: since}
 	}
 	if kind := podutil.WhyNotEvictable(pod); kind != "" && !e.EveryPod {
 		return Attempt{Result: Skipped, Kind: kind}

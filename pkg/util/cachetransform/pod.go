@@ -41,8 +41,9 @@ var PodAnnotations = []string{v1alpha1.PodInterceptorsAnnotation, corev1.MirrorP
 // whether it is being deleted, its node, its emptyDir volumes (a drain
 // refuses pods with local data unless told to delete it; only that they
 // are emptyDir is kept), its eviction responders and scheduling group
-// (lifecycle.k8s.io), and its phase with the reason and message a node
-// shutdown leaves; of a pod that ended, also when each container (and
+// (lifecycle.k8s.io), its phase with the reason and message a node
+// shutdown leaves, and its DisruptionTarget condition (whether the
+// Eviction API evicted it); of a pod that ended, also when each container (and
 // sidecar) finished (podutil.TerminalTime). The rest of a pod, most of all
 // its containers, their statuses and its other volumes, is most of its
 // size, so the cache of every pod of a cluster shrinks to a fraction.
@@ -73,9 +74,10 @@ func TrimPod(obj any) (any, error) {
 			SchedulingGroup:    pod.Spec.SchedulingGroup,
 		},
 		Status: corev1.PodStatus{
-			Phase:   pod.Status.Phase,
-			Reason:  pod.Status.Reason,
-			Message: pod.Status.Message,
+			Phase:      pod.Status.Phase,
+			Reason:     pod.Status.Reason,
+			Message:    pod.Status.Message,
+			Conditions: disruptionTarget(pod.Status.Conditions),
 		},
 	}
 	trimmed.Annotations = keptAnnotations(pod.Annotations)
@@ -88,6 +90,18 @@ func TrimPod(obj any) (any, error) {
 		trimmed.Status.InitContainerStatuses = finishTimes(pod.Status.InitContainerStatuses)
 	}
 	return trimmed, nil
+}
+
+// disruptionTarget is the DisruptionTarget condition of conditions, its
+// status and reason only (podutil.EvictedThroughEvictionAPI); nil without
+// one, as for most pods.
+func disruptionTarget(conditions []corev1.PodCondition) []corev1.PodCondition {
+	for _, c := range conditions {
+		if c.Type == corev1.DisruptionTarget {
+			return []corev1.PodCondition{{Type: c.Type, Status: c.Status, Reason: c.Reason}}
+		}
+	}
+	return nil
 }
 
 // emptyDirs are the emptyDir volumes of volumes, their name and kind

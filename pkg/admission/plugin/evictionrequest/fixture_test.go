@@ -36,6 +36,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 const (
@@ -93,6 +94,10 @@ func newPluginWith(t *testing.T, authz authorizer.Authorizer, cached, live []run
 	t.Cleanup(cancel)
 
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(cached...), 0)
+	// Pods cached as the server caches them.
+	if err := cachetransform.TrimPods(factory); err != nil {
+		t.Fatal(err)
+	}
 	plugin := New()
 	genericadmissioninitializer.New(fake.NewClientset(live...), nil, factory, authz, nil, nil, nil, nil).Initialize(plugin)
 	if err := plugin.ValidateInitialization(); err != nil {

@@ -28,7 +28,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 )
 
 // IsTerminal is true once the pod's containers will not run again: phase
@@ -42,15 +41,23 @@ func IsTerminating(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp != nil
 }
 
-// DeletionStart is when the deletion of a terminating pod was asked for
-// (the last time, if it was shortened since): its deletionTimestamp less
-// its grace period. Zero for a pod that is not terminating.
-func DeletionStart(pod *corev1.Pod) time.Time {
-	if pod.DeletionTimestamp == nil {
-		return time.Time{}
+// ReasonEvictionByEvictionAPI is the reason of the DisruptionTarget
+// condition kube-apiserver's Eviction API sets on a pod it evicts
+// (k8s.io/kubernetes pkg/registry/core/pod/storage/eviction.go), which
+// k8s.io/api does not name.
+const ReasonEvictionByEvictionAPI = "EvictionByEvictionAPI"
+
+// EvictedThroughEvictionAPI is true when the Eviction API started the
+// deletion of the pod: kube-apiserver marks a pod it evicts
+// DisruptionTarget=True with reason EvictionByEvictionAPI as it deletes
+// it, whoever asked.
+func EvictedThroughEvictionAPI(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			return c.Status == corev1.ConditionTrue && c.Reason == ReasonEvictionByEvictionAPI
+		}
 	}
-	grace := time.Duration(ptr.Deref(pod.DeletionGracePeriodSeconds, 0)) * time.Second
-	return pod.DeletionTimestamp.Add(-grace)
+	return false
 }
 
 // TerminalTime is when pod stopped, as far as its status says: the later

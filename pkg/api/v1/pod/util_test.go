@@ -105,19 +105,21 @@ func TestTerminalTime(t *testing.T) {
 	}
 }
 
-func TestDeletionStart(t *testing.T) {
-	at := metav1.NewTime(time.Date(2026, 11, 25, 12, 0, 30, 0, time.UTC))
-	grace := int64(30)
+// The Eviction API marks what it evicts DisruptionTarget=True with reason
+// EvictionByEvictionAPI; other disruptions, or none, are not evictions.
+func TestEvictedThroughEvictionAPI(t *testing.T) {
 	for name, tc := range map[string]struct {
-		meta metav1.ObjectMeta
-		want time.Time
+		conditions []corev1.PodCondition
+		want       bool
 	}{
-		"not terminating":         {},
-		"deleted with a grace":    {meta: metav1.ObjectMeta{DeletionTimestamp: &at, DeletionGracePeriodSeconds: &grace}, want: at.Add(-30 * time.Second)},
-		"deleted without a grace": {meta: metav1.ObjectMeta{DeletionTimestamp: &at}, want: at.Time},
+		"no condition":       {},
+		"evicted":            {conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonEvictionByEvictionAPI}}, want: true},
+		"preempted":          {conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"}}},
+		"no longer a target": {conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionFalse, Reason: ReasonEvictionByEvictionAPI}}},
+		"another condition":  {conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, Reason: ReasonEvictionByEvictionAPI}}},
 	} {
-		if got := DeletionStart(&corev1.Pod{ObjectMeta: tc.meta}); !got.Equal(tc.want) {
-			t.Errorf("%s: DeletionStart = %s, want %s", name, got, tc.want)
+		if got := EvictedThroughEvictionAPI(&corev1.Pod{Status: corev1.PodStatus{Conditions: tc.conditions}}); got != tc.want {
+			t.Errorf("%s: EvictedThroughEvictionAPI = %v, want %v", name, got, tc.want)
 		}
 	}
 }
