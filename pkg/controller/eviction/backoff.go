@@ -63,7 +63,7 @@ func NewBackoff() *Backoff {
 // default evictor of lifecycle.k8s.io uses the upstream pull request's.
 func NewBackoffBetween(base, max time.Duration) *Backoff {
 	return &Backoff{
-		failures:  workqueue.NewTypedItemExponentialFailureRateLimiter[string](base, max),
+		failures:    workqueue.NewTypedItemExponentialFailureRateLimiter[string](base, max),
 		notBefore:   map[string]time.Time{},
 		granted:     map[string]bool{},
 		terminating: map[string]time.Time{},
