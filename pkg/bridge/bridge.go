@@ -59,6 +59,10 @@ const (
 	// 429 that says it as an eviction under way, as KubeVirt answers.
 	Evacuation = "Eviction triggered evacuation"
 
+	// Name names the bridge among a process's controllers, as
+	// evictionrequest-controller's --controllers takes it.
+	Name = "eviction-bridge"
+
 	// WebhookName is the name of the webhook the eviction-bridge components
 	// register, by which kube-apiserver's admission webhook metrics label
 	// its calls.

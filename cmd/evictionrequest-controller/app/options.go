@@ -31,8 +31,10 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 )
 
 // DefaultNodeDrainRequester is the requester name of the node drain on
@@ -43,6 +45,9 @@ const DefaultNodeDrainRequester = "evictionrequest.github.io/node-drain"
 // Options are the command-line options of evictionrequest-controller.
 type Options struct {
 	Kubeconfig string
+	// Controllers are the controllers to run, in kube-controller-manager's
+	// syntax (controllerEnabled).
+	Controllers []string
 	// Workers is the number of objects each queue syncs in parallel.
 	Workers int
 	// HeartbeatDeadline is how long an active responder may go without a
@@ -69,6 +74,7 @@ type Options struct {
 // the node drain off.
 func NewOptions() *Options {
 	return &Options{
+		Controllers:       []string{"*"},
 		Workers:           10,
 		HeartbeatDeadline: lifecycleutil.HeartbeatDeadline,
 		Evictor:           true,
@@ -91,13 +97,17 @@ func NewOptions() *Options {
 func (o *Options) Flags() cliflag.NamedFlagSets {
 	var fss cliflag.NamedFlagSets
 	fs := fss.FlagSet("controllers")
+	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, controllersHelp())
 	fs.IntVar(&o.Workers, "concurrent-evictionrequest-syncs", o.Workers,
 		"Number of Evictions, of EvictionRequests, and of Evictions of the default evictor, each synced in parallel.")
 	fs.DurationVar(&o.HeartbeatDeadline, "responder-heartbeat-deadline", o.HeartbeatDeadline,
 		"How long an active responder may go without a heartbeat before it is Interrupted and the next one takes over. "+
 			"kube-apiserver v1.37 refuses to end a turn sooner than 20m after the last heartbeat, so only longer deadlines are accepted.")
+	_ = fs.MarkDeprecated("responder-heartbeat-deadline",
+		"the API fixes the deadline at 20 minutes, as kube-controller-manager's controller does from Kubernetes 1.38 on; a longer one holds only while this controller runs")
 	fs.BoolVar(&o.Evictor, "enable-evictor", o.Evictor,
 		"Run the default responder imperative-eviction.k8s.io/evictor, which evicts the pod through the Eviction API when every other responder's turn ended.")
+	_ = fs.MarkDeprecated("enable-evictor", "use --controllers=*,-imperative-eviction-responder-controller")
 	o.NodeDrain.AddFlags(fs, "a domain-prefixed key outside k8s.io and kubernetes.io")
 	fs = fss.FlagSet("cluster")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster; in-cluster when empty.")
@@ -112,9 +122,15 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	return fss
 }
 
-// Validate checks the options.
+// Validate checks the options and completes them: the node drain and the
+// bridge run when --controllers names them too.
 func (o *Options) Validate() error {
 	var errs []error
+	if err := validateControllers(o.Controllers); err != nil {
+		errs = append(errs, err)
+	}
+	o.NodeDrain.Enabled = o.NodeDrain.Enabled || o.enabled(nodedrain.ControllerName, true)
+	o.Bridge.Enabled = o.Bridge.Enabled || o.enabled(bridge.Name, true)
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-evictionrequest-syncs must be at least 1, got %d", o.Workers))
 	}
@@ -139,4 +155,9 @@ func newSecureServing() *genericoptions.SecureServingOptions {
 	ss.ServerCert.PairName = "eviction-bridge"
 	ss.ServerCert.CertDirectory = "/tmp/evictionrequest-controller"
 	return ss
+}
+
+// enabled is true when --controllers runs the controller name.
+func (o *Options) enabled(name string, offByDefault bool) bool {
+	return controllerEnabled(name, offByDefault, o.Controllers)
 }

@@ -19,6 +19,13 @@ package app
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -28,6 +35,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
@@ -52,8 +60,10 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	metrics.Register()
-	klog.FromContext(ctx).Info("Starting evictionrequest-controller", "version", version.Get())
-	descriptors := o.controllers()
+	klog.FromContext(ctx).Info("Starting evictionrequest-controller", "version", version.Get(), "controllers", o.Controllers)
+	guard, stopGuard := o.newGuard(eventClient)
+	defer stopGuard()
+	descriptors := o.controllers(guard)
 	var ready []healthz.HealthChecker
 	if o.Bridge.Enabled {
 		janitor, check, err := o.startBridge(ctx, client, eventClient)
@@ -69,8 +79,9 @@ func (o *Options) Run(ctx context.Context) error {
 		EventClient:    eventClient,
 		// Every write of the controllers is a server-side apply: the
 		// caches need not hold managedFields, about a third of an
-		// Eviction, and of pods only what their readers read.
-		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cachetransform.TrimPodsStripManagedFields)},
+		// Eviction, but kube-controller-manager's entries, which tell the
+		// guard that it runs; and of pods only what their readers read.
+		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cachetransform.TrimPodsStripManagedFieldsBut(stepaside.UpstreamManagers...))},
 		MetricsBindAddress: o.MetricsBindAddress,
 		ReadyChecks:        ready,
 		Controllers:        descriptors,
@@ -79,12 +90,47 @@ func (o *Options) Run(ctx context.Context) error {
 }
 
 // controllers are the controllers of evictionrequest-controller, in the
-// order they are built.
-func (o *Options) controllers() []controllermanager.Descriptor {
+// order they are built: the two kube-controller-manager also runs from
+// 1.38 on step aside for its own (guard), the actors go on.
+func (o *Options) controllers(guard *stepaside.Guard) []controllermanager.Descriptor {
+	controller := o.enabled(lifecycle.ControllerName, false)
+	responder := o.enabled(evictor.ControllerName, false) && o.Evictor
 	return []controllermanager.Descriptor{
-		{Name: lifecycle.ControllerName, Enabled: true, Init: o.newEvictionRequestController},
-		{Name: evictor.ControllerName, Enabled: o.Evictor, Init: o.newEvictor},
+		{Name: stepaside.ControllerName, Enabled: controller || responder, Init: guarding(guard)},
+		{Name: lifecycle.ControllerName, Enabled: controller, Init: yielding(guard, o.newEvictionRequestController)},
+		{Name: evictor.ControllerName, Enabled: responder, Init: yielding(guard, o.newEvictor)},
 		o.NodeDrain.Descriptor(evictionapi.Lifecycle, o.Client),
+	}
+}
+
+// newGuard returns the guard of the process's controllers, which records
+// its event with a recorder of its own, stopped by the function returned.
+func (o *Options) newGuard(eventClient kubernetes.Interface) (*stepaside.Guard, func()) {
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: componentName})
+	metrics.SteppedAside.Set(0)
+	return stepaside.New(clock.RealClock{}, recorder, func() { metrics.SteppedAside.Set(1) }), broadcaster.Shutdown
+}
+
+// guarding builds the guard's watch of each term's Evictions and
+// EvictionRequests.
+func guarding(guard *stepaside.Guard) controllermanager.InitFunc {
+	return func(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+		lifecycleInformers := cc.Informers.Lifecycle().V1alpha1()
+		return stepaside.Watch(ctx, guard, lifecycleInformers.Evictions().Informer(), lifecycleInformers.EvictionRequests().Informer())
+	}
+}
+
+// yielding builds a controller with init that stops once guard steps
+// aside.
+func yielding(guard *stepaside.Guard, init controllermanager.InitFunc) controllermanager.InitFunc {
+	return func(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
+		c, err := init(ctx, cc)
+		if err != nil {
+			return nil, err
+		}
+		return guard.Yielding(c), nil
 	}
 }
 

@@ -59,9 +59,15 @@ import (
 )
 
 const (
-	// ControllerName names the controller in events, logs and field
-	// managers: the name the API's documentation gives it.
+	// ControllerName names the controller in events, logs and
+	// evictionrequest-controller's --controllers: the name the API's
+	// documentation gives it, and kube-controller-manager's from 1.38 on.
 	ControllerName = "evictionrequest-controller"
+	// FieldManager is the field manager of its writes. It differs from
+	// kube-controller-manager's, ControllerName, so that managedFields tell
+	// whose controller wrote what, and that the two never share fields
+	// without a conflict (stepaside).
+	FieldManager = "evictionrequest.github.io/evictionrequest-controller"
 	// CompletionGrace is how long after a pod stopped (podutil.TerminalTime:
 	// its deletion or its containers' finish; else when the controller first
 	// saw it gone or terminal) the controller waits for the active responder

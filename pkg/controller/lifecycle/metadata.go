@@ -76,7 +76,7 @@ func (c *Controller) syncMetadata(ctx context.Context, key string) (time.Duratio
 			WithPod(lifecycleapply.EvictionPodReference().WithName(ref.Name).WithUID(ref.UID))))
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
-	_, err = c.client.LifecycleV1alpha1().Evictions(namespace).Apply(callCtx, apply, metav1.ApplyOptions{FieldManager: ControllerName, Force: true})
+	_, err = c.client.LifecycleV1alpha1().Evictions(namespace).Apply(callCtx, apply, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	return 0, err
 }
 

@@ -132,7 +132,7 @@ func (c *Controller) applyStatus(ctx context.Context, ev *lifecyclev1alpha1.Evic
 	defer cancel()
 	return c.client.LifecycleV1alpha1().Evictions(ev.Namespace).ApplyStatus(callCtx,
 		lifecycleapply.Eviction(ev.Name, ev.Namespace).WithStatus(apply),
-		metav1.ApplyOptions{FieldManager: ControllerName, Force: true})
+		metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 }
 
 // latestEviction is the Eviction key as the cache has it, or as the

@@ -129,7 +129,7 @@ func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.E
 			WithPod(lifecycleapply.EvictionPodReference().WithName(ref.Name).WithUID(ref.UID))))
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
-	if _, err := c.client.LifecycleV1alpha1().Evictions(er.Namespace).Apply(callCtx, apply, metav1.ApplyOptions{FieldManager: ControllerName, Force: true}); err != nil {
+	if _, err := c.client.LifecycleV1alpha1().Evictions(er.Namespace).Apply(callCtx, apply, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 		return err
 	}
 	metrics.EvictionsCreated.Inc()
@@ -169,7 +169,7 @@ func (c *Controller) writeRequestConditions(ctx context.Context, er *lifecyclev1
 	_, err := c.client.LifecycleV1alpha1().EvictionRequests(er.Namespace).ApplyStatus(callCtx,
 		lifecycleapply.EvictionRequest(er.Name, er.Namespace).WithStatus(lifecycleapply.EvictionRequestStatus().
 			WithObservedGeneration(er.Generation).WithConditions(conditionsApply(conditions)...)),
-		metav1.ApplyOptions{FieldManager: ControllerName, Force: true})
+		metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,10 @@ limitations under the License.
 package cachetransform
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // StripMetadataKeeping is a cache.TransformFunc that drops
@@ -63,4 +66,25 @@ func StripManagedFields(obj any) (any, error) {
 		accessor.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// StripManagedFieldsBut is StripManagedFields that keeps the entries of the
+// field managers named: for a reader that asks who else writes an object
+// (stepaside, for kube-controller-manager's controllers), at the cost of
+// those entries alone.
+func StripManagedFieldsBut(managers ...string) func(obj any) (any, error) {
+	return func(obj any) (any, error) {
+		accessor, err := meta.Accessor(obj)
+		if err != nil {
+			return obj, nil
+		}
+		var kept []metav1.ManagedFieldsEntry
+		for _, e := range accessor.GetManagedFields() {
+			if slices.Contains(managers, e.Manager) {
+				kept = append(kept, e)
+			}
+		}
+		accessor.SetManagedFields(kept)
+		return obj, nil
+	}
 }

@@ -183,3 +183,15 @@ func TrimPodsStripManagedFields(obj any) (any, error) {
 	}
 	return StripManagedFields(obj)
 }
+
+// TrimPodsStripManagedFieldsBut is TrimPodsStripManagedFields keeping, of
+// objects other than pods, the managedFields entries of managers.
+func TrimPodsStripManagedFieldsBut(managers ...string) func(obj any) (any, error) {
+	strip := StripManagedFieldsBut(managers...)
+	return func(obj any) (any, error) {
+		if _, ok := obj.(*corev1.Pod); ok {
+			return TrimPod(obj)
+		}
+		return strip(obj)
+	}
+}

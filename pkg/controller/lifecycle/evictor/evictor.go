@@ -57,8 +57,13 @@ import (
 const (
 	// Name is the responder the evictor answers as.
 	Name = lifecycleutil.Evictor
-	// ControllerName names the evictor in events, logs and its field manager.
-	ControllerName = "evictionrequest-evictor"
+	// ControllerName names the evictor in events, logs and
+	// evictionrequest-controller's --controllers: kube-controller-manager's
+	// name for its own from 1.38 on.
+	ControllerName = "imperative-eviction-responder-controller"
+	// FieldManager is the field manager of its writes, apart from
+	// kube-controller-manager's (ControllerName), as the controller's.
+	FieldManager = "evictionrequest.github.io/imperative-eviction-responder"
 	// HeartbeatInterval is how often the evictor heartbeats while it waits
 	// for a pod to terminate or for its next attempt: well within the
 	// 20-minute deadline, and never more often than every 20 seconds.

@@ -175,6 +175,6 @@ func (c *Controller) write(ctx context.Context, ev *lifecyclev1alpha1.Eviction, 
 	defer cancel()
 	_, err := c.client.LifecycleV1alpha1().Evictions(ev.Namespace).ApplyStatus(callCtx,
 		lifecycleapply.Eviction(ev.Name, ev.Namespace).WithStatus(lifecycleapply.EvictionStatus().WithResponders(entry)),
-		metav1.ApplyOptions{FieldManager: ControllerName, Force: true})
+		metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	return err
 }

@@ -60,6 +60,13 @@ var (
 		Help:           "Number of responder turns that ended, by the state they ended in (Completed, Interrupted, Canceled).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"state"})
+	// SteppedAside is 1 once this process's two controllers stepped aside
+	// for another's (kube-controller-manager's), 0 while they run.
+	SteppedAside = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Subsystem: "lifecycle_controller", Name: "stepped_aside",
+		Help:           "1 once evictionrequest-controller's own evictionrequest-controller and imperative-eviction-responder-controller stepped aside for another controller of lifecycle.k8s.io (kube-controller-manager's, Kubernetes 1.38 and later), 0 while they run.",
+		StabilityLevel: metrics.ALPHA,
+	})
 	// EvictorEvictions counts the default evictor's API-initiated evictions
 	// by result.
 	EvictorEvictions = metrics.NewCounterVec(&metrics.CounterOpts{
@@ -200,7 +207,7 @@ var (
 // Register registers the metrics with the legacy registry, once.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(EvictionsCreated, ResponderTurns, EvictorEvictions, EvictionDuration, ResponderTimeouts)
+		legacyregistry.MustRegister(EvictionsCreated, ResponderTurns, EvictorEvictions, EvictionDuration, ResponderTimeouts, SteppedAside)
 		legacyregistry.CustomMustRegister(gauges, objects)
 	})
 }

@@ -1,0 +1,83 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package app
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"k8s.io/utils/clock"
+
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
+)
+
+// --controllers reads as kube-controller-manager's: '*' runs those on by
+// default, a name runs one, '-name' stops one whatever '*' says, and the
+// flag may be repeated (as a component adds one to a Deployment's args).
+func TestControllersFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"step-aside-guard", "evictionrequest-controller", "imperative-eviction-responder-controller"}},
+		{[]string{"--controllers=*,-evictionrequest-controller,-imperative-eviction-responder-controller", "--controllers=evictionrequest-node-drain,eviction-bridge"},
+			[]string{"evictionrequest-node-drain"}},
+		{[]string{"--controllers=evictionrequest-controller"}, []string{"step-aside-guard", "evictionrequest-controller"}},
+		{[]string{"--controllers=*,-imperative-eviction-responder-controller", "--enable-node-drain-controller"},
+			[]string{"step-aside-guard", "evictionrequest-controller", "evictionrequest-node-drain"}},
+		{[]string{"--enable-evictor=false"}, []string{"step-aside-guard", "evictionrequest-controller"}},
+		{[]string{"--controllers="}, nil},
+	} {
+		o := parseOptions(t, tc.args...)
+		if err := o.Validate(); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		var got []string
+		for _, d := range o.controllers(stepaside.New(clock.RealClock{}, nil, nil)) {
+			if d.Enabled {
+				got = append(got, d.Name)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%v: controllers %v, want %v", tc.args, got, tc.want)
+		}
+	}
+	if o := parseOptions(t, "--controllers=*,eviction-bridge"); o.Validate() != nil || !o.Bridge.Enabled {
+		t.Errorf("--controllers=*,eviction-bridge does not serve the bridge")
+	}
+	err := parseOptions(t, "--controllers=*,-evictionrequest-controler").Validate()
+	if err == nil || !strings.Contains(err.Error(), `"-evictionrequest-controler" is not a controller`) {
+		t.Errorf("a misspelled controller: %v, want it refused by name", err)
+	}
+}
+
+// parseOptions parses args as the command's flags.
+func parseOptions(t *testing.T, args ...string) *Options {
+	t.Helper()
+	o := NewOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	for _, named := range o.Flags().FlagSets {
+		fs.AddFlagSet(named)
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
