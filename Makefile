@@ -63,7 +63,7 @@ build: ## Build evictionrequest-apiserver, evictionrequest-controller, the kubec
 	$(GO) build -o $(BIN_DIR)/sample-interceptor ./examples/sample-interceptor
 
 .PHONY: tools
-tools: $(CLUSTER_BINS) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, the kubelet (kubelet-node) and kwok, and install Debian's dbus-daemon (only when missing or re-pinned).
+tools: $(CLUSTER_BINS) $(UPSTREAM_CONTROLLERS) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, the kubelet (kubelet-node), kwok and Kubernetes 1.38's eviction request controllers, and install Debian's dbus-daemon (only when missing or re-pinned).
 
 $(BIN_DIR)/etcd: hack/tools/etcd/go.mod hack/tools/etcd/go.sum
 	@echo ">> Building etcd from the Go module proxy (seconds once the project is built: it shares most of its packages)"
@@ -80,6 +80,18 @@ $(KUBE_BINS) &: hack/tools/kubernetes/go.mod hack/tools/kubernetes/go.sum $(wild
 
 $(DBUS_DAEMON):
 	hack/install-debian-packages.sh dbus-daemon
+
+# UPSTREAM_CONTROLLERS is Kubernetes 1.38's evictionrequest-controller and
+# imperative-eviction-responder-controller, as kube-controller-manager runs
+# them (hack/tools/kubernetes-1.38): the lifecycle.k8s.io control plane runs
+# them in place of ours with LIFECYCLE_CONTROLLERS=upstream. Go 1.27, which
+# the go command fetches from the module proxy.
+UPSTREAM_CONTROLLERS := $(BIN_DIR)/eviction-controllers
+
+$(UPSTREAM_CONTROLLERS): hack/tools/kubernetes-1.38/go.mod hack/tools/kubernetes-1.38/go.sum hack/tools/kubernetes-1.38/eviction-controllers/main.go
+	@echo ">> Building Kubernetes v1.38.0-beta.0's eviction request controllers with Go 1.27 (about two minutes on 2 cores)"
+	cd hack/tools/kubernetes-1.38 && GOTOOLCHAIN=go1.27.3 $(GO) build -ldflags "-s -w" -o $@ ./eviction-controllers
+	@touch $@
 
 # HELM_BINS are helm, which the chart's tests and make verify run, and
 # cyclonedx-gomod, which writes the release's software bills of materials.
@@ -107,10 +119,13 @@ $(BIN_DIR)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 # APIService, on a three-member etcd); for lifecycle, lifecycle.
 API     ?= coordination
 OVERLAY ?=
+# LIFECYCLE_CONTROLLERS runs, with API=lifecycle, our controllers (ours) or
+# Kubernetes 1.38's (upstream), with ours for the actors only.
+LIFECYCLE_CONTROLLERS ?= ours
 
 .PHONY: run
 run: build tools ## Run the local control plane in the foreground: our API with evictionrequest-apiserver registered (OVERLAY=ha for two replicas on a three-member etcd), or API=lifecycle for Kubernetes' lifecycle.k8s.io API with evictionrequest-controller.
-	$(BIN_DIR)/local-up --dir=_output/local --bin-dir=$(BIN_DIR) --api=$(API) --overlay=$(OVERLAY)
+	$(BIN_DIR)/local-up --dir=_output/local --bin-dir=$(BIN_DIR) --api=$(API) --overlay=$(OVERLAY) --lifecycle-controllers=$(LIFECYCLE_CONTROLLERS)
 
 .PHONY: test
 test: verify test-unit test-image test-release test-e2e ## Everything CI runs: verify, unit and storage tests, the image, the release, e2e.
@@ -137,8 +152,9 @@ test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) $(HELM_BINS) ## Unit tests (the ra
 	cd hack/tools/kubernetes && $(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) ./kubelet-node/cri/
 
 .PHONY: test-e2e
-test-e2e: build tools $(HELM_BINS) ## The e2e suite on the local control plane, through the kube-apiserver aggregator.
+test-e2e: build tools $(HELM_BINS) ## The e2e suites on the local control plane, through the kube-apiserver aggregator; the lifecycle.k8s.io suite twice: with our controllers and with Kubernetes 1.38's (ours for the actors only).
 	$(GO) test -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
+	$(GO) test -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/lifecycle/ -args -bin-dir=$(BIN_DIR) -lifecycle-controllers=upstream
 
 .PHONY: test-long
 test-long: build tools ## Tests too long for make test (more than 20 minutes each): a lifecycle.k8s.io responder that never heartbeats is interrupted after kube-apiserver's 20-minute deadline and the next one takes over, end to end.
@@ -169,12 +185,15 @@ BENCH_DRAIN_PODS   ?= 500
 BENCH_DRAIN_ROUNDS ?= 3
 
 .PHONY: bench-drain
-bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequest drain against kubectl drain and against the same pods evicted directly at the plugin's rate (the control plane's limit), side by side, on our API and on lifecycle.k8s.io (with the controller's heap per Eviction); and the eviction API bridge: kubectl drain opted in against not, its webhook latency, kubectl drain through it against the plugin; a pool of 10 nodes of 50 pods drained 3 at a time (--max-concurrent-nodes) against kubectl drain of each node in turn.
+bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequest drain against kubectl drain and against the same pods evicted directly at the plugin's rate (the control plane's limit), side by side, on our API and on lifecycle.k8s.io (with the controller's heap per Eviction), and on lifecycle.k8s.io with Kubernetes 1.38's controllers at 300 requests/s (each controller's CPU, kube-apiserver's writes per pod); and the eviction API bridge: kubectl drain opted in against not, its webhook latency, kubectl drain through it against the plugin; a pool of 10 nodes of 50 pods drained 3 at a time (--max-concurrent-nodes) against kubectl drain of each node in turn.
 	$(GO) build -o $(BIN_DIR)/evict-node ./test/cmd/evict-node
 	$(GO) run ./test/cmd/bench-drain --dir=_output/bench-drain --bin-dir=$(BIN_DIR) --out=_output/bench/drain.json \
 		--pods=$(BENCH_DRAIN_PODS) --rounds=$(BENCH_DRAIN_ROUNDS)
 	$(GO) run ./test/cmd/bench-drain --api=lifecycle --dir=_output/bench-drain-lifecycle --bin-dir=$(BIN_DIR) \
 		--out=_output/bench/drain-lifecycle.json --pods=$(BENCH_DRAIN_PODS) --rounds=$(BENCH_DRAIN_ROUNDS)
+	$(GO) run ./test/cmd/bench-drain --api=lifecycle --lifecycle-controllers=upstream --upstream-arg=--kube-api-qps=300 --upstream-arg=--kube-api-burst=600 \
+		--baseline=false --pool-nodes=0 --dir=_output/bench-drain-upstream --bin-dir=$(BIN_DIR) \
+		--out=_output/bench/drain-upstream.json --pods=$(BENCH_DRAIN_PODS) --rounds=$(BENCH_DRAIN_ROUNDS)
 
 # BENCH_SYSTEM_FLAGS sizes the system benchmark, for example
 # BENCH_SYSTEM_FLAGS="--rounds=1 --ops=500 --objects=2000 --clients=16".

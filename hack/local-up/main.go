@@ -54,6 +54,8 @@ func main() {
 		"local-up node shutdown|cancel|kill NODE acts on them.")
 	api := flag.String("api", "coordination", "EvictionRequest API to serve: coordination (ours, through evictionrequest-apiserver) or lifecycle (Kubernetes' lifecycle.k8s.io/v1alpha1, with evictionrequest-controller).")
 	overlay := flag.String("overlay", "", "Overlay of artifacts/ to deploy; empty is the API's default. For coordination: default (one server with its embedded etcd) or ha (two replicas behind the APIService on a three-member etcd); for lifecycle: lifecycle.")
+	controllers := flag.String("lifecycle-controllers", "ours", "With --api=lifecycle, whose evictionrequest-controller and imperative-eviction-responder-controller run: "+
+		"ours (evictionrequest-controller's) or upstream (Kubernetes 1.38's, as kube-controller-manager runs them; evictionrequest-controller then runs the actors only).")
 	klog.InitFlags(nil)
 	flag.Parse()
 
@@ -69,7 +71,12 @@ func main() {
 		klog.Background().Error(err, "--api must be coordination or lifecycle", "api", *api)
 		os.Exit(2)
 	}
-	cfg := localcluster.Config{Dir: *dir, BinDir: *binDir, Nodes: *nodes, KubeletNodes: *kubeletNodes, Overlay: *overlay, Lifecycle: parsed == evictionapi.Lifecycle}
+	if *controllers != "ours" && *controllers != "upstream" {
+		klog.Background().Error(nil, "--lifecycle-controllers must be ours or upstream", "lifecycleControllers", *controllers)
+		os.Exit(2)
+	}
+	cfg := localcluster.Config{Dir: *dir, BinDir: *binDir, Nodes: *nodes, KubeletNodes: *kubeletNodes, Overlay: *overlay, Lifecycle: parsed == evictionapi.Lifecycle,
+		UpstreamControllers: parsed == evictionapi.Lifecycle && *controllers == "upstream"}
 	if err := run(ctx, cfg); err != nil {
 		klog.Background().Error(err, "Local control plane failed")
 		os.Exit(1)

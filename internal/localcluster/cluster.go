@@ -87,6 +87,15 @@ type Config struct {
 	// place of Overlay: the harness runs the release's workloads as it runs
 	// an overlay's (HelmInstall).
 	Helm *HelmInstall
+	// UpstreamControllers runs, with Lifecycle, Kubernetes 1.38's own
+	// evictionrequest-controller and imperative-eviction-responder-controller
+	// (eviction-controllers, as kube-controller-manager runs them) in place
+	// of evictionrequest-controller's, which then runs the actors only: the
+	// node drain and the eviction API bridge.
+	UpstreamControllers bool
+	// UpstreamControllerArgs are extra flags of Kubernetes' controllers
+	// (their client's --kube-api-qps, say).
+	UpstreamControllerArgs []string
 	// LifecycleController serves Kubernetes' lifecycle.k8s.io API too and
 	// runs, beside our server and in its namespace, evictionrequest-controller
 	// as LifecycleOverlay deploys it: both APIs at once, as an admin who
@@ -135,6 +144,8 @@ type Cluster struct {
 	// lifecycleControllerArgs.
 	lifecycleController     *Process
 	lifecycleControllerArgs []string
+	// upstreamControllers runs with Config.UpstreamControllers.
+	upstreamControllers *Process
 	// servers are the replicas of our server the APIService reaches,
 	// through balancer when there are several.
 	servers  []*Server

@@ -147,7 +147,54 @@ func (c *Cluster) startLifecycleController(ctx context.Context) error {
 	if err := c.applyManifests(ctx); err != nil {
 		return err
 	}
-	return c.runLifecycleController(ctx, lifecycleControllerName, c.cfg.ServerArgs...)
+	args := c.cfg.ServerArgs
+	if c.cfg.UpstreamControllers {
+		if err := c.StartUpstreamControllers(ctx); err != nil {
+			return err
+		}
+		args = append(args, ActorsOnly)
+	}
+	return c.runLifecycleController(ctx, lifecycleControllerName, args...)
+}
+
+// ActorsOnly is the flag that leaves evictionrequest-controller the actors
+// (the node drain, the eviction API bridge) on a cluster whose
+// kube-controller-manager runs Kubernetes' own controllers.
+const ActorsOnly = "--controllers=-evictionrequest-controller,-imperative-eviction-responder-controller"
+
+// StartUpstreamControllers starts Kubernetes 1.38's eviction request
+// controllers as kube-controller-manager runs them, with its identity and
+// its client limits, and waits until their caches synced.
+func (c *Cluster) StartUpstreamControllers(ctx context.Context) error {
+	kubeconfig, err := c.writeKubeconfig("kube-controller-manager", loopbackURL("https", c.apiPort), c.pki.controllerManager)
+	if err != nil {
+		return err
+	}
+	ports, err := c.reservePorts(1)
+	if err != nil {
+		return err
+	}
+	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	args := append([]string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=" + metrics, "--v=2"}, c.cfg.UpstreamControllerArgs...)
+	p, err := c.run("upstream-eviction-controllers", nil, "eviction-controllers", args...)
+	if err != nil {
+		return err
+	}
+	p.MetricsURL = "http://" + metrics + "/metrics"
+	c.mu.Lock()
+	c.upstreamControllers = p
+	c.mu.Unlock()
+	return c.waitUntilReady(ctx, p, "Kubernetes' eviction request controllers", func(ctx context.Context) error {
+		return httpGetOK(ctx, http.DefaultClient, "http://"+metrics+"/healthz", "ok")
+	})
+}
+
+// UpstreamControllers is the process of Kubernetes' eviction request
+// controllers, nil unless the cluster runs them.
+func (c *Cluster) UpstreamControllers() *Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.upstreamControllers
 }
 
 // startLifecycleControllerBeside adds the lifecycle overlay to the deployed
@@ -205,10 +252,34 @@ func (c *Cluster) LifecycleController() *Process {
 // Deployment would; it returns once the new process is ready.
 func (c *Cluster) RestartLifecycleController(ctx context.Context) error {
 	c.mu.Lock()
-	old, args := c.lifecycleController, c.lifecycleControllerArgs
+	args := c.lifecycleControllerArgs
+	c.mu.Unlock()
+	return c.RestartLifecycleControllerWith(ctx, args...)
+}
+
+// RestartLifecycleControllerWith is RestartLifecycleController with the
+// extra flags args in place of the last ones, as an admin who changes the
+// Deployment's arguments (ActorsOnly, say).
+func (c *Cluster) RestartLifecycleControllerWith(ctx context.Context, args ...string) error {
+	c.mu.Lock()
+	old := c.lifecycleController
 	c.mu.Unlock()
 	if old != nil {
 		old.Stop()
+		c.untrack(old)
 	}
 	return c.runLifecycleController(ctx, lifecycleControllerName+"-restarted", args...)
+}
+
+// StopUpstreamControllers stops Kubernetes' eviction request controllers
+// with SIGTERM, as kube-controller-manager restarted without them would.
+func (c *Cluster) StopUpstreamControllers() {
+	c.mu.Lock()
+	p := c.upstreamControllers
+	c.upstreamControllers = nil
+	c.mu.Unlock()
+	if p != nil {
+		p.Stop()
+		c.untrack(p)
+	}
 }

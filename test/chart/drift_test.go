@@ -41,6 +41,7 @@ var scenarios = []struct {
 	{"lifecycle", "lifecycle", nil},
 	{"bridge", "default", []string{"eviction-bridge", "eviction-bridge-authentication"}},
 	{"lifecycle-bridge", "lifecycle", []string{"eviction-bridge-lifecycle", "eviction-bridge-authentication"}},
+	{"lifecycle-actors-only", "lifecycle", []string{"lifecycle-actors-only"}},
 	{"monitoring", "default", []string{artifacts.MonitoringComponent}},
 	// The release component comes last: it pins the image of the
 	// Deployments of the components before it, as every overlay's does.

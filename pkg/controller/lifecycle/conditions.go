@@ -50,21 +50,30 @@ func failed(reason lifecyclev1alpha1.EvictionConditionReason, message string) ou
 	return outcome{metav1.ConditionTrue, metav1.ConditionFalse, reason, lifecyclev1alpha1.EvictionConditionReasonEvictionFailed, message}
 }
 
-// conditions are o's conditions for an object with existing conditions at
-// generation; each keeps its transition time while its status is unchanged.
-func (o outcome) conditions(now time.Time, existing []metav1.Condition, generation int64) []metav1.Condition {
-	return setConditions(now, existing, generation, []metav1.Condition{
-		{Type: string(lifecyclev1alpha1.EvictionConditionFailed), Status: o.failed, Reason: string(o.failedReason), Message: o.message},
-		{Type: string(lifecyclev1alpha1.EvictionConditionTargetEvicted), Status: o.evicted, Reason: string(o.evictedReason), Message: o.message},
+// conditions are o's conditions for an object with existing conditions;
+// each keeps its transition time while its status is unchanged. As
+// kube-controller-manager's controller writes them (Kubernetes 1.38), so
+// that an object reads the same whichever wrote it last and a hand-over
+// between the two leaves nothing of the other behind: the message is on the
+// condition that decides (Failed when the eviction failed, TargetEvicted
+// otherwise), the other's is empty, and no condition has an
+// observedGeneration (the object's status has one).
+func (o outcome) conditions(now time.Time, existing []metav1.Condition) []metav1.Condition {
+	failedMessage, evictedMessage := "", o.message
+	if o.failed == metav1.ConditionTrue {
+		failedMessage, evictedMessage = o.message, ""
+	}
+	return setConditions(now, existing, []metav1.Condition{
+		{Type: string(lifecyclev1alpha1.EvictionConditionFailed), Status: o.failed, Reason: string(o.failedReason), Message: failedMessage},
+		{Type: string(lifecyclev1alpha1.EvictionConditionTargetEvicted), Status: o.evicted, Reason: string(o.evictedReason), Message: evictedMessage},
 	})
 }
 
 // setConditions returns want with their transition times: that of the
 // existing condition of a type when its status is unchanged, now otherwise.
-func setConditions(now time.Time, existing []metav1.Condition, generation int64, want []metav1.Condition) []metav1.Condition {
+func setConditions(now time.Time, existing []metav1.Condition, want []metav1.Condition) []metav1.Condition {
 	out := make([]metav1.Condition, 0, len(want))
 	for _, c := range want {
-		c.ObservedGeneration = generation
 		c.LastTransitionTime = metav1.NewTime(now)
 		if old := apimeta.FindStatusCondition(existing, c.Type); old != nil && old.Status == c.Status && !old.LastTransitionTime.IsZero() {
 			c.LastTransitionTime = old.LastTransitionTime
@@ -91,7 +100,7 @@ func conditionsApply(conditions []metav1.Condition) []*metav1apply.ConditionAppl
 	out := make([]*metav1apply.ConditionApplyConfiguration, 0, len(conditions))
 	for _, c := range conditions {
 		out = append(out, metav1apply.Condition().WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).
-			WithMessage(c.Message).WithLastTransitionTime(c.LastTransitionTime).WithObservedGeneration(c.ObservedGeneration))
+			WithMessage(c.Message).WithLastTransitionTime(c.LastTransitionTime))
 	}
 	return out
 }

@@ -168,9 +168,11 @@ func NewController(ctx context.Context, client kubernetes.Interface, evictionInf
 		requestIndexer: requestInformer.Informer().GetIndexer(),
 		synced: []cache.InformerSynced{evictionInformer.Informer().HasSynced,
 			requestInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
-		evictions:   newQueue("evictions"),
-		requests:    newQueue("evictionrequests"),
-		metadata:    newQueue("eviction_metadata"),
+		// kube-controller-manager's names of its controller's queues: the
+		// workqueue metrics read the same whichever runs.
+		evictions:   newQueue(ControllerName + "_eviction"),
+		requests:    newQueue(ControllerName + "_eviction_request"),
+		metadata:    newQueue(ControllerName + "_eviction_metadata_refresh"),
 		broadcaster: broadcaster,
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
 		clock:       clock,

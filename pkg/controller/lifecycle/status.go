@@ -48,7 +48,7 @@ func (c *Controller) decide(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *
 		// it fails as a whole.
 		d.status = ownedStatus(ev.Status)
 		d.status.ObservedGeneration = ptr.To(ev.Generation)
-		d.status.Conditions = failed(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid, message).conditions(now, ev.Status.Conditions, ev.Generation)
+		d.status.Conditions = failed(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid, message).conditions(now, ev.Status.Conditions)
 		d.events = []event{{corev1.EventTypeWarning, EventInvalid, message}}
 		return d
 	}
@@ -75,7 +75,7 @@ func (c *Controller) decide(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *
 	default:
 		o = awaiting(awaitingMessage(t.responders))
 	}
-	d.status.Conditions = o.conditions(now, ev.Status.Conditions, ev.Generation)
+	d.status.Conditions = o.conditions(now, ev.Status.Conditions)
 	return d
 }
 

@@ -60,7 +60,7 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		return 0, c.writeRequestConditions(ctx, er, ownedConditions(er.Status.Conditions), event{})
 	case ref == nil:
 		return 0, c.writeRequestConditions(ctx, er, failed(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid, MessageUnsupportedTarget).
-			conditions(now, er.Status.Conditions, er.Generation), event{corev1.EventTypeWarning, EventInvalid, MessageUnsupportedTarget})
+			conditions(now, er.Status.Conditions), event{corev1.EventTypeWarning, EventInvalid, MessageUnsupportedTarget})
 	}
 	ctx = klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KRef(namespace, ref.Name), "requester", er.Spec.Requester))
 	target := lifecycleutil.RequestTargetKey(er)
@@ -71,7 +71,7 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 				return 0, err
 			}
 			return 0, c.writeRequestConditions(ctx, er, failed(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid, message).
-				conditions(now, er.Status.Conditions, er.Generation), event{corev1.EventTypeWarning, EventInvalid, message})
+				conditions(now, er.Status.Conditions), event{corev1.EventTypeWarning, EventInvalid, message})
 		}
 	}
 	relevant, create := lifecycleutil.RelevantEviction(evictions)
@@ -152,9 +152,9 @@ func mirroredConditions(now time.Time, er *lifecyclev1alpha1.EvictionRequest, ev
 		want = ownedConditions(ev.Status.Conditions)
 	}
 	if len(want) != 2 {
-		return awaiting(MessageAwaitingEviction).conditions(now, er.Status.Conditions, er.Generation)
+		return awaiting(MessageAwaitingEviction).conditions(now, er.Status.Conditions)
 	}
-	return setConditions(now, er.Status.Conditions, er.Generation, want)
+	return setConditions(now, er.Status.Conditions, want)
 }
 
 // writeRequestConditions applies conditions and the observed generation to

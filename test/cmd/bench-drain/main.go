@@ -68,6 +68,10 @@ type options struct {
 	// serverArgs are extra flags of evictionrequest-apiserver or
 	// evictionrequest-controller.
 	serverArgs []string
+	// upstream runs, on lifecycle.k8s.io, Kubernetes 1.38's controllers
+	// in place of ours, with upstreamArgs.
+	upstream     bool
+	upstreamArgs []string
 	// profileDir, when set, receives CPU profiles of profileSeconds of the
 	// servers during each drain of ours and of the direct evictions.
 	profileDir     string
@@ -95,7 +99,13 @@ func main() {
 		return nil
 	})
 	klog.InitFlags(nil)
+	controllers := flag.String("lifecycle-controllers", "ours", "With --api=lifecycle, whose eviction request controllers run: ours or upstream (Kubernetes 1.38's, as kube-controller-manager runs them; ours for the actors only).")
+	flag.Func("upstream-arg", "An extra flag of Kubernetes' controllers with --lifecycle-controllers=upstream, such as --kube-api-qps=300 (kube-controller-manager's default is 20); repeat for more.", func(v string) error {
+		o.upstreamArgs = append(o.upstreamArgs, v)
+		return nil
+	})
 	flag.Parse()
+	o.upstream = *controllers == "upstream"
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o); err != nil {
@@ -109,8 +119,12 @@ func run(ctx context.Context, o options) error {
 	if o.api != "coordination" && o.api != "lifecycle" {
 		return fmt.Errorf("--api must be coordination or lifecycle, got %q", o.api)
 	}
+	if o.upstream && o.api != "lifecycle" {
+		return fmt.Errorf("--lifecycle-controllers=upstream needs --api=lifecycle")
+	}
 	cfg := localcluster.Config{
 		Dir: o.dir, BinDir: o.binDir, Lifecycle: o.api == "lifecycle", ServerArgs: o.serverArgs,
+		UpstreamControllers: o.upstream, UpstreamControllerArgs: o.upstreamArgs,
 		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	}
 	var cases []drainCase

@@ -34,10 +34,29 @@ import (
 )
 
 var (
-	binDir     = flag.String("bin-dir", "../../_output/bin", "Directory of the cluster binaries and evictionrequest-apiserver.")
-	clusterDir = flag.String("cluster-dir", "../../_output/e2e", "Directory of the e2e cluster; its logs/ stay for the failure report.")
-	overlay    = flag.String("overlay", localcluster.DefaultOverlay, "Overlay of artifacts/ the e2e cluster deploys: default, or ha (two replicas of the server on a three-member etcd).")
+	binDir               = flag.String("bin-dir", "../../_output/bin", "Directory of the cluster binaries and evictionrequest-apiserver.")
+	clusterDir           = flag.String("cluster-dir", "../../_output/e2e", "Directory of the e2e cluster; its logs/ stay for the failure report.")
+	overlay              = flag.String("overlay", localcluster.DefaultOverlay, "Overlay of artifacts/ the e2e cluster deploys: default, or ha (two replicas of the server on a three-member etcd).")
+	lifecycleControllers = flag.String("lifecycle-controllers", "ours",
+		"On lifecycle.k8s.io, whose evictionrequest-controller and imperative-eviction-responder-controller run: ours, or upstream (Kubernetes 1.38's, with evictionrequest-controller running the actors only).")
 )
+
+// UpstreamControllers is true when the suite runs Kubernetes 1.38's
+// eviction request controllers in place of evictionrequest-controller's
+// (-lifecycle-controllers=upstream).
+func UpstreamControllers() bool {
+	return *lifecycleControllers == "upstream"
+}
+
+// OurControllersOnly skips a test of what evictionrequest-controller's own
+// controllers do beyond the API (their events, metrics and wording) when
+// the suite runs Kubernetes' own: the actors' tests run on both.
+func OurControllersOnly(t *testing.T) {
+	t.Helper()
+	if UpstreamControllers() {
+		t.Skip("a test of evictionrequest-controller's own controllers; the suite runs Kubernetes' (-lifecycle-controllers=upstream)")
+	}
+}
 
 // Framework is the cluster every e2e test shares, reached through
 // kube-apiserver as users reach it.

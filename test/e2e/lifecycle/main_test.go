@@ -38,12 +38,20 @@ var f *framework.Framework
 func TestMain(m *testing.M) {
 	// A directory apart from the other suites', whose clusters may still
 	// be in theirs when go test runs the packages.
-	if err := flag.Set("cluster-dir", "../../../_output/e2e-lifecycle"); err != nil {
+	flag.Parse()
+	dir := "../../../_output/e2e-lifecycle"
+	if framework.UpstreamControllers() {
+		dir += "-upstream"
+	}
+	if err := flag.Set("cluster-dir", dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) {
 		cfg.Lifecycle = true
+		// -lifecycle-controllers=upstream: Kubernetes 1.38's controllers,
+		// ours for the actors only, as a 1.38 cluster runs them.
+		cfg.UpstreamControllers = framework.UpstreamControllers()
 		cfg.Overlay = localcluster.LifecycleOverlay
 		cfg.ServerArgs = append(framework.NodeDrainArgs(), "--v=2", "--eviction-bridge-inactivity-timeout=15s")
 		// The eviction API bridge, as users add it to the lifecycle

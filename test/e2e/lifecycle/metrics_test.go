@@ -31,6 +31,7 @@ import (
 // evictionrequest-controller's /metrics: what the monitoring component's
 // rules and dashboard read is there.
 func TestMetricsAfterAnEviction(t *testing.T) {
+	framework.OurControllersOnly(t)
 	t.Parallel()
 	ns := f.NewNamespace(t)
 	const silent = "silent.example.com/responder"

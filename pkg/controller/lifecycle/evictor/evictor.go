@@ -126,7 +126,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, evictionInf
 		podLister:       podInformer.Lister(),
 		synced:          []cache.InformerSynced{evictionInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "evictor", Clock: clock}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName, Clock: clock}),
 		broadcaster: broadcaster,
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
 		clock:       clock,

@@ -48,12 +48,6 @@ import (
 // Evictions and EvictionRequests with.
 var UpstreamManagers = []string{"evictionrequest-controller", "imperative-eviction-responder-controller"}
 
-// Window is how old a write of kube-controller-manager's may be and still
-// say that it runs now: its evictor heartbeats an Eviction in progress at
-// least every 3 minutes. Older entries are those of a kube-controller-manager
-// that ran the controllers once and no longer does.
-const Window = 5 * time.Minute
-
 // EventStepAside is the reason of the event the Guard records on the object
 // kube-controller-manager wrote when it steps aside.
 const EventStepAside = "ControllerSteppedAside"
@@ -63,9 +57,11 @@ const EventStepAside = "ControllerSteppedAside"
 type Guard struct {
 	clock    clock.PassiveClock
 	recorder record.EventRecorder
-	// since is when this process's controllers started: a write under
-	// kube-controller-manager's names since then is not of an earlier
-	// version of this project (which used the same field manager).
+	// since is when this process's controllers started: only a write of
+	// kube-controller-manager's since then says it runs now. Earlier ones
+	// are those of a kube-controller-manager that handed its objects over
+	// to this process (an admin turned its controllers off), or of an
+	// earlier version of this project, which used the same field manager.
 	since time.Time
 
 	once    sync.Once
@@ -115,18 +111,14 @@ func (g *Guard) Observe(ctx context.Context, obj any) {
 }
 
 // upstreamWrite finds in entries a write of kube-controller-manager's
-// controllers that says they run now: within the Window, and, under the
-// controller's name that this project's earlier versions used too, since
-// the guard started.
+// controllers that says they run now: one after the guard started. Entries
+// have a second's precision (the time is rounded down): a write in the
+// second the guard started may be the last of a kube-controller-manager
+// that stopped just before, and does not count; if it runs, its next write
+// does.
 func (g *Guard) upstreamWrite(entries []metav1.ManagedFieldsEntry) (string, time.Time, bool) {
-	now := g.clock.Now()
 	for _, e := range entries {
-		if e.Time == nil || !isUpstream(e.Manager) || now.Sub(e.Time.Time) > Window {
-			continue
-		}
-		// Entries have a second's precision: a write in the second the
-		// guard started counts.
-		if e.Manager == UpstreamManagers[0] && e.Time.Time.Before(g.since.Truncate(time.Second)) {
+		if e.Time == nil || !isUpstream(e.Manager) || !e.Time.Time.After(g.since) {
 			continue
 		}
 		return e.Manager, e.Time.Time, true

@@ -41,22 +41,22 @@ func written(manager string, at time.Time) *lifecyclev1alpha1.Eviction {
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", Time: &metav1.Time{Time: at}}}}}
 }
 
-// The guard steps aside at a recent write of kube-controller-manager's
-// controllers, once, with an event and the metric's callback; not at its
-// own controllers' writes, not at a write older than the Window (a
-// kube-controller-manager that no longer runs them), and not at a write
-// under the controller's old field manager from before it started (an
-// earlier version of this project used upstream's name).
+// The guard steps aside at a write of kube-controller-manager's controllers
+// since it started, once, with an event and the metric's callback; not at
+// its own controllers' writes, and not at writes from before it started: a
+// kube-controller-manager that handed its objects over and stopped, or an
+// earlier version of this project (which used upstream's field manager).
 func TestTheGuardStepsAsideForKubeControllerManagersWrites(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		obj     *lifecyclev1alpha1.Eviction
 		stepped bool
 	}{
-		{"kube-controller-manager's evictor", written("imperative-eviction-responder-controller", start.Add(-time.Minute)), true},
-		{"kube-controller-manager's controller, since the guard started", written("evictionrequest-controller", start.Add(2*time.Second)), true},
-		{"the same name before the guard started", written("evictionrequest-controller", start.Add(-30*time.Second)), false},
-		{"a write older than the window", written("imperative-eviction-responder-controller", start.Add(-Window-time.Second)), false},
+		{"kube-controller-manager's evictor", written("imperative-eviction-responder-controller", start.Add(time.Second)), true},
+		{"kube-controller-manager's controller, a second after the guard started", written("evictionrequest-controller", start.Add(time.Second)), true},
+		{"a write in the second the guard started", written("imperative-eviction-responder-controller", start), false},
+		{"its controller before the guard started", written("evictionrequest-controller", start.Add(-30*time.Second)), false},
+		{"its evictor before the guard started", written("imperative-eviction-responder-controller", start.Add(-time.Second)), false},
 		{"this project's controller", written(lifecycle.FieldManager, start.Add(time.Second)), false},
 		{"this project's evictor", written(evictor.FieldManager, start.Add(time.Second)), false},
 	} {
@@ -105,7 +105,7 @@ func TestYieldingControllersStopWhenTheGuardStepsAside(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		go func() { _ = g.Yielding(running(&yieldingStopped)).Run(ctx) }()
 		go func() { _ = running(&otherStopped).Run(ctx) }()
-		g.Observe(ctx, written("imperative-eviction-responder-controller", start))
+		g.Observe(ctx, written("imperative-eviction-responder-controller", start.Add(time.Second)))
 		synctest.Wait()
 		if !yieldingStopped || otherStopped {
 			t.Errorf("the yielding controller stopped: %v, the other: %v; want only the yielding one", yieldingStopped, otherStopped)

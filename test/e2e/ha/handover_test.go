@@ -1,0 +1,171 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ha
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/internal/wrappers"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
+	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+// lifecycleArgs are the flags the suite's evictionrequest-controller runs
+// with (localcluster's beside the server).
+var lifecycleArgs = []string{"--v=2"}
+
+// heldResponder runs a responder of ns that holds the Evictions it is
+// given until release is closed, then completes them.
+func heldResponder(t *testing.T, ns, name string, release <-chan struct{}) {
+	t.Helper()
+	f.StartResponder(t, ns, name, func(ctx context.Context, _ *interceptor.Request) (interceptor.Result, error) {
+		select {
+		case <-release:
+			return interceptor.Complete("released by the test"), nil
+		case <-ctx.Done():
+			return interceptor.Result{}, ctx.Err()
+		}
+	})
+}
+
+// podWithResponder is a pod of ns that lists responder.
+func podWithResponder(t *testing.T, ns, name, responder string) *corev1.Pod {
+	t.Helper()
+	return f.CreatePod(t, ns, name, framework.PodOptions{Mutate: func(p *corev1.Pod) {
+		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(responder, 5000)}
+	}})
+}
+
+// writesDuring counts the writes of the Eviction ev during d.
+func writesDuring(t *testing.T, ev *lifecyclev1alpha1.Eviction, d time.Duration) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	defer cancel()
+	w, err := f.Kube.LifecycleV1alpha1().Evictions(ev.Namespace).Watch(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", ev.Name).String(), ResourceVersion: ev.ResourceVersion,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	writes := 0
+	for e := range w.ResultChan() {
+		if e.Type == watch.Modified {
+			writes++
+		}
+	}
+	return writes
+}
+
+// restoreOurControllers leaves the cluster as the suite runs it when the
+// test ends: Kubernetes' controllers stopped, evictionrequest-controller's
+// running in full.
+func restoreOurControllers(t *testing.T) {
+	t.Cleanup(func() {
+		f.StopUpstreamControllers()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := f.RestartLifecycleControllerWith(ctx, lifecycleArgs...); err != nil {
+			t.Errorf("restarting evictionrequest-controller: %v", err)
+		}
+	})
+}
+
+// With Kubernetes 1.38's controllers started beside ours, as a cluster
+// whose feature gates turn EvictionRequestAPI on everywhere has them, the
+// two never fight: an Eviction held by a responder that never answers is
+// written no more than a few times in the 30 s that follow, ours step aside
+// (its metric and an event say so), and Kubernetes' go on alone.
+func TestTheLifecycleControllersNeverFight(t *testing.T) {
+	restoreOurControllers(t)
+	ns := f.NewNamespace(t)
+	const holder = "e2e.example.com/never-answers"
+	pod := podWithResponder(t, ns, "held-0", holder)
+	framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/never-fight"), pod)
+	ev := f.WaitForEviction(t, pod, "the held responder's turn", framework.ResponderIs(holder, lifecyclev1alpha1.ResponderStateActive))
+
+	if err := f.StartUpstreamControllers(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if writes := writesDuring(t, ev, 30*time.Second); writes > 4 {
+		t.Errorf("the held Eviction was written %d times in the 30 s after Kubernetes' controllers started beside ours, want a few at most", writes)
+	}
+	framework.WaitForSample(t, func() framework.MetricSamples {
+		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+	}, "evictionrequest_lifecycle_controller_stepped_aside", 1)
+	f.WaitForEvents(t, ns, "Eviction", ev.Name, stepaside.EventStepAside)
+}
+
+// Requests in flight when our controllers hand over to Kubernetes' (the
+// upgrade to 1.38: ours restarted for the actors only, then
+// kube-controller-manager's started), and back (kube-controller-manager's
+// stopped, ours restarted in full), finish: the responder whose turn it was
+// completes it under the new controllers, the pod is evicted once.
+func TestTheLifecycleControllersHandOverBothWays(t *testing.T) {
+	restoreOurControllers(t)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name, responder string
+		handOver        func(t *testing.T)
+	}{
+		{"to Kubernetes' controllers", "e2e.example.com/hand-over-to-kubernetes", func(t *testing.T) {
+			if err := f.RestartLifecycleControllerWith(ctx, append(lifecycleArgs, localcluster.ActorsOnly)...); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.StartUpstreamControllers(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"back to ours", "e2e.example.com/hand-over-back", func(t *testing.T) {
+			f.StopUpstreamControllers()
+			if err := f.RestartLifecycleControllerWith(ctx, lifecycleArgs...); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := f.NewNamespace(t)
+			responder := tc.responder
+			release := make(chan struct{})
+			heldResponder(t, ns, responder, release)
+			pod := podWithResponder(t, ns, "db-0", responder)
+			// The request outlives the pod, and its Eviction with it, to be read.
+			framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/hand-over", requester.Options{KeepAfterPod: true}), pod)
+			f.WaitForEviction(t, pod, "the responder's turn", framework.ResponderIs(responder, lifecyclev1alpha1.ResponderStateActive))
+
+			tc.handOver(t)
+			close(release)
+			f.WaitForEviction(t, pod, "the pod evicted after the hand-over",
+				framework.ConditionIs(lifecyclev1alpha1.EvictionConditionTargetEvicted, lifecyclev1alpha1.EvictionConditionReasonPodDeleted))
+			f.WaitForEviction(t, pod, "the responder's turn completed", framework.ResponderIs(responder, lifecyclev1alpha1.ResponderStateCompleted))
+			if _, granted := f.AuditedEvictions(t, ns, pod.Name); granted != 1 {
+				t.Errorf("%d evictions of the pod granted, want 1", granted)
+			}
+		})
+	}
+}
