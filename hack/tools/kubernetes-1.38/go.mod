@@ -19,6 +19,7 @@ go 1.27.0
 godebug default=go1.27
 
 require (
+	k8s.io/apimachinery v0.38.0-beta.0
 	k8s.io/client-go v0.38.0-beta.0
 	k8s.io/component-base v0.38.0-beta.0
 	k8s.io/klog/v2 v2.140.0
@@ -67,7 +68,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/api v0.38.0-beta.0 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
-	k8s.io/apimachinery v0.38.0-beta.0 // indirect
 	k8s.io/apiserver v0.38.0-beta.0 // indirect
 	k8s.io/component-helpers v0.0.0 // indirect
 	k8s.io/controller-manager v0.0.0 // indirect

@@ -118,7 +118,7 @@ func (g *Guard) Observe(ctx context.Context, obj any) {
 // does.
 func (g *Guard) upstreamWrite(entries []metav1.ManagedFieldsEntry) (string, time.Time, bool) {
 	for _, e := range entries {
-		if e.Time == nil || !isUpstream(e.Manager) || !e.Time.Time.After(g.since) {
+		if e.Time == nil || !isUpstream(e.Manager) || !e.Time.After(g.since) {
 			continue
 		}
 		return e.Manager, e.Time.Time, true
