@@ -24,15 +24,16 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	admissionregistrationv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 )
 
 // SyncCABundle makes ca the caBundle of every webhook of the
-// ValidatingWebhookConfiguration name: the CA of the serving certificate
-// the bridge answers with, however it was issued (files, cert-manager,
-// self-signed), so that kube-apiserver trusts it. Every replica serves with
-// the same certificate, so every replica writes the same bundle.
+// ValidatingWebhookConfiguration name, writing only when one differs: the
+// CA of the serving certificate the bridge answers with, however it was
+// issued (files, cert-manager, self-signed), so that kube-apiserver trusts
+// it.
 func SyncCABundle(ctx context.Context, client admissionregistrationv1client.ValidatingWebhookConfigurationInterface, name string, ca []byte, timeout time.Duration) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		callCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -57,6 +58,78 @@ func SyncCABundle(ctx context.Context, client admissionregistrationv1client.Vali
 	if err != nil {
 		return fmt.Errorf("setting the caBundle of ValidatingWebhookConfiguration %s: %w", name, err)
 	}
-	klog.FromContext(ctx).V(2).Info("The eviction API bridge's webhook trusts its serving certificate", "validatingWebhookConfiguration", name)
+	klog.FromContext(ctx).V(4).Info("The eviction API bridge's webhook trusts its serving certificate", "validatingWebhookConfiguration", name)
 	return nil
+}
+
+// CABundleKeeperName names the controller that keeps the bridge's caBundle.
+const CABundleKeeperName = "eviction-bridge-ca-bundle"
+
+// caBundleResync is how often the keeper reads the CA again even when
+// nothing changed: a certificate renewed into a new CA (a Secret's files
+// are replaced in place) is trusted within it.
+const caBundleResync = time.Minute
+
+// CABundleKeeper keeps the caBundle of the bridge's ValidatingWebhookConfiguration
+// equal to the CA of the serving certificate, for as long as it runs: at
+// start, whenever the configuration changes (someone re-applied it without
+// the bundle), and every caBundleResync. It runs on the leader only, so that
+// one process writes it: replicas that disagreed (self-signed ones, each with
+// a CA of its own) would otherwise overwrite each other's for ever.
+type CABundleKeeper struct {
+	client  admissionregistrationv1client.ValidatingWebhookConfigurationInterface
+	name    string
+	ca      func() ([]byte, error)
+	timeout time.Duration
+	changed chan struct{}
+	handle  cache.ResourceEventHandlerRegistration
+	b       *Bridge
+}
+
+// NewCABundleKeeper returns the keeper of the configuration of b (its
+// WebhookConfiguration), whose CA ca reads.
+func NewCABundleKeeper(b *Bridge, client admissionregistrationv1client.ValidatingWebhookConfigurationInterface, ca func() ([]byte, error)) (*CABundleKeeper, error) {
+	k := &CABundleKeeper{client: client, name: b.cfg.WebhookConfiguration, ca: ca, timeout: b.cfg.CallTimeout, changed: make(chan struct{}, 1), b: b}
+	wake := func(any) {
+		select {
+		case k.changed <- struct{}{}:
+		default:
+		}
+	}
+	handle, err := b.cfg.Webhooks.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: wake, UpdateFunc: func(_, obj any) { wake(obj) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	k.handle = handle
+	return k, nil
+}
+
+// Run keeps the bundle until ctx ends.
+func (k *CABundleKeeper) Run(ctx context.Context) error {
+	defer k.Close(ctx)
+	ticker := time.NewTicker(caBundleResync)
+	defer ticker.Stop()
+	for {
+		ca, err := k.ca()
+		if err == nil {
+			err = SyncCABundle(ctx, k.client, k.name, ca, k.timeout)
+		}
+		if err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "The eviction API bridge's webhook may not trust the server; trying again")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-k.changed:
+		case <-ticker.C:
+		}
+	}
+}
+
+// Close removes the keeper's handler from the bridge's informer, which
+// outlives a leadership term.
+func (k *CABundleKeeper) Close(context.Context) {
+	_ = k.b.cfg.Webhooks.Informer().RemoveEventHandler(k.handle)
 }

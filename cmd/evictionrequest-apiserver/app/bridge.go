@@ -83,7 +83,7 @@ func applyBridge(o *options.BridgeOptions, config *apiserver.Config, controllers
 		}
 	}
 	if m := config.ExtraConfig.Controllers; m != nil {
-		m.Controllers = append(m.Controllers, b.Janitor())
+		m.Controllers = append(m.Controllers, b.Controllers()...)
 	}
 	return nil
 }

@@ -46,11 +46,11 @@ const bridgeShutdownTimeout = 5 * time.Second
 
 // startBridge serves the eviction API bridge on the secure port of every
 // replica, from caches of the process's own, until ctx ends. It returns the
-// bridge's janitor, which runs on the leader, and the check that keeps the
-// replica out of /readyz until the bridge's caches synced.
-func (o *Options) startBridge(ctx context.Context, client, eventClient kubernetes.Interface) (controllermanager.Descriptor, healthz.HealthChecker, error) {
+// bridge's controllers, which run on the leader, and the check that keeps
+// the replica out of /readyz until the bridge's caches synced.
+func (o *Options) startBridge(ctx context.Context, client, eventClient kubernetes.Interface) ([]controllermanager.Descriptor, healthz.HealthChecker, error) {
 	if err := o.defaultServingCert(); err != nil {
-		return controllermanager.Descriptor{}, nil, err
+		return nil, nil, err
 	}
 	// The bridge writes by patch or apply, and reads the annotations of
 	// its requests: its cache keeps all of them but managedFields, and of
@@ -62,13 +62,13 @@ func (o *Options) startBridge(ctx context.Context, client, eventClient kubernete
 		CertFile: o.SecureServing.ServerCert.CertKey.CertFile, CallTimeout: o.Client.CallTimeout,
 	})
 	if err != nil {
-		return controllermanager.Descriptor{}, nil, err
+		return nil, nil, err
 	}
 	if err := o.serveBridge(ctx, b, b.ClientCA()); err != nil {
-		return controllermanager.Descriptor{}, nil, err
+		return nil, nil, err
 	}
 	b.Start(ctx)
-	return b.Janitor(), b.ReadyCheck(), nil
+	return b.Controllers(), b.ReadyCheck(), nil
 }
 
 // defaultServingCert makes a self-signed certificate for the names of the

@@ -66,11 +66,11 @@ func (o *Options) Run(ctx context.Context) error {
 	descriptors := o.controllers(guard)
 	var ready []healthz.HealthChecker
 	if o.Bridge.Enabled {
-		janitor, check, err := o.startBridge(ctx, client, eventClient)
+		controllers, check, err := o.startBridge(ctx, client, eventClient)
 		if err != nil {
 			return err
 		}
-		descriptors, ready = append(descriptors, janitor), append(ready, check)
+		descriptors, ready = append(descriptors, controllers...), append(ready, check)
 	}
 	m := &controllermanager.Manager{
 		Name:           componentName,

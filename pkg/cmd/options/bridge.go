@@ -17,7 +17,6 @@ limitations under the License.
 package options
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,9 +24,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
@@ -104,25 +100,17 @@ func (o *BridgeOptions) Validate() []error {
 	return errs
 }
 
-// SyncCABundle keeps retrying, until it succeeds or ctx ends, to make the
-// CA of the serving certificate the caBundle of the bridge's webhook.
-func (o *BridgeOptions) SyncCABundle(ctx context.Context, kube kubernetes.Interface, certFile string, timeout time.Duration) {
-	caFile := o.CAFile
-	if caFile == "" {
-		caFile = filepath.Join(filepath.Dir(certFile), "ca.crt")
-		if _, err := os.Stat(caFile); err != nil {
-			// A self-signed certificate's file bundles its CA.
-			caFile = certFile
-		}
+// caFile is the CA the caBundle of --eviction-bridge-webhook-configuration
+// is kept equal to: CAFile, else ca.crt beside the serving certificate
+// certFile, else certFile itself (a self-signed certificate's file bundles
+// its CA).
+func (o *BridgeOptions) caFile(certFile string) string {
+	if o.CAFile != "" {
+		return o.CAFile
 	}
-	_ = wait.PollUntilContextCancel(ctx, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		ca, err := os.ReadFile(caFile)
-		if err == nil {
-			err = bridge.SyncCABundle(ctx, kube.AdmissionregistrationV1().ValidatingWebhookConfigurations(), o.WebhookConfiguration, ca, timeout)
-		}
-		if err != nil {
-			klog.FromContext(ctx).Error(err, "The eviction API bridge's webhook may not trust the server yet; retrying")
-		}
-		return err == nil, nil
-	})
+	caFile := filepath.Join(filepath.Dir(certFile), "ca.crt")
+	if _, err := os.Stat(caFile); err != nil {
+		return certFile
+	}
+	return caFile
 }

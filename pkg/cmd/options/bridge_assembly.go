@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -174,9 +175,6 @@ func (b *Bridge) Start(ctx context.Context) {
 			"path", bridge.Path)
 	}
 	go b.ExemptSelf(ctx, b.deps.Client)
-	if b.opts.WebhookConfiguration != "" {
-		go b.opts.SyncCABundle(ctx, b.deps.Client, b.deps.CertFile, b.deps.CallTimeout)
-	}
 }
 
 // ReadyCheck keeps a replica out of /readyz until the bridge's caches have
@@ -190,11 +188,21 @@ func (b *Bridge) ReadyCheck() healthz.HealthChecker {
 	})
 }
 
-// Janitor is the bridge's janitor, which withdraws the requests no
-// eviction reached for a while; it runs on the leader.
-func (b *Bridge) Janitor() controllermanager.Descriptor {
-	return controllermanager.Descriptor{Name: bridge.JanitorName, Enabled: true,
-		Init: func(context.Context, *controllermanager.Context) (controllermanager.Controller, error) {
-			return bridge.NewJanitor(b.Bridge)
-		}}
+// Controllers are the bridge's controllers, which run on the leader: the
+// janitor, which withdraws the requests no eviction reached for a while,
+// and, with --eviction-bridge-webhook-configuration, the keeper of its
+// webhook's caBundle (one writer, kept current).
+func (b *Bridge) Controllers() []controllermanager.Descriptor {
+	return []controllermanager.Descriptor{
+		{Name: bridge.JanitorName, Enabled: true,
+			Init: func(context.Context, *controllermanager.Context) (controllermanager.Controller, error) {
+				return bridge.NewJanitor(b.Bridge)
+			}},
+		{Name: bridge.CABundleKeeperName, Enabled: b.opts.WebhookConfiguration != "",
+			Init: func(context.Context, *controllermanager.Context) (controllermanager.Controller, error) {
+				caFile := b.opts.caFile(b.deps.CertFile)
+				return bridge.NewCABundleKeeper(b.Bridge, b.deps.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations(),
+					func() ([]byte, error) { return os.ReadFile(caFile) })
+			}},
+	}
 }
