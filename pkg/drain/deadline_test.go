@@ -213,6 +213,20 @@ func TestFailAtTheDeadlineEscalatesNothing(t *testing.T) {
 	}
 }
 
+// An escalation the drain does not know (one no parser let through) does
+// nothing and says so on the pod's line, rather than passing for done.
+func TestAnUnknownEscalationIsAnError(t *testing.T) {
+	f, escalator, escalated := deadlineFixture(t, Escalation("force"))
+	f.clock.Step(2 * time.Minute)
+	report := f.sync(t)
+	if evicted, deleted := escalator.take(); len(evicted)+len(deleted) != 0 {
+		t.Errorf("evicted %v, deleted %v", evicted, deleted)
+	}
+	if got := report.Progress[0].EscalationError; !strings.Contains(got, `unknown escalation "force"`) || len(*escalated) != 1 {
+		t.Errorf("escalation error %q and %d reports, want the unknown escalation reported once", got, len(*escalated))
+	}
+}
+
 // ParseEscalation reads the three names, takes empty as the default
 // (fail), and lists the names when it refuses one.
 func TestParseEscalation(t *testing.T) {

@@ -182,6 +182,10 @@ func (s *Session) escalate(ctx context.Context, how Escalation, progress []PodPr
 			err = s.h.Escalator.Delete(ctx, pod)
 		case EscalateEvict:
 			err = s.h.Escalator.Evict(ctx, pod)
+		default:
+			// Never silently: a pod that was not escalated is not said to
+			// have been.
+			err = fmt.Errorf("unknown escalation %q: nothing was done", how)
 		}
 		result := escalation{at: now}
 		if err != nil {
