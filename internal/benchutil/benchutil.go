@@ -57,18 +57,19 @@ func RunLogged(ctx context.Context, logDir, name string, command []string) error
 // DeleteNamespace deletes the namespace name and waits, at most five
 // minutes, until it is gone: the namespace controller's deletion of what a
 // drain left (requests, Evictions, events) would otherwise run during the
-// next measurement and slow it down.
-func DeleteNamespace(client kubernetes.Interface, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+// next measurement and slow it down. The deletion is sent even when ctx
+// is done (a benchmark interrupted still cleans up); the wait is not.
+func DeleteNamespace(ctx context.Context, client kubernetes.Interface, name string) {
 	logger := klog.FromContext(ctx)
-	callCtx, cancelCall := context.WithTimeout(ctx, callTimeout)
+	callCtx, cancelCall := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 	err := client.CoreV1().Namespaces().Delete(callCtx, name, metav1.DeleteOptions{})
 	cancelCall()
 	if err != nil {
 		logger.Error(err, "Deleting a drained namespace", "namespace", name)
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
 	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()

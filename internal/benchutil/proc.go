@@ -84,20 +84,30 @@ func ProcessStart(pid int) (time.Time, error) {
 	return now.Add(-time.Duration(age * float64(time.Second))), nil
 }
 
-// statFields are the fields of /proc/<pid>/stat after the command name,
-// which is in parentheses and may hold spaces: index statField(n) of
-// them is field n of proc(5).
+// statFields are the fields of /proc/<pid>/stat after the command name:
+// index statField(n) of them is field n of proc(5).
 func statFields(pid int) ([]string, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return nil, err
 	}
-	_, rest, ok := strings.Cut(string(data), ") ")
-	fields := strings.Fields(rest)
-	if !ok || len(fields) < statField(22)+1 {
+	fields, ok := parseStat(string(data))
+	if !ok {
 		return nil, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, data)
 	}
 	return fields, nil
+}
+
+// parseStat splits a /proc/<pid>/stat line after the command name, which
+// is in parentheses and may itself hold spaces and ") ": proc(5) bounds it
+// by the last ')'.
+func parseStat(stat string) ([]string, bool) {
+	end := strings.LastIndexByte(stat, ')')
+	if end < 0 {
+		return nil, false
+	}
+	fields := strings.Fields(stat[end+1:])
+	return fields, len(fields) >= statField(22)+1
 }
 
 // statField is the index in statFields of field n of proc(5), numbered
@@ -106,32 +116,57 @@ func statField(n int) int {
 	return n - 3
 }
 
-// CPUByProcess is the CPU seconds each running process of processes used
-// so far, by name. On a machine whose cores a load saturates, where its
-// time goes is where its CPU goes. A process that exits meanwhile is left
-// out.
-func CPUByProcess(processes []*localcluster.Process) map[string]float64 {
-	cpu := map[string]float64{}
+// CPUSample is the CPU seconds processes used so far, by pid.
+type CPUSample map[int]ProcessCPU
+
+// ProcessCPU is the CPU seconds one process, named Name, used so far.
+type ProcessCPU struct {
+	Name    string
+	Seconds float64
+}
+
+// CPUByProcess samples the CPU each running process of processes used so
+// far. On a machine whose cores a load saturates, where its time goes is
+// where its CPU goes. A process that exited is left out.
+func CPUByProcess(processes []*localcluster.Process) CPUSample {
+	sample := CPUSample{}
 	for _, p := range processes {
 		select {
 		case <-p.Done():
 			continue
 		default:
 		}
-		if seconds, err := CPUSeconds(p.Pid()); err == nil {
-			cpu[p.Name] = seconds
+		pid := p.Pid()
+		if seconds, err := CPUSeconds(pid); err == nil {
+			sample[pid] = ProcessCPU{Name: p.Name, Seconds: seconds}
 		}
 	}
-	return cpu
+	return sample
 }
 
-// CPUSince is the CPU seconds each process used since before, a
-// CPUByProcess of the same processes.
-func CPUSince(processes []*localcluster.Process, before map[string]float64) map[string]float64 {
+// CPUSince is the CPU seconds each of processes used since before (a
+// CPUByProcess of the same processes), by name.
+func CPUSince(processes []*localcluster.Process, before CPUSample) map[string]float64 {
+	return before.usedBy(CPUByProcess(processes))
+}
+
+// usedBy is what each process used between s and after, by name. Samples
+// are by pid because a process restarted in between (a harness restarts
+// servers) is another process: its time all falls after s, and what the
+// one it replaced used before exiting is lost rather than subtracted from
+// it.
+func (s CPUSample) usedBy(after CPUSample) map[string]float64 {
 	used := map[string]float64{}
-	for name, seconds := range CPUByProcess(processes) {
-		if b, ok := before[name]; ok {
-			used[name] = seconds - b
+	for pid, now := range after {
+		was, ok := s[pid]
+		if ok && was.Name != now.Name {
+			// The pid was reused by another of the processes.
+			ok = false
+		}
+		if ok {
+			used[now.Name] += now.Seconds - was.Seconds
+		} else {
+			used[now.Name] += now.Seconds
 		}
 	}
 	return used

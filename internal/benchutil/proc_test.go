@@ -87,3 +87,46 @@ func rusageSeconds(t *testing.T) float64 {
 	}
 	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano()).Seconds()
 }
+
+// A command name may hold ") " (a binary named so): the fields are those
+// after the last ')', as proc(5) says, not after the first.
+func TestParseStatReadsPastACommandNameWithParentheses(t *testing.T) {
+	const stat = "4242 (x) 1 2 (y) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 1 0 98765 1000 100"
+	fields, ok := parseStat(stat)
+	if !ok {
+		t.Fatalf("parseStat(%q) refused it", stat)
+	}
+	for n, want := range map[int]string{3: "S", 14: "250", 15: "75", 22: "98765"} {
+		if got := fields[statField(n)]; got != want {
+			t.Errorf("field %d = %q, want %q", n, got, want)
+		}
+	}
+	if _, ok := parseStat("4242 (truncated"); ok {
+		t.Error("parseStat of a line without the name's ')': accepted")
+	}
+}
+
+// What a process used between two samples is by pid: a process restarted
+// in between counts from its start, never less the time of the one it
+// replaced; one that ran throughout counts its difference.
+func TestCPUSampleSubtractsOnlyTheSameProcess(t *testing.T) {
+	before := CPUSample{
+		100: {Name: "kube-apiserver", Seconds: 40},
+		200: {Name: "evictionrequest-apiserver", Seconds: 30},
+	}
+	after := CPUSample{
+		100: {Name: "kube-apiserver", Seconds: 52.5},
+		// evictionrequest-apiserver restarted as pid 300.
+		300: {Name: "evictionrequest-apiserver", Seconds: 4},
+	}
+	got := before.usedBy(after)
+	want := map[string]float64{"kube-apiserver": 12.5, "evictionrequest-apiserver": 4}
+	if len(got) != len(want) {
+		t.Fatalf("used %v, want %v", got, want)
+	}
+	for name, seconds := range want {
+		if got[name] != seconds {
+			t.Errorf("%s used %v, want %v", name, got[name], seconds)
+		}
+	}
+}

@@ -35,7 +35,7 @@ const drainCommandCPU = "(the drain command)"
 // CPU: both drains saturate the cores, so that what a drain through
 // requests spends beyond the direct evictions, process by process, is
 // where its time goes.
-func cpuSince(cluster *localcluster.Cluster, before map[string]float64, cmd *exec.Cmd) map[string]float64 {
+func cpuSince(cluster *localcluster.Cluster, before benchutil.CPUSample, cmd *exec.Cmd) map[string]float64 {
 	used := benchutil.CPUSince(cluster.Processes(), before)
 	if cmd.ProcessState != nil {
 		used[drainCommandCPU] = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()

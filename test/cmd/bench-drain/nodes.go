@@ -48,7 +48,12 @@ func prepareNode(ctx context.Context, cluster *localcluster.Cluster, o options, 
 	if err != nil {
 		return "", "", cleanup, err
 	}
-	undo = append(undo, func() { _ = client.CoreV1().Nodes().Delete(context.Background(), created.Name, metav1.DeleteOptions{}) })
+	undo = append(undo, func() {
+		// Sent even when the run was interrupted, but bounded.
+		deleteCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = client.CoreV1().Nodes().Delete(deleteCtx, created.Name, metav1.DeleteOptions{})
+	})
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if c.optIn {
 		namespace.Labels = map[string]string{bridge.NamespaceLabel: bridge.NamespaceOptIn}
@@ -56,7 +61,7 @@ func prepareNode(ctx context.Context, cluster *localcluster.Cluster, o options, 
 	if _, err := client.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{}); err != nil {
 		return "", "", cleanup, err
 	}
-	undo = append(undo, func() { benchutil.DeleteNamespace(client, name) })
+	undo = append(undo, func() { benchutil.DeleteNamespace(ctx, client, name) })
 	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil

@@ -78,7 +78,7 @@ func (b *bench) drain(ctx context.Context, kind drainKind) (*drainTime, error) {
 	if err := b.ensureNamespace(ctx, ns, labels...); err != nil {
 		return nil, err
 	}
-	defer benchutil.DeleteNamespace(b.client, ns)
+	defer benchutil.DeleteNamespace(ctx, b.client, ns)
 	nodes, err := b.cluster.AddKwokNodes(ctx, kind.nodes)
 	if err != nil {
 		return nil, err
