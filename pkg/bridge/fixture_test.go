@@ -29,7 +29,6 @@ import (
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -41,9 +40,9 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
-	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
@@ -106,9 +105,11 @@ func newFixtureWith(t *testing.T, api evictionapi.API, cfg Config, objects ...ru
 	if f.p, err = participant.New(api, name, f.kube, f.evr, requester.Options{CallTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	// Pods cached as both binaries cache them.
-	kube := informers.NewSharedInformerFactoryWithOptions(f.kube, 0, informers.WithTransform(cachetransform.TrimPodsStripManagedFields))
-	factories := participant.Informers{Kube: kube, EvictionRequests: externalversions.NewSharedInformerFactory(f.evr, 0)}
+	// Cached as the binaries cache them: pods trimmed and the rest without
+	// managedFields, the stricter of the two; requests whole (the bridge
+	// reads their annotations).
+	kube := cachetest.KubeInformers(f.kube, cachetransform.TrimPodsStripManagedFields)
+	factories := participant.Informers{Kube: kube, EvictionRequests: cachetest.EvictionRequestInformers(f.evr, cachetest.Whole)}
 	pods := factories.Kube.Core().V1().Pods()
 	cfg.Participant, cfg.Informers, cfg.Pods, cfg.Kube, cfg.Recorder, cfg.Clock = f.p, factories, pods.Lister(), f.kube, f.recorder, clock.RealClock{}
 	cfg.Namespaces, cfg.Webhooks = kube.Core().V1().Namespaces(), kube.Admissionregistration().V1().ValidatingWebhookConfigurations()

@@ -28,11 +28,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	componentbaseconfig "k8s.io/component-base/config"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 )
 
 // handlerController registers a handler on the pod informer of its context
@@ -79,7 +80,7 @@ func failing(context.Context, *Context) (Controller, error) {
 func TestAControllerThatCannotStartLeavesNoHandlerBehind(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := kubefake.NewClientset()
-	shared := informers.NewSharedInformerFactory(client, 0)
+	shared := cachetest.KubeInformers(client, cachetest.Whole)
 	var live atomic.Int32
 	m := &Manager{Name: "test", Client: client, SharedInformers: shared, Controllers: []Descriptor{
 		{Name: "first", Enabled: true, Init: handlerControllerInit(&live)},

@@ -33,6 +33,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
@@ -67,7 +68,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	f := &fixture{t: t, ctx: ctx, kube: kubefake.NewClientset(), clock: testingclock.NewFakeClock(start), recorder: record.NewFakeRecorder(100)}
-	f.factory = informers.NewSharedInformerFactory(f.kube, 0)
+	f.factory = cachetest.KubeInformers(f.kube, cachetest.Whole)
 	f.surger = New(Config{
 		Name: ours, Kube: f.kube, EvictionRequests: erfake.NewClientset(), Informers: f.factory,
 		Recorder: f.recorder, Clock: f.clock, PollInterval: poll, CallTimeout: time.Second,
@@ -77,16 +78,22 @@ func newFixture(t *testing.T) *fixture {
 
 // indexerOf is the cache of the kind of obj.
 func (f *fixture) indexerOf(obj runtime.Object) cache.Indexer {
+	var informer cache.SharedIndexInformer
 	switch obj.(type) {
 	case *corev1.Pod:
-		return f.factory.Core().V1().Pods().Informer().GetIndexer()
+		informer = f.factory.Core().V1().Pods().Informer()
 	case *appsv1.ReplicaSet:
-		return f.factory.Apps().V1().ReplicaSets().Informer().GetIndexer()
+		informer = f.factory.Apps().V1().ReplicaSets().Informer()
 	case *appsv1.Deployment:
-		return f.factory.Apps().V1().Deployments().Informer().GetIndexer()
+		informer = f.factory.Apps().V1().Deployments().Informer()
+	default:
+		f.t.Fatalf("no cache for %T", obj)
 	}
-	f.t.Fatalf("no cache for %T", obj)
-	return nil
+	indexer, err := cachetest.Cache(informer, cachetest.Whole)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return indexer
 }
 
 // add stores objects in the API and in the caches.

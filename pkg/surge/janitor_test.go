@@ -29,7 +29,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
@@ -38,6 +37,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
@@ -55,7 +55,7 @@ func runJanitor(t *testing.T, kube *kubefake.Clientset, evictionRequests *erfake
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
-	factory := informers.NewSharedInformerFactory(kube, 0)
+	factory := cachetest.KubeInformers(kube, cachetest.Whole)
 	s := New(Config{
 		Name: ours, Kube: kube, EvictionRequests: evictionRequests, Informers: factory,
 		Recorder: record.NewFakeRecorder(100), Clock: testingclock.NewFakeClock(start), PollInterval: poll, CallTimeout: time.Second,

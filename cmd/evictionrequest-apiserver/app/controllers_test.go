@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
@@ -42,8 +41,10 @@ func TestTheRequestCacheKeepsWhatTheNodeDrainReads(t *testing.T) {
 		request.Annotations[key] = "kept"
 	}
 	m := controllerManager(t, parse(t, "--enable-node-drain-controller"))
-	factory := externalversions.NewSharedInformerFactoryWithOptions(erfake.NewClientset(request), 0, m.EvictionRequestInformerOptions...)
-	informer := factory.Coordination().V1alpha1().EvictionRequests().Informer()
+	// The binary's own factory options are what this test checks.
+	factory := externalversions.NewSharedInformerFactoryWithOptions(erfake.NewClientset(request), 0, m.EvictionRequestInformerOptions...) //nolint:forbidigo // the options under test
+	requests := factory.Coordination().V1alpha1().EvictionRequests()
+	informer := requests.Informer()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer factory.Shutdown()
 	defer cancel()
@@ -51,11 +52,10 @@ func TestTheRequestCacheKeepsWhatTheNodeDrainReads(t *testing.T) {
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		t.Fatal("the cache did not sync")
 	}
-	obj, ok, err := informer.GetStore().GetByKey(request.Namespace + "/" + request.Name)
-	if err != nil || !ok {
+	cached, err := requests.Lister().EvictionRequests(request.Namespace).Get(request.Name)
+	if err != nil {
 		t.Fatalf("the request is not in the cache: %v", err)
 	}
-	cached := obj.(*v1alpha1.EvictionRequest)
 	for _, key := range drain.RequestAnnotations {
 		if cached.Annotations[key] != "kept" {
 			t.Errorf("the cache lost the annotation %s the node drain reads: %v", key, cached.Annotations)

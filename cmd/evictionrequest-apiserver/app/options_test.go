@@ -60,7 +60,8 @@ func controllerManager(t *testing.T, o *Options) *controllermanager.Manager {
 	t.Helper()
 	config := &apiserver.Config{GenericConfig: genericapiserver.NewRecommendedConfig(apiserver.Codecs)}
 	config.GenericConfig.ClientConfig = &rest.Config{Host: "https://127.0.0.1:1"}
-	config.GenericConfig.SharedInformerFactory = informers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
+	// The server's generic factory, which its run installs TrimPods on.
+	config.GenericConfig.SharedInformerFactory = informers.NewSharedInformerFactory(kubefake.NewClientset(), 0) //nolint:forbidigo // no cache is read
 	if err := o.Controller.ApplyTo(config); err != nil {
 		t.Fatal(err)
 	}

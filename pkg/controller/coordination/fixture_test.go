@@ -29,7 +29,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -43,7 +42,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
-	erinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 const (
@@ -92,16 +91,24 @@ func newFixture(t testing.TB) *fixture {
 		return true, nil, f.evictionError
 	})
 
-	erInformer := erinformers.NewSharedInformerFactory(f.erClient, 0).Coordination().V1alpha1().EvictionRequests()
-	podInformer := informers.NewSharedInformerFactory(f.kube, 0).Core().V1().Pods()
+	// Cached as evictionrequest-apiserver caches them: requests without
+	// their metadata (the node drain's annotations aside, which this
+	// controller does not read), pods trimmed.
+	erInformer := cachetest.EvictionRequestInformers(f.erClient, cachetransform.StripMetadataKeeping()).Coordination().V1alpha1().EvictionRequests()
+	podInformer := cachetest.KubeInformers(f.kube, cachetransform.TrimPod).Core().V1().Pods()
 	c, err := NewController(ctx, f.kube, f.erClient.CoordinationV1alpha1(), erInformer, podInformer, f.clock, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.recorder = record.NewFakeRecorder(100)
 	c.recorder = f.recorder
-	// Pods cached as evictionrequest-apiserver caches them.
-	f.controller, f.erIndexer, f.podIndexer = c, erInformer.Informer().GetIndexer(), cachetest.TrimmedPods(podInformer.Informer().GetIndexer())
+	f.controller = c
+	if f.erIndexer, err = cachetest.Cache(erInformer.Informer(), cachetransform.StripMetadataKeeping()); err != nil {
+		t.Fatal(err)
+	}
+	if f.podIndexer, err = cachetest.Cache(podInformer.Informer(), cachetransform.TrimPod); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 

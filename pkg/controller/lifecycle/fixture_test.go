@@ -26,14 +26,15 @@ import (
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
@@ -61,7 +62,7 @@ func newFixture(t testing.TB, objects ...runtime.Object) *fixture {
 	metrics.Register()
 	_, ctx := ktesting.NewTestContext(t)
 	f := &fixture{t: t, ctx: ctx, clock: testingclock.NewFakeClock(start), kube: k8sfake.NewClientset()}
-	factory := informers.NewSharedInformerFactory(f.kube, 0)
+	factory := cachetest.KubeInformers(f.kube, cachedAsTheBinary)
 	evictions, requests, pods := factory.Lifecycle().V1alpha1().Evictions(), factory.Lifecycle().V1alpha1().EvictionRequests(), factory.Core().V1().Pods()
 	c, err := NewController(ctx, f.kube, evictions, requests, pods, f.clock, Options{})
 	if err != nil {
@@ -70,7 +71,7 @@ func newFixture(t testing.TB, objects ...runtime.Object) *fixture {
 	f.recorder = record.NewFakeRecorder(100)
 	c.recorder = f.recorder
 	f.controller = c
-	f.evictions, f.requests, f.pods = evictions.Informer().GetIndexer(), requests.Informer().GetIndexer(), pods.Informer().GetIndexer()
+	f.evictions, f.requests, f.pods = cacheOf(t, evictions.Informer()), cacheOf(t, requests.Informer()), cacheOf(t, pods.Informer())
 	for _, obj := range objects {
 		f.add(obj)
 	}
@@ -103,15 +104,27 @@ func resourceOf(obj runtime.Object) string {
 	return "evictionrequests"
 }
 
-// cache puts obj in its informer's cache only, transformed as
+// cachedAsTheBinary is the transform of evictionrequest-controller's
+// informers.
+var cachedAsTheBinary = cachetransform.TrimPodsStripManagedFieldsBut(stepaside.UpstreamManagers...)
+
+// cacheOf is the cache of informer, for the fixture to fill as the binary
+// fills it.
+func cacheOf(t testing.TB, informer cache.SharedIndexInformer) cache.Indexer {
+	t.Helper()
+	indexer, err := cachetest.Cache(informer, cachedAsTheBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return indexer
+}
+
+// cache puts obj in its informer's cache only, as
 // evictionrequest-controller caches it.
 func (f *fixture) cache(obj runtime.Object) {
 	f.t.Helper()
-	cached, err := cachetransform.TrimPodsStripManagedFields(obj.DeepCopyObject())
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	switch o := cached.(type) {
+	var err error
+	switch o := obj.(type) {
 	case *corev1.Pod:
 		err = f.pods.Update(o)
 	case *lifecyclev1alpha1.Eviction:

@@ -26,17 +26,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
-	erinformers "github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
@@ -73,9 +73,9 @@ func newFixture(t *testing.T) *fixture {
 func newFixtureWith(t *testing.T, opts Options) *fixture {
 	_, ctx := ktesting.NewTestContext(t)
 	f := &fixture{t: t, ctx: ctx, kube: k8sfake.NewClientset(), evr: erfake.NewClientset(), clock: testingclock.NewFakeClock(start)}
-	kubeInformers := informers.NewSharedInformerFactory(f.kube, 0)
+	kubeInformers := cachetest.KubeInformers(f.kube, kubeCached)
 	podInformer := kubeInformers.Core().V1().Pods()
-	erInformers := erinformers.NewSharedInformerFactory(f.evr, 0)
+	erInformers := cachetest.EvictionRequestInformers(f.evr, requestsCached)
 	erInformer := erInformers.Coordination().V1alpha1().EvictionRequests()
 	p, err := participant.New(evictionapi.Coordination, me, f.kube, f.evr, requester.Options{})
 	if err != nil {
@@ -88,11 +88,31 @@ func newFixtureWith(t *testing.T, opts Options) *fixture {
 	f.recorder = record.NewFakeRecorder(100)
 	c.recorder = f.recorder
 	f.controller = c
-	f.nodes = kubeInformers.Core().V1().Nodes().Informer().GetIndexer()
-	f.pods = podInformer.Informer().GetIndexer()
-	f.ers = erInformer.Informer().GetIndexer()
-	f.pdbs = kubeInformers.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer()
+	f.nodes = cacheOf(t, kubeInformers.Core().V1().Nodes().Informer(), kubeCached)
+	f.pods = cacheOf(t, podInformer.Informer(), kubeCached)
+	f.ers = cacheOf(t, erInformer.Informer(), requestsCached)
+	f.pdbs = cacheOf(t, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer(), kubeCached)
 	return f
+}
+
+// The transforms of the drain's caches, the stricter of the two binaries'
+// where they differ: both trim pods; evictionrequest-controller drops the
+// managedFields of the rest; evictionrequest-apiserver drops the metadata
+// of requests but the drain's annotations.
+var (
+	kubeCached     = cachetransform.TrimPodsStripManagedFields
+	requestsCached = cachetransform.StripMetadataKeeping(drain.RequestAnnotations...)
+)
+
+// cacheOf is the cache of informer, for the fixture to fill as a binary
+// fills it.
+func cacheOf(t testing.TB, informer cache.SharedIndexInformer, transform cache.TransformFunc) cache.Indexer {
+	t.Helper()
+	indexer, err := cachetest.Cache(informer, transform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return indexer
 }
 
 // add stores objects in the API and in the caches.
@@ -107,11 +127,7 @@ func (f *fixture) add(objs ...runtime.Object) {
 			}
 		case *corev1.Pod:
 			if err = f.kube.Tracker().Add(o); err == nil {
-				// Cached as both binaries cache pods.
-				var trimmed any
-				if trimmed, err = cachetransform.TrimPod(o); err == nil {
-					err = f.pods.Add(trimmed)
-				}
+				err = f.pods.Add(o)
 			}
 		case *v1alpha1.EvictionRequest:
 			if err = f.evr.Tracker().Add(o); err == nil {

@@ -25,10 +25,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
-	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 // completedAt is a request of a pod, complete since at.
@@ -48,7 +49,8 @@ func TestCompletedRequestsAreDeletedAfterTheirTTL(t *testing.T) {
 	clk := testingclock.NewFakeClock(start.Add(20 * time.Minute))
 	done, running := completedAt("web-0", start), wrappers.MakeEvictionRequest(wrappers.MakePod("web-1").Obj(), "drain.example.com").Obj()
 	client := erfake.NewClientset(done, running)
-	factory := externalversions.NewSharedInformerFactory(client, 0)
+	// Cached as evictionrequest-apiserver caches requests.
+	factory := cachetest.EvictionRequestInformers(client, cachetransform.StripMetadataKeeping())
 	informer := factory.Coordination().V1alpha1().EvictionRequests()
 	c, err := New(t.Context(), client.CoordinationV1alpha1(), informer, time.Hour, clk, time.Second)
 	if err != nil {

@@ -25,15 +25,14 @@ import (
 
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
-	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
@@ -113,7 +112,7 @@ func TestCoordinationParticipant(t *testing.T) {
 	if _, err := evr.CoordinationV1alpha1().EvictionRequests(pod.Namespace).Update(ctx, er, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	factories := Informers{EvictionRequests: externalversions.NewSharedInformerFactory(evr, 0)}
+	factories := Informers{EvictionRequests: cachetest.EvictionRequestInformers(evr, cachetest.Whole)}
 	informed := startInformed(ctx, t, p, factories)
 	status, err = p.Status(ctx, pod.Namespace, pod.UID)
 	if err != nil || !informed || !status.Requested || status.NeedsRequest() || !status.HeldBy("surge.example.com") {
@@ -157,7 +156,7 @@ func TestLifecycleParticipantReadsTheEvictionItTakesPartIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startInformed(ctx, t, p, Informers{Kube: informers.NewSharedInformerFactory(kube, 0)})
+	startInformed(ctx, t, p, Informers{Kube: cachetest.KubeInformers(kube, cachetest.Whole)})
 	cached, err := p.Status(ctx, pod.Namespace, pod.UID)
 	if err != nil {
 		t.Fatal(err)

@@ -181,7 +181,7 @@ func TestTrimPodWithoutAnnotationsOrOwner(t *testing.T) {
 }
 
 func TestTrimPodsTrimsTheInformersCache(t *testing.T) {
-	factory := informers.NewSharedInformerFactory(fake.NewClientset(fullPod()), 0)
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(fullPod()), 0) //nolint:forbidigo // TrimPods under test sets the transform
 	if err := TrimPods(factory); err != nil {
 		t.Fatal(err)
 	}

@@ -29,8 +29,10 @@ import (
 	genericadmissioninitializer "k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/evictionrequest/apiserver/internal/cachetest"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 func TestOtherResourcesAreIgnored(t *testing.T) {
@@ -48,7 +50,7 @@ func TestOtherResourcesAreIgnored(t *testing.T) {
 func TestNotReadyIsRetryable(t *testing.T) {
 	plugin := New()
 	// An informer that is never started never syncs.
-	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	factory := cachetest.KubeInformers(fake.NewClientset(), cachetransform.TrimPod)
 	genericadmissioninitializer.New(fake.NewClientset(), nil, factory, authorizer.AuthorizerFunc(nil), nil, nil, nil, nil).Initialize(plugin)
 
 	err := plugin.Admit(context.Background(), attributes(admission.Create, "", allowedUser, newEvictionRequest(), nil), nil)

@@ -29,11 +29,11 @@ import (
 	genericadmissioninitializer "k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
@@ -93,11 +93,8 @@ func newPluginWith(t *testing.T, authz authorizer.Authorizer, cached, live []run
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 
-	factory := informers.NewSharedInformerFactory(fake.NewClientset(cached...), 0)
 	// Pods cached as the server caches them.
-	if err := cachetransform.TrimPods(factory); err != nil {
-		t.Fatal(err)
-	}
+	factory := cachetest.KubeInformers(fake.NewClientset(cached...), cachetransform.TrimPod)
 	plugin := New()
 	genericadmissioninitializer.New(fake.NewClientset(live...), nil, factory, authz, nil, nil, nil, nil).Initialize(plugin)
 	if err := plugin.ValidateInitialization(); err != nil {

@@ -29,7 +29,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -38,9 +37,12 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -77,7 +79,9 @@ func newFixture(t testing.TB, objects ...runtime.Object) *fixture {
 		f.evicted = append(f.evicted, eviction.Name+"@"+string(ptr.Deref(eviction.DeleteOptions.Preconditions.UID, "")))
 		return true, nil, f.refuseErr
 	})
-	factory := informers.NewSharedInformerFactory(f.kube, 0)
+	// Cached as evictionrequest-controller caches them.
+	transform := cachetransform.TrimPodsStripManagedFieldsBut(stepaside.UpstreamManagers...)
+	factory := cachetest.KubeInformers(f.kube, transform)
 	evictions, pods := factory.Lifecycle().V1alpha1().Evictions(), factory.Core().V1().Pods()
 	c, err := NewController(ctx, f.kube, evictions, pods, f.clock, Options{})
 	if err != nil {
@@ -85,7 +89,13 @@ func newFixture(t testing.TB, objects ...runtime.Object) *fixture {
 	}
 	f.recorder = record.NewFakeRecorder(100)
 	c.recorder = f.recorder
-	f.controller, f.evictions, f.pods = c, evictions.Informer().GetIndexer(), pods.Informer().GetIndexer()
+	f.controller = c
+	if f.evictions, err = cachetest.Cache(evictions.Informer(), transform); err != nil {
+		t.Fatal(err)
+	}
+	if f.pods, err = cachetest.Cache(pods.Informer(), transform); err != nil {
+		t.Fatal(err)
+	}
 	for _, obj := range objects {
 		if err := f.kube.Tracker().Add(obj); err != nil {
 			t.Fatal(err)
