@@ -62,6 +62,14 @@ build: ## Build evictionrequest-apiserver, evictionrequest-controller, the kubec
 	$(GO) build -o $(BIN_DIR)/node-host ./hack/node-host
 	$(GO) build -o $(BIN_DIR)/sample-interceptor ./examples/sample-interceptor
 
+# UPSTREAM_CONTROLLERS is Kubernetes 1.38's evictionrequest-controller and
+# imperative-eviction-responder-controller, as kube-controller-manager runs
+# them (hack/tools/kubernetes-1.38): the lifecycle.k8s.io control plane runs
+# them in place of ours with LIFECYCLE_CONTROLLERS=upstream. Go 1.27, which
+# the go command fetches from the module proxy.
+# Defined before tools, whose prerequisites make expands as it reads them.
+UPSTREAM_CONTROLLERS := $(BIN_DIR)/eviction-controllers
+
 .PHONY: tools
 tools: $(CLUSTER_BINS) $(UPSTREAM_CONTROLLERS) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, the kubelet (kubelet-node), kwok and Kubernetes 1.38's eviction request controllers, and install Debian's dbus-daemon (only when missing or re-pinned).
 
@@ -80,13 +88,6 @@ $(KUBE_BINS) &: hack/tools/kubernetes/go.mod hack/tools/kubernetes/go.sum $(wild
 
 $(DBUS_DAEMON):
 	hack/install-debian-packages.sh dbus-daemon
-
-# UPSTREAM_CONTROLLERS is Kubernetes 1.38's evictionrequest-controller and
-# imperative-eviction-responder-controller, as kube-controller-manager runs
-# them (hack/tools/kubernetes-1.38): the lifecycle.k8s.io control plane runs
-# them in place of ours with LIFECYCLE_CONTROLLERS=upstream. Go 1.27, which
-# the go command fetches from the module proxy.
-UPSTREAM_CONTROLLERS := $(BIN_DIR)/eviction-controllers
 
 $(UPSTREAM_CONTROLLERS): hack/tools/kubernetes-1.38/go.mod hack/tools/kubernetes-1.38/go.sum hack/tools/kubernetes-1.38/eviction-controllers/main.go
 	@echo ">> Building Kubernetes v1.38.0-beta.0's eviction request controllers with Go 1.27 (about two minutes on 2 cores)"
@@ -115,8 +116,10 @@ $(BIN_DIR)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 # API is the EvictionRequest API make run serves: coordination (ours, through
 # evictionrequest-apiserver) or lifecycle (Kubernetes' own, with
 # evictionrequest-controller). OVERLAY is the overlay of artifacts/ it
-# deploys: for coordination default, or ha (two server replicas behind the
-# APIService, on a three-member etcd); for lifecycle, lifecycle.
+# deploys, by default the API's with the eviction API bridge (bridge,
+# lifecycle-bridge): for coordination also default (no bridge) or ha (two
+# server replicas behind the APIService, on a three-member etcd); for
+# lifecycle, lifecycle.
 API     ?= coordination
 OVERLAY ?=
 # LIFECYCLE_CONTROLLERS runs, with API=lifecycle, our controllers (ours) or
@@ -213,7 +216,7 @@ bench-scale: build tools ## What the product costs as the cluster grows to 1000 
 	$(GO) run ./test/cmd/bench-scale --dir=_output/bench-scale --bin-dir=$(BIN_DIR) --out=_output/bench/scale.json $(BENCH_SCALE_FLAGS)
 
 .PHONY: verify
-verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-chart verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck, helm lint of the chart, and kube-score of the overlays and the chart.
+verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-chart verify-manifests verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck, helm lint of the chart, the overlays rendered from the chart, and kube-score of the overlays.
 
 .PHONY: verify-gofmt
 verify-gofmt:
@@ -251,9 +254,17 @@ verify-chart: $(HELM_BINS) ## helm lint --strict of the chart with each of its c
 		$(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system --values $$values >/dev/null || { $(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system --values $$values; exit 1; }; \
 	done
 
+.PHONY: manifests
+manifests: $(HELM_BINS) ## Render the chart with each of its ci/*-values.yaml into artifacts/overlays/<scenario>/install.yaml, the install the overlays, make run, the e2e suites and the release use: the chart is the one source of the install.
+	$(GO) run ./hack/manifests --helm=$(BIN_DIR)/helm
+
+.PHONY: verify-manifests
+verify-manifests: $(HELM_BINS) ## Fail when an overlay's install.yaml differs from what make manifests renders.
+	$(GO) run ./hack/manifests --helm=$(BIN_DIR)/helm --verify
+
 .PHONY: verify-kube-score
-verify-kube-score: $(BIN_DIR)/kube-score $(HELM_BINS) ## kube-score over every rendered overlay and the chart with each ci/*-values.yaml; findings fail unless artifacts/kube-score-ignore.txt explains them.
-	KUBE_SCORE=$(BIN_DIR)/kube-score HELM=$(BIN_DIR)/helm hack/verify-kube-score.sh
+verify-kube-score: $(BIN_DIR)/kube-score ## kube-score over every overlay's install.yaml (the chart with each ci/*-values.yaml); findings fail unless artifacts/kube-score-ignore.txt explains them.
+	KUBE_SCORE=$(BIN_DIR)/kube-score hack/verify-kube-score.sh
 
 $(BIN_DIR)/kube-score: hack/tools/kube-score/go.mod hack/tools/kube-score/go.sum
 	@echo ">> Building kube-score from the Go module proxy"
@@ -332,9 +343,10 @@ RELEASE_DIR             ?= _output/release
 RELEASE_BIN_DIR         ?= _output/release-bin
 
 .PHONY: release
-release: $(HELM_BINS) ## Cut release VERSION=vX.Y.Z: pin its image in artifacts/components/release and the chart, build the image (linux amd64+arm64) and the plugin (linux, darwin; amd64, arm64), and write them with a krew manifest, install YAMLs, the chart and its repository index, a CycloneDX bill of materials of every binary, release notes from CHANGELOG.md and checksums to _output/release.
+release: $(HELM_BINS) ## Cut release VERSION=vX.Y.Z: pin its image repository and tag in the chart and render the overlays again (make manifests), build the image (linux amd64+arm64) and the plugin (linux, darwin; amd64, arm64), and write them with a krew manifest, install YAMLs, the chart and its repository index, a CycloneDX bill of materials of every binary, release notes from CHANGELOG.md and checksums to _output/release.
 	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$$ ]] || { echo "make release: give VERSION=vX.Y.Z" >&2; exit 1; }
 	$(GO) run ./hack/release pin --repository=$(RELEASE_REPOSITORY) --version=$(VERSION)
+	$(MAKE) manifests
 	$(MAKE) image IMAGE=$(RELEASE_REPOSITORY):$(VERSION) IMAGE_PLATFORMS=$(RELEASE_IMAGE_PLATFORMS) VERSION=$(VERSION)
 	rm -rf $(RELEASE_BIN_DIR)
 	@for platform in $(RELEASE_PLATFORMS); do \
@@ -344,16 +356,16 @@ release: $(HELM_BINS) ## Cut release VERSION=vX.Y.Z: pin its image in artifacts/
 	done
 	$(GO) run ./hack/release package --version=$(VERSION) --out=$(RELEASE_DIR) --plugin-bin-dir=$(RELEASE_BIN_DIR) --image-tarball=_output/image.tar \
 		--image-bin-dir=_output/image-bin --helm=$(BIN_DIR)/helm --cyclonedx=$(BIN_DIR)/cyclonedx-gomod
-	@echo "Release $(VERSION) is in $(RELEASE_DIR). Next: commit artifacts/components/release and charts/evictionrequest/Chart.yaml, tag $(VERSION), make push REGISTRY=$(patsubst %/,%,$(dir $(RELEASE_REPOSITORY))) IMAGE=$(notdir $(RELEASE_REPOSITORY)):$(VERSION) IMAGE_PLATFORMS=$(RELEASE_IMAGE_PLATFORMS) VERSION=$(VERSION), and upload $(RELEASE_DIR) to the release."
+	@echo "Release $(VERSION) is in $(RELEASE_DIR). Next: commit charts/evictionrequest and artifacts/overlays, tag $(VERSION), make push REGISTRY=$(patsubst %/,%,$(dir $(RELEASE_REPOSITORY))) IMAGE=$(notdir $(RELEASE_REPOSITORY)):$(VERSION) IMAGE_PLATFORMS=$(RELEASE_IMAGE_PLATFORMS) VERSION=$(VERSION), and upload $(RELEASE_DIR) to the release."
 
-# PINNED_VERSION is the release the release component pins.
-PINNED_VERSION = $(shell sed -n 's/^  newTag: //p' artifacts/components/release/kustomization.yaml)
+# PINNED_VERSION is the release the chart pins: "v" + its appVersion.
+PINNED_VERSION = v$(shell sed -n 's/^appVersion: "\(.*\)"$$/\1/p' charts/evictionrequest/Chart.yaml)
 
 .PHONY: test-release
 test-release: ## Cut the release the tree pins again, for this platform only, into _output/release-test (the tree must not change), and open what it wrote: checksums, krew manifest and archives, the plugin's --version, install YAMLs, image, chart and index, bills of materials, notes.
 	$(MAKE) release VERSION=$(PINNED_VERSION) RELEASE_PLATFORMS=$(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH) \
 		RELEASE_IMAGE_PLATFORMS=linux/$(shell $(GO) env GOARCH) RELEASE_DIR=_output/release-test RELEASE_BIN_DIR=_output/release-test-bin
-	@git diff --quiet -- artifacts/components/release charts/evictionrequest/Chart.yaml || { echo "make release changed artifacts/components/release or the chart: the tree pins another version than it releases" >&2; exit 1; }
+	@git diff --quiet -- charts/evictionrequest artifacts/overlays || { echo "make release changed the chart or the overlays: the tree pins another version or image than it releases" >&2; exit 1; }
 	$(GO) test -count=1 -ldflags=$(TEST_LDFLAGS) ./test/release/... -args -dir=$(CURDIR)/_output/release-test -version=$(PINNED_VERSION) -helm=$(BIN_DIR)/helm
 
 .PHONY: test-image

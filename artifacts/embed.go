@@ -14,9 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package artifacts holds the kustomize base, components and overlays that
-// deploy evictionrequest-apiserver, and renders them, so that the local
-// control plane and the e2e suite use exactly what users deploy.
+// Package artifacts holds the kustomize overlays that deploy the product,
+// one per scenario of the chart (make manifests renders each overlay's
+// install.yaml from charts/evictionrequest), with the components that add
+// certificates from files, and renders them, so that the local control
+// plane and the e2e suites use exactly what users deploy.
 package artifacts
 
 import (
@@ -36,18 +38,38 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// manifests holds the kustomizations and the Grafana dashboard;
-// certificates and keys are never embedded (only *.yaml and *.json are).
+// manifests holds the kustomizations and the rendered installs;
+// certificates and keys are never embedded (only *.yaml files are).
 //
-//go:embed system/*.yaml base/*.yaml components/*/*.yaml components/*/*.json overlays/*/*.yaml examples/*/kustomization.yaml
+//go:embed components/*/*.yaml overlays/*/*.yaml examples/*/kustomization.yaml
 var manifests embed.FS
 
-// Overlays are the overlays users deploy, in artifacts/overlays.
-var Overlays = []string{"default", "ha", "cert-manager", "dev", "lifecycle"}
+// Overlays are the overlays users deploy, in artifacts/overlays: one per
+// scenario of the chart (its ci/<overlay>-values.yaml), sorted.
+var Overlays = func() []string {
+	entries, err := manifests.ReadDir("overlays")
+	if err != nil {
+		panic(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}()
 
-// MonitoringComponent is the component that adds monitoring with the
-// Prometheus Operator to an overlay.
-const MonitoringComponent = "monitoring"
+// MovesNamespace is false for the overlays that cannot move to another
+// namespace through examples/namespace: the eviction API bridge's webhook
+// exempts the components by their service account's name in a CEL
+// expression, which kustomize cannot rewrite. Render the chart with
+// --namespace instead.
+func MovesNamespace(overlay string) bool {
+	return overlay != "bridge" && overlay != "lifecycle-bridge"
+}
+
+// MonitoringOverlay is the overlay with monitoring for the Prometheus
+// Operator.
+const MonitoringOverlay = "monitoring"
 
 // Render builds overlay with kustomize, as `kubectl kustomize` does, and
 // returns its objects. certs are the certificate files the overlays read
@@ -57,11 +79,14 @@ func Render(overlay string, certs map[string][]byte) ([]*unstructured.Unstructur
 	return RenderWith(overlay, Install{}, certs)
 }
 
+// InstallYAML is the install.yaml of overlay, as make manifests rendered it
+// from the chart.
+func InstallYAML(overlay string) ([]byte, error) {
+	return manifests.ReadFile(path.Join("overlays", overlay, "install.yaml"))
+}
+
 // Install is what a user's kustomization adds to an overlay.
 type Install struct {
-	// Components of artifacts/components added after the overlay's, such
-	// as monitoring.
-	Components []string
 	// Namespace, when set, installs into it, as the kustomization of
 	// artifacts/examples/namespace does.
 	Namespace string
@@ -94,7 +119,7 @@ func RenderWith(overlay string, install Install, certs map[string][]byte) ([]*un
 		}
 	}
 	dir := path.Join("/artifacts/overlays", overlay)
-	if install.Namespace != "" || len(install.Components) > 0 {
+	if install.Namespace != "" {
 		kustomization, err := userKustomization(overlay, install)
 		if err != nil {
 			return nil, err
@@ -120,25 +145,15 @@ func RenderWith(overlay string, install Install, certs map[string][]byte) ([]*un
 }
 
 // userKustomization is the kustomization, in a directory beside
-// examples/namespace, that renders overlay with what install adds: the
-// namespace example's, with its namespace and overlay, when install names a
-// namespace.
+// examples/namespace, that renders overlay in install's namespace: the
+// namespace example's, with its namespace and overlay.
 func userKustomization(overlay string, install Install) ([]byte, error) {
-	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../overlays/" + overlay + "\n"
-	if install.Namespace != "" {
-		example, err := manifests.ReadFile(namespaceExample)
-		if err != nil {
-			return nil, err
-		}
-		kustomization = strings.Replace(string(example), "- ../../overlays/default\n", "- ../../overlays/"+overlay+"\n", 1)
-		kustomization = strings.Replace(kustomization, "namespace: team-evictions\n", "namespace: "+install.Namespace+"\n", 1)
+	example, err := manifests.ReadFile(namespaceExample)
+	if err != nil {
+		return nil, err
 	}
-	if len(install.Components) > 0 {
-		kustomization += "components:\n"
-		for _, c := range install.Components {
-			kustomization += "- ../../components/" + c + "\n"
-		}
-	}
+	kustomization := strings.Replace(string(example), "- ../../overlays/default\n", "- ../../overlays/"+overlay+"\n", 1)
+	kustomization = strings.Replace(kustomization, "namespace: team-evictions\n", "namespace: "+install.Namespace+"\n", 1)
 	return []byte(kustomization), nil
 }
 

@@ -34,25 +34,18 @@ import (
 
 var promtool = flag.String("promtool", "../_output/bin/promtool", "promtool, which make test-unit builds from the Go module proxy.")
 
-func renderWithMonitoring(t *testing.T, overlay string) []*unstructured.Unstructured {
-	t.Helper()
-	objects, err := RenderWith(overlay, Install{Components: []string{MonitoringComponent}}, testCerts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objects
-}
+// alertsTest is the promtool test of the chart's alerting rules.
+const alertsTest = "../charts/evictionrequest/tests/alerts-test.yaml"
 
 // The monitors select what the overlay deploys: the ServiceMonitor the
 // server's Service and its port, each PodMonitor the pods of a Deployment
 // and their metrics port.
-func TestMonitoringComponentScrapesWhatTheOverlaysDeploy(t *testing.T) {
+func TestMonitoringScrapesWhatTheOverlayDeploys(t *testing.T) {
 	for overlay, monitored := range map[string][]string{
-		"default":   {"ServiceMonitor/evictionrequest-apiserver", "PodMonitor/evictionrequest-surge-interceptor"},
-		"lifecycle": {"PodMonitor/evictionrequest-controller", "PodMonitor/evictionrequest-surge-interceptor"},
+		MonitoringOverlay: {"ServiceMonitor/evictionrequest-apiserver", "PodMonitor/evictionrequest-controller", "PodMonitor/evictionrequest-surge-interceptor"},
 	} {
 		t.Run(overlay, func(t *testing.T) {
-			objects := renderWithMonitoring(t, overlay)
+			objects := render(t, overlay)
 			for _, ref := range monitored {
 				kind, name, _ := strings.Cut(ref, "/")
 				monitor := find(objects, kind, name)
@@ -159,7 +152,7 @@ func TestAlertingRules(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("promtool: %v (make test-unit builds it into _output/bin; or pass -promtool)", err)
 	}
-	rule := find(renderWithMonitoring(t, "default"), "PrometheusRule", "evictionrequest")
+	rule := find(render(t, MonitoringOverlay), "PrometheusRule", "evictionrequest")
 	if rule == nil {
 		t.Fatal("the PrometheusRule is not rendered")
 	}
@@ -171,7 +164,7 @@ func TestAlertingRules(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), spec, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tests, err := os.ReadFile(filepath.Join("components", MonitoringComponent, "tests", "alerts-test.yaml"))
+	tests, err := os.ReadFile(alertsTest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +177,7 @@ func TestAlertingRules(t *testing.T) {
 		rules, _, _ := unstructured.NestedSlice(g.(map[string]interface{}), "rules")
 		for _, r := range rules {
 			if alert, _ := r.(map[string]interface{})["alert"].(string); !strings.Contains(string(tests), "alertname: "+alert+"\n") {
-				t.Errorf("alert %s has no test in tests/alerts-test.yaml", alert)
+				t.Errorf("alert %s has no test in %s", alert, alertsTest)
 			}
 		}
 	}

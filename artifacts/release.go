@@ -19,40 +19,35 @@ package artifacts
 import (
 	"fmt"
 
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// ReleaseComponent is the component every overlay includes to pin the
-// image of a release.
-const ReleaseComponent = "components/release/kustomization.yaml"
-
-// ImageName is the name the manifests give the project's image, which the
-// release component maps to a registry and a tag.
+// ImageName is the name of the project's image, the last part of its
+// repository.
 const ImageName = "evictionrequest-apiserver"
 
-// releaseComponent is the part of ReleaseComponent a release rewrites.
-type releaseComponent struct {
-	Images []struct {
-		Name    string `json:"name"`
-		NewName string `json:"newName"`
-		NewTag  string `json:"newTag"`
-	} `json:"images"`
-}
-
-// ReleaseImage is the image the overlays deploy: repository:tag.
+// ReleaseImage is the image the overlays deploy, repository:tag, as the
+// chart pins it (image.repository, "v" + appVersion): the image of
+// evictionrequest-apiserver in the default overlay.
 func ReleaseImage() (string, error) {
-	data, err := manifests.ReadFile(ReleaseComponent)
+	data, err := manifests.ReadFile("overlays/default/install.yaml")
 	if err != nil {
 		return "", err
 	}
-	var c releaseComponent
-	if err := yaml.Unmarshal(data, &c); err != nil {
+	objects, err := Decode(data)
+	if err != nil {
 		return "", err
 	}
-	for _, image := range c.Images {
-		if image.Name == ImageName {
-			return image.NewName + ":" + image.NewTag, nil
+	for _, obj := range objects {
+		if obj.GetKind() != "Deployment" || obj.GetName() != ImageName {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			if image, ok := c.(map[string]any)["image"].(string); ok {
+				return image, nil
+			}
 		}
 	}
-	return "", fmt.Errorf("%s pins no image named %s", ReleaseComponent, ImageName)
+	return "", fmt.Errorf("the default overlay has no Deployment %s with an image", ImageName)
 }

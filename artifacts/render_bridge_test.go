@@ -27,20 +27,15 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
 
-// The eviction-bridge components add, to the overlays of each API, a
-// webhook on pods/eviction that is safe by default (Ignore, NoneOnDryRun, a
-// short time-out, opted-in namespaces, exempt identities) and calls the
-// component that serves the bridge, which they turn on, trust and authorize.
-func TestTheEvictionBridgeComponents(t *testing.T) {
-	for overlay, component := range map[string]string{
-		"default": "eviction-bridge", "ha": "eviction-bridge", "cert-manager": "eviction-bridge", "dev": "eviction-bridge",
-		"lifecycle": "eviction-bridge-lifecycle",
-	} {
+// The overlays of the eviction API bridge, one per API, have a webhook on
+// pods/eviction that is safe by default (Ignore, NoneOnDryRun, a short
+// time-out, opted-in namespaces, exempt identities) and calls the
+// component that serves the bridge, which they turn on, trust, authorize
+// and have authenticate kube-apiserver with the CA of the files.
+func TestTheEvictionBridgeOverlays(t *testing.T) {
+	for _, overlay := range []string{"bridge", "lifecycle-bridge"} {
 		t.Run(overlay, func(t *testing.T) {
-			objects, err := RenderWith(overlay, Install{Components: []string{component}}, testCerts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			objects := render(t, overlay)
 			obj := find(objects, "ValidatingWebhookConfiguration", "evictionrequest-eviction-bridge")
 			if obj == nil {
 				t.Fatal("no webhook")
@@ -79,7 +74,14 @@ func TestTheEvictionBridgeComponents(t *testing.T) {
 				subjects[0].(map[string]any)["name"] != dep.Spec.Template.Spec.ServiceAccountName {
 				t.Errorf("the bridge's RBAC binds %v, want the service account of %s", subjects, dep.Name)
 			}
-			if overlay == "lifecycle" {
+			if ca := find(objects, "ConfigMap", "evictionrequest-eviction-bridge-client-ca"); ca == nil ||
+				ca.Object["data"].(map[string]any)["ca.crt"] != string(testCerts[BridgeClientCertDir+"/ca.crt"]) {
+				t.Errorf("the bridge's client CA is not that of the files: %v", ca)
+			}
+			if !slices.Contains(args, "--eviction-bridge-client-ca-file=/var/run/eviction-bridge/client-ca/ca.crt") {
+				t.Errorf("Deployment %s does not authenticate kube-apiserver: %v", dep.Name, args)
+			}
+			if overlay == "lifecycle-bridge" {
 				if find(objects, "Service", service.Name) == nil || find(objects, "Certificate", "evictionrequest-eviction-bridge") == nil {
 					t.Error("the lifecycle overlay's bridge has no Service or no certificate")
 				}

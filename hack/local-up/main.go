@@ -53,7 +53,7 @@ func main() {
 	kubeletNodes := flag.Int("kubelet-nodes", 1, "Number of nodes run by the real kubelet (kubelet-node-0, ...), with graceful node shutdown on; "+
 		"local-up node shutdown|cancel|kill NODE acts on them.")
 	api := flag.String("api", "coordination", "EvictionRequest API to serve: coordination (ours, through evictionrequest-apiserver) or lifecycle (Kubernetes' lifecycle.k8s.io/v1alpha1, with evictionrequest-controller).")
-	overlay := flag.String("overlay", "", "Overlay of artifacts/ to deploy; empty is the API's default. For coordination: default (one server with its embedded etcd) or ha (two replicas behind the APIService on a three-member etcd); for lifecycle: lifecycle.")
+	overlay := flag.String("overlay", "", "Overlay of artifacts/ to deploy; empty is the API's with the eviction API bridge (bridge, lifecycle-bridge). For coordination also default (one server with its embedded etcd, no bridge) or ha (two replicas behind the APIService on a three-member etcd); for lifecycle also lifecycle.")
 	controllers := flag.String("lifecycle-controllers", "ours", "With --api=lifecycle, whose evictionrequest-controller and imperative-eviction-responder-controller run: "+
 		"ours (evictionrequest-controller's) or upstream (Kubernetes 1.38's, as kube-controller-manager runs them; evictionrequest-controller then runs the actors only).")
 	klog.InitFlags(nil)
@@ -91,9 +91,11 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 	// ... and the eviction API bridge, for the namespaces that opt in,
 	// serving kube-apiserver only (the harness gives kube-apiserver its
 	// client certificate, as docs/eviction-bridge.md has admins do).
-	cfg.Components = []string{"eviction-bridge", "eviction-bridge-authentication"}
-	if cfg.Lifecycle {
-		cfg.Components = []string{"eviction-bridge-lifecycle", "eviction-bridge-authentication"}
+	if cfg.Overlay == "" {
+		cfg.Overlay = localcluster.BridgeOverlay
+		if cfg.Lifecycle {
+			cfg.Overlay = localcluster.LifecycleBridgeOverlay
+		}
 	}
 	group := "coordination.k8s.io"
 	if cfg.Lifecycle {

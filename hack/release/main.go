@@ -24,9 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 
-	"github.com/evictionrequest/apiserver/artifacts"
 	"github.com/evictionrequest/apiserver/internal/release"
 )
 
@@ -41,12 +39,9 @@ func main() {
 		fs := flag.NewFlagSet("pin", flag.ExitOnError)
 		version := fs.String("version", "", "Version to release, vX.Y.Z.")
 		repository := fs.String("repository", "", "Repository of the image, such as ghcr.io/evictionrequest/evictionrequest-apiserver.")
-		component := fs.String("component", filepath.Join("artifacts", artifacts.ReleaseComponent), "The release component to rewrite.")
-		chart := fs.String("chart-file", release.ChartFile, "The chart's Chart.yaml, whose version and appVersion become the release's.")
+		chart := fs.String("chart", release.ChartDir, "The chart whose image repository (values.yaml), version and appVersion (Chart.yaml) become the release's.")
 		_ = fs.Parse(os.Args[2:])
-		if err = release.Pin(*component, *repository, *version); err == nil {
-			err = release.PinChart(*chart, *version)
-		}
+		err = release.Pin(*chart, *repository, *version)
 	case "package":
 		var o release.Options
 		fs := flag.NewFlagSet("package", flag.ExitOnError)
@@ -57,7 +52,7 @@ func main() {
 		fs.StringVar(&o.Changelog, "changelog", "CHANGELOG.md", "Changelog with a section \"## <version>\".")
 		fs.StringVar(&o.License, "license", "LICENSE", "License shipped in every archive.")
 		fs.StringVar(&o.DownloadURL, "download-url", release.DefaultDownloadURL, "Where the release's files are downloaded from; the krew manifest and the chart repository's index point there.")
-		fs.StringVar(&o.ChartDir, "chart", filepath.Dir(release.ChartFile), "The chart to package; empty packages none.")
+		fs.StringVar(&o.ChartDir, "chart", release.ChartDir, "The chart to package; empty packages none.")
 		fs.StringVar(&o.Helm, "helm", "_output/bin/helm", "The helm binary that packages the chart.")
 		fs.StringVar(&o.ImageBinDir, "image-bin-dir", "_output/image-bin", "Directory of the image's binaries, one subdirectory per platform (linux_amd64, ...).")
 		fs.StringVar(&o.CycloneDX, "cyclonedx", "_output/bin/cyclonedx-gomod", "The cyclonedx-gomod binary that writes the bills of materials; empty writes none.")

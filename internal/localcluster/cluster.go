@@ -80,9 +80,6 @@ type Config struct {
 	// of evictionrequest-apiserver, from LifecycleOverlay unless Overlay says
 	// otherwise.
 	Lifecycle bool
-	// Components of artifacts/components are added to Overlay, as a user's
-	// kustomization adds them: eviction-bridge, for instance.
-	Components []string
 	// Helm, when set, installs the product with helm from its chart, in
 	// place of Overlay: the harness runs the release's workloads as it runs
 	// an overlay's (HelmInstall).

@@ -48,10 +48,18 @@ const DefaultOverlay = "default"
 // evictionrequest-controller and the surge interceptor, no server.
 const LifecycleOverlay = "lifecycle"
 
+// BridgeOverlay is the overlay of our API with the eviction API bridge,
+// which serves kube-apiserver only; LifecycleBridgeOverlay that of the
+// lifecycle API.
+const (
+	BridgeOverlay          = "bridge"
+	LifecycleBridgeOverlay = "lifecycle-bridge"
+)
+
 // renderManifests renders the deployed overlay with the cluster's serving
 // certificate in place of the one users generate.
 func (c *Cluster) renderManifests() error {
-	objects, err := artifacts.RenderWith(c.cfg.Overlay, artifacts.Install{Components: c.cfg.Components}, c.CertFiles())
+	objects, err := artifacts.Render(c.cfg.Overlay, c.CertFiles())
 	if err != nil {
 		return err
 	}

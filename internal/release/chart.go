@@ -20,34 +20,51 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 )
 
-// ChartFile is the chart's Chart.yaml, whose version and appVersion Pin
-// sets to the release's.
-const ChartFile = "charts/evictionrequest/Chart.yaml"
+// ChartDir is the chart, whose Chart.yaml and values.yaml Pin rewrites.
+const ChartDir = "charts/evictionrequest"
 
 var (
 	chartVersionLine    = regexp.MustCompile(`(?m)^(version:\s*).*$`)
 	chartAppVersionLine = regexp.MustCompile(`(?m)^(appVersion:\s*).*$`)
+	// imageRepositoryLine is image.repository of values.yaml: the first
+	// repository key under the top-level image key, past its comments.
+	imageRepositoryLine = regexp.MustCompile(`(?m)^(image:\n(?:\s+#.*\n)*\s+repository:[ \t]*).*$`)
 )
 
-// PinChart rewrites the chart's version and appVersion to version (vX.Y.Z,
-// written without its v, as charts version themselves): the chart's image
-// tag, "v" + appVersion, is then the release's.
-func PinChart(chartFile, version string) error {
-	if !semver.MatchString(version) {
-		return fmt.Errorf("pin needs a version vX.Y.Z, got %q", version)
+// Pin pins the image of a release in the chart, repository and tag
+// together: values.yaml's image.repository becomes repository, and
+// Chart.yaml's version and appVersion become version (vX.Y.Z, written
+// without its v, as charts version themselves), so that the image tag,
+// "v" + appVersion, is the release's. make manifests then renders the
+// overlays with that image.
+func Pin(chartDir, repository, version string) error {
+	if !semver.MatchString(version) || repository == "" {
+		return fmt.Errorf("pin needs a version vX.Y.Z and a repository, got %q and %q", version, repository)
 	}
-	data, err := os.ReadFile(chartFile)
+	chartFile, valuesFile := filepath.Join(chartDir, "Chart.yaml"), filepath.Join(chartDir, "values.yaml")
+	chart, err := os.ReadFile(chartFile)
 	if err != nil {
 		return err
 	}
+	values, err := os.ReadFile(valuesFile)
+	if err != nil {
+		return err
+	}
+	if !imageRepositoryLine.Match(values) {
+		return fmt.Errorf("%s has no image.repository", valuesFile)
+	}
 	bare := strings.TrimPrefix(version, "v")
-	data = chartVersionLine.ReplaceAll(data, []byte("${1}"+bare))
-	data = chartAppVersionLine.ReplaceAll(data, []byte(`${1}"`+bare+`"`))
-	return os.WriteFile(chartFile, data, 0o644)
+	chart = chartVersionLine.ReplaceAll(chart, []byte("${1}"+bare))
+	chart = chartAppVersionLine.ReplaceAll(chart, []byte(`${1}"`+bare+`"`))
+	if err := os.WriteFile(chartFile, chart, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(valuesFile, imageRepositoryLine.ReplaceAll(values, []byte("${1}"+repository)), 0o644)
 }
 
 // packChart packages the chart as the release's (evictionrequest-X.Y.Z.tgz)

@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Package release cuts a release of the project: Pin pins the image of a
-// version in the release component every overlay includes; Package writes
-// the release's files. hack/release runs them for `make release`.
+// version in the chart, from which make manifests renders every overlay;
+// Package writes the release's files. hack/release runs them for `make
+// release`.
 package release
 
 import (
@@ -25,7 +26,6 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,34 +37,12 @@ import (
 	"github.com/evictionrequest/apiserver/artifacts"
 )
 
-// Overlays are the overlays a release renders: those that need no
-// certificate made on the user's machine (default and ha read theirs from
+// Overlays are the overlays whose install a release ships: those that need
+// no certificate made on the user's machine (the others read theirs from
 // files, make certs).
-var Overlays = []string{"cert-manager", "dev", "lifecycle"}
+var Overlays = []string{"cert-manager", "dev", "lifecycle", "lifecycle-actors-only"}
 
 var semver = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
-
-// Pin rewrites the release component file to the image repository:version.
-func Pin(component, repository, version string) error {
-	if !semver.MatchString(version) || repository == "" {
-		return errors.New("pin needs a version vX.Y.Z and a repository")
-	}
-	data, err := os.ReadFile(component)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(component, pinImage(data, repository, version), 0o644)
-}
-
-var newTagLine = regexp.MustCompile(`(?m)^(\s*newTag:\s*).*$`)
-var newNameLine = regexp.MustCompile(`(?m)^(\s*newName:\s*).*$`)
-
-// pinImage returns the release component's file pinning repository and
-// tag, its comments kept.
-func pinImage(component []byte, repository, tag string) []byte {
-	out := newNameLine.ReplaceAll(component, []byte("${1}"+repository))
-	return newTagLine.ReplaceAll(out, []byte("${1}"+tag))
-}
 
 // Options are the inputs of Package.
 type Options struct {
@@ -118,7 +96,7 @@ func Package(opts Options) error {
 	}
 	steps := []func(Options) error{
 		func(o Options) error { return os.WriteFile(filepath.Join(o.Out, "RELEASE_NOTES.md"), notes, 0o644) },
-		packPlugins, renderOverlays, copyImage, packChart, writeSBOMs,
+		packPlugins, writeInstalls, copyImage, packChart, writeSBOMs,
 	}
 	for _, step := range steps {
 		if err := step(o); err != nil {
@@ -220,15 +198,12 @@ func tarGz(files map[string][]byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// renderOverlays writes install-<overlay>.yaml of the overlays that need no
-// local certificate, the image pinned by the release component.
-func renderOverlays(o Options) error {
+// writeInstalls writes install-<overlay>.yaml of the overlays that need no
+// local certificate: each overlay's install.yaml, which make manifests
+// rendered from the chart Pin pinned.
+func writeInstalls(o Options) error {
 	for _, overlay := range Overlays {
-		objects, err := artifacts.Render(overlay, nil)
-		if err != nil {
-			return err
-		}
-		doc, err := artifacts.Encode(objects)
+		doc, err := artifacts.InstallYAML(overlay)
 		if err != nil {
 			return err
 		}

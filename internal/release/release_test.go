@@ -126,17 +126,30 @@ func TestPackageNeedsTheVersionInTheChangelog(t *testing.T) {
 	}
 }
 
-func TestPinRewritesTheReleaseComponent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "kustomization.yaml")
-	write(t, path, "images:\n- name: evictionrequest-apiserver\n  newName: old.example/x\n  newTag: v0.1.0\n")
-	if err := Pin(path, "registry.example.com/evictionrequest-apiserver", "v1.2.3"); err != nil {
+// Pin pins repository and tag together: the chart's version and
+// appVersion, and values.yaml's image.repository, no other repository.
+func TestPinRewritesTheChartsImage(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "Chart.yaml"), "name: evictionrequest\nversion: 0.1.0\n# The release.\nappVersion: \"0.1.0\"\n")
+	values := "image:\n  # -- Image repository.\n  repository: ghcr.io/evictionrequest/evictionrequest-apiserver\n  tag: \"\"\n" +
+		"etcd:\n  image:\n    repository: gcr.io/etcd-development/etcd\n"
+	write(t, filepath.Join(dir, "values.yaml"), values)
+	if err := Pin(dir, "registry.example.com/team/evictionrequest-apiserver", "v1.2.3"); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(read(t, path)); !strings.Contains(got, "newName: registry.example.com/evictionrequest-apiserver\n  newTag: v1.2.3") {
-		t.Errorf("component after Pin:\n%s", got)
+	if got := string(read(t, filepath.Join(dir, "Chart.yaml"))); got != "name: evictionrequest\nversion: 1.2.3\n# The release.\nappVersion: \"1.2.3\"\n" {
+		t.Errorf("Chart.yaml after Pin:\n%s", got)
 	}
-	if err := Pin(path, "r", "1.2"); err == nil {
+	want := strings.Replace(values, "ghcr.io/evictionrequest/evictionrequest-apiserver", "registry.example.com/team/evictionrequest-apiserver", 1)
+	if got := string(read(t, filepath.Join(dir, "values.yaml"))); got != want {
+		t.Errorf("values.yaml after Pin:\n%s\nwant:\n%s", got, want)
+	}
+	if err := Pin(dir, "r", "1.2"); err == nil {
 		t.Error("Pin accepted a version that is not vX.Y.Z")
+	}
+	write(t, filepath.Join(dir, "values.yaml"), "replicas: 1\n")
+	if err := Pin(dir, "r", "v1.2.3"); err == nil || !strings.Contains(err.Error(), "no image.repository") {
+		t.Errorf("Pin of values without image.repository = %v, want it said", err)
 	}
 }
 
@@ -158,14 +171,5 @@ func untar(t *testing.T, data []byte) map[string]string {
 		}
 		content, _ := io.ReadAll(r)
 		files[h.Name] = string(content)
-	}
-}
-
-func TestPinKeepsTheComments(t *testing.T) {
-	in := []byte("# pinned\nimages:\n- name: evictionrequest-apiserver\n  newName: a.example/x\n  newTag: v0.1.0\n")
-	got := string(pinImage(in, "registry.example.com/team/evictionrequest-apiserver", "v1.2.3"))
-	want := "# pinned\nimages:\n- name: evictionrequest-apiserver\n  newName: registry.example.com/team/evictionrequest-apiserver\n  newTag: v1.2.3\n"
-	if got != want {
-		t.Errorf("pinImage() =\n%s\nwant\n%s", got, want)
 	}
 }

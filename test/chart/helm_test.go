@@ -14,12 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package chart checks the Helm chart (charts/evictionrequest) against the
-// kustomize overlays of artifacts/, which are the other way to install the
-// same objects: rendered for matching configurations (ci/*-values.yaml),
-// both must give the same objects. It also checks that the chart's README
-// documents every value, and that its schema refuses what is not a value.
-// It runs the helm binary of -helm.
+// Package chart checks the Helm chart (charts/evictionrequest), the one
+// source of the install: the overlays of artifacts/ are rendered from it
+// (make manifests, checked by make verify). It checks that the chart's
+// README documents every value, that every value changes what the chart
+// renders, and that its schema refuses what is not a value. It runs the
+// helm binary of -helm.
 package chart
 
 import (

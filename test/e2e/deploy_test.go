@@ -62,30 +62,29 @@ func certFiles(t *testing.T, namespace string) map[string][]byte {
 	return files
 }
 
-// installCertManagerCRDs installs the CustomResourceDefinitions of the
-// cert-manager release pinned in hack/tools/cert-manager, read from the Go
-// module cache, and waits until they are served.
-func installCertManagerCRDs(t *testing.T) {
+// installCRDs installs the CustomResourceDefinitions files of the module
+// pinned in hack/tools/<tool>, read from the Go module cache (dir, under
+// the module), and waits until groupVersion is served.
+func installCRDs(t *testing.T, tool, module, dir, groupVersion string, files ...string) {
 	t.Helper()
 	// go mod download, not go list -m: on a fresh machine the module is not
 	// in the cache yet, and go list -m reports an empty directory for it.
-	cmd := exec.Command("go", "mod", "download", "-json", "github.com/cert-manager/cert-manager")
-	cmd.Dir = filepath.Join("..", "..", "hack", "tools", "cert-manager")
+	cmd := exec.Command("go", "mod", "download", "-json", module)
+	cmd.Dir = filepath.Join("..", "..", "hack", "tools", tool)
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("downloading the cert-manager module: %v", err)
+		t.Fatalf("downloading the module %s: %v", module, err)
 	}
-	var module struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &module); err != nil {
+	var downloaded struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &downloaded); err != nil {
 		t.Fatalf("reading go mod download's answer %q: %v", out, err)
 	}
-	if module.Dir == "" {
-		t.Fatalf("go mod download did not download the cert-manager module: %s", module.Error)
+	if downloaded.Dir == "" {
+		t.Fatalf("go mod download did not download the module %s: %s", module, downloaded.Error)
 	}
-	crdDir := filepath.Join(module.Dir, "deploy", "crds")
 	var crds []*unstructured.Unstructured
-	for _, name := range []string{"cert-manager.io_certificates.yaml", "cert-manager.io_issuers.yaml"} {
-		data, err := os.ReadFile(filepath.Join(crdDir, name))
+	for _, name := range files {
+		data, err := os.ReadFile(filepath.Join(downloaded.Dir, dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,23 +97,31 @@ func installCertManagerCRDs(t *testing.T) {
 	if err := f.Apply(t.Context(), crds, metav1.ApplyOptions{FieldManager: "e2e", Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, time.Minute, "cert-manager.io to be served", func(ctx context.Context) error {
-		_, err := f.Kube.Discovery().ServerResourcesForGroupVersion("cert-manager.io/v1")
+	framework.Eventually(t, time.Minute, groupVersion+" to be served", func(ctx context.Context) error {
+		_, err := f.Kube.Discovery().ServerResourcesForGroupVersion(groupVersion)
 		return err
 	})
 }
 
 // Every overlay of artifacts/ renders, and kube-apiserver (with our API,
-// the admission policies and, for the cert-manager overlay, cert-manager's
-// CRDs) accepts every object of it in a server-side dry-run apply: as it
-// is, and installed in another namespace through artifacts/examples/namespace.
+// the admission policies and the CRDs of cert-manager and of the
+// Prometheus Operator, for the overlays that use them) accepts every
+// object of it in a server-side dry-run apply: as it is, and installed in
+// another namespace through artifacts/examples/namespace where an overlay
+// can move.
 func TestEveryOverlayPassesAServerSideDryRun(t *testing.T) {
-	installCertManagerCRDs(t)
+	installCRDs(t, "cert-manager", "github.com/cert-manager/cert-manager", filepath.Join("deploy", "crds"), "cert-manager.io/v1",
+		"cert-manager.io_certificates.yaml", "cert-manager.io_issuers.yaml")
+	installCRDs(t, "prometheus-operator", "github.com/prometheus-operator/prometheus-operator", filepath.Join("example", "prometheus-operator-crd"),
+		"monitoring.coreos.com/v1", "monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_podmonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml")
 	const otherNamespace = "team-evictions"
 	createNamespace(t, otherNamespace)
 	for _, ns := range []string{artifacts.Namespace, otherNamespace} {
 		certs := certFiles(t, ns)
 		for _, overlay := range artifacts.Overlays {
+			if ns != artifacts.Namespace && !artifacts.MovesNamespace(overlay) {
+				continue
+			}
 			t.Run(overlay+" in "+ns, func(t *testing.T) {
 				install := artifacts.Install{}
 				if ns != artifacts.Namespace {

@@ -41,11 +41,13 @@ const bridgeInactivity = 15 * time.Second
 const completedTTL = 90 * time.Second
 
 func TestMain(m *testing.M) {
-	// The eviction API bridge is installed as users add it: the component
-	// on the default overlay, serving kube-apiserver only; it acts in the
-	// namespaces that opt in.
+	// The eviction API bridge is installed as users install it: the
+	// default overlay's bridge scenario, serving kube-apiserver only; it
+	// acts in the namespaces that opt in.
 	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) {
-		cfg.Components = append(cfg.Components, "eviction-bridge", "eviction-bridge-authentication")
+		if cfg.Overlay == localcluster.DefaultOverlay {
+			cfg.Overlay = localcluster.BridgeOverlay
+		}
 		cfg.ServerArgs = append(cfg.ServerArgs, "--eviction-bridge-inactivity-timeout="+bridgeInactivity.String(),
 			"--completed-evictionrequest-ttl="+completedTTL.String())
 	}))

@@ -182,7 +182,7 @@ func TestInstallYAMLsRunTheReleaseImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(image, ":"+*version) {
-		t.Fatalf("the release component pins %s, not version %s", image, *version)
+		t.Fatalf("the chart pins %s, not version %s", image, *version)
 	}
 	for _, overlay := range release.Overlays {
 		objects, err := artifacts.Decode(read(t, "install-"+overlay+".yaml"))

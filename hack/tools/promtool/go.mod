@@ -1,5 +1,5 @@
 // Module promtool builds promtool, which checks and unit-tests the alerting
-// rules of artifacts/components/monitoring (artifacts/monitoring_test.go).
+// rules of the chart (charts/evictionrequest/files/prometheusrule.yaml, tested by artifacts/monitoring_test.go).
 module github.com/evictionrequest/apiserver/hack/tools/promtool
 
 go 1.26.7

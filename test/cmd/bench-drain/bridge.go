@@ -185,12 +185,12 @@ func (r *bridgeResult) print() {
 	fmt.Printf("  ratio                          %6.2f\n", r.InterceptedRatio)
 }
 
-// bridgeComponent is the eviction-bridge component of api.
-func bridgeComponent(api string) string {
+// bridgeOverlay is the overlay with the eviction API bridge of api.
+func bridgeOverlay(api string) string {
 	if api == "lifecycle" {
-		return "eviction-bridge-lifecycle"
+		return localcluster.LifecycleBridgeOverlay
 	}
-	return "eviction-bridge"
+	return localcluster.BridgeOverlay
 }
 
 // The sample interceptor's name on each API.

@@ -137,7 +137,7 @@ func run(ctx context.Context, o options) error {
 	// The bridge's cases are kubectl drain's.
 	o.bridge = o.bridge && o.baseline
 	if o.bridge && o.pods > 0 {
-		cfg.Components = []string{bridgeComponent(o.api)}
+		cfg.Overlay = bridgeOverlay(o.api)
 		cases = append(cases, bridgeCases...)
 	}
 	cluster, err := localcluster.Start(ctx, cfg)

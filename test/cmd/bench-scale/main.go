@@ -99,7 +99,7 @@ func run(ctx context.Context, o options) error {
 		// Both APIs, the bridge for ours (one bridge is enough: both would
 		// answer the same pods/eviction) and the node drain.
 		LifecycleController: true,
-		Components:          []string{"eviction-bridge"},
+		Overlay:             localcluster.BridgeOverlay,
 		ServerArgs:          []string{"--enable-node-drain-controller"},
 		Logf:                func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	})

@@ -50,6 +50,6 @@ func TestMain(m *testing.M) {
 	// only.
 	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) {
 		cfg.LifecycleController = true
-		cfg.Components = []string{"eviction-bridge", "eviction-bridge-authentication"}
+		cfg.Overlay = localcluster.BridgeOverlay
 	}))
 }

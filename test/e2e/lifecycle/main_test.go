@@ -52,11 +52,9 @@ func TestMain(m *testing.M) {
 		// -lifecycle-controllers=upstream: Kubernetes 1.38's controllers,
 		// ours for the actors only, as a 1.38 cluster runs them.
 		cfg.UpstreamControllers = framework.UpstreamControllers()
-		cfg.Overlay = localcluster.LifecycleOverlay
+		// The lifecycle overlay with the eviction API bridge, serving
+		// kube-apiserver only; it acts in the namespaces that opt in.
+		cfg.Overlay = localcluster.LifecycleBridgeOverlay
 		cfg.ServerArgs = append(framework.NodeDrainArgs(), "--v=2", "--eviction-bridge-inactivity-timeout=15s")
-		// The eviction API bridge, as users add it to the lifecycle
-		// overlay, serving kube-apiserver only; it acts in the namespaces
-		// that opt in.
-		cfg.Components = []string{"eviction-bridge-lifecycle", "eviction-bridge-authentication"}
 	}))
 }

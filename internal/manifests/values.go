@@ -1,0 +1,147 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package manifests
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// READMEFile is the chart's README, whose table of values make manifests
+// writes from values.yaml.
+const READMEFile = "README.md"
+
+// tableHeader starts the README's table of values.
+const tableHeader = "| Key | Type | Default | Description |"
+
+// ValuesTable is the README's table of the values of values.yaml, in their
+// order: each value a user sets (down to the maps and lists set whole,
+// which document nothing below them) with its type, its default as JSON and
+// the description of its "# --" comment. A value without one is an error.
+func ValuesTable(values []byte) (string, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(values, &root); err != nil {
+		return "", err
+	}
+	if len(root.Content) == 0 {
+		return "", fmt.Errorf("values.yaml is empty")
+	}
+	var rows []string
+	if err := valueRows(root.Content[0], "", &rows); err != nil {
+		return "", err
+	}
+	return tableHeader + "\n|-----|------|---------|-------------|\n" + strings.Join(rows, "\n") + "\n", nil
+}
+
+// valueRows appends a row for every value of node under prefix.
+func valueRows(node *yaml.Node, prefix string, rows *[]string) error {
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		key, value := node.Content[i], node.Content[i+1]
+		path := key.Value
+		if prefix != "" {
+			path = prefix + "." + key.Value
+		}
+		if value.Kind == yaml.MappingNode && hasDocumentedChild(value) {
+			if err := valueRows(value, path, rows); err != nil {
+				return err
+			}
+			continue
+		}
+		description, ok := descriptionOf(key.HeadComment)
+		if !ok {
+			return fmt.Errorf("value %s has no \"# --\" comment", path)
+		}
+		var v any
+		if err := value.Decode(&v); err != nil {
+			return fmt.Errorf("value %s: %w", path, err)
+		}
+		def, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("value %s: %w", path, err)
+		}
+		*rows = append(*rows, fmt.Sprintf("| %s | %s | `%s` | %s |", path, typeOf(value), def, strings.ReplaceAll(description, "|", "\\|")))
+	}
+	return nil
+}
+
+// hasDocumentedChild is true for a map whose keys are values of their own.
+func hasDocumentedChild(node *yaml.Node) bool {
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if strings.Contains(node.Content[i].HeadComment, "# --") {
+			return true
+		}
+	}
+	return false
+}
+
+// descriptionOf is the text of a "# --" comment, its lines joined.
+func descriptionOf(comment string) (string, bool) {
+	_, after, found := strings.Cut(comment, "# --")
+	if !found {
+		return "", false
+	}
+	var words []string
+	for _, line := range strings.Split(after, "\n") {
+		if line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "#")); line != "" {
+			words = append(words, line)
+		}
+	}
+	return strings.Join(words, " "), true
+}
+
+// typeOf is the type of a value as the README names it.
+func typeOf(node *yaml.Node) string {
+	switch node.Kind {
+	case yaml.MappingNode:
+		return "object"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	switch node.Tag {
+	case "!!int":
+		return "int"
+	case "!!bool":
+		return "bool"
+	case "!!float":
+		return "float"
+	}
+	return "string"
+}
+
+// WithValuesTable is readme with its table of values replaced by table.
+func WithValuesTable(readme []byte, table string) ([]byte, error) {
+	start := bytes.Index(readme, []byte(tableHeader))
+	if start < 0 {
+		return nil, fmt.Errorf("the README has no table %s", tableHeader)
+	}
+	end := start
+	for end < len(readme) && readme[end] == '|' {
+		next := bytes.IndexByte(readme[end:], '\n')
+		if next < 0 {
+			end = len(readme)
+			break
+		}
+		end += next + 1
+	}
+	out := append([]byte(nil), readme[:start]...)
+	out = append(out, table...)
+	return append(out, readme[end:]...), nil
+}
