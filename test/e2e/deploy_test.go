@@ -54,11 +54,13 @@ func certFiles(t *testing.T, namespace string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	etcd, err := artifacts.IssueEtcdCertFiles(namespace, time.Hour)
-	if err != nil {
-		t.Fatal(err)
+	for _, issue := range []func(string, time.Duration) (map[string][]byte, error){artifacts.IssueEtcdCertFiles, artifacts.IssueBridgeClientCertFiles} {
+		more, err := issue(namespace, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(files, more)
 	}
-	maps.Copy(files, etcd)
 	return files
 }
 
