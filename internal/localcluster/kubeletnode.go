@@ -56,7 +56,9 @@ type KubeletNodeOptions struct {
 	// Name is the Node's name.
 	Name string
 	// ShutdownGracePeriod and ShutdownGracePeriodCriticalPods are the
-	// kubelet's graceful node shutdown settings; zero turns it off.
+	// kubelet's graceful node shutdown settings; a zero
+	// ShutdownGracePeriod turns it off, whatever
+	// ShutdownGracePeriodCriticalPods says.
 	ShutdownGracePeriod, ShutdownGracePeriodCriticalPods time.Duration
 	// NodeStatusUpdateFrequency is the kubelet's; 10s when zero.
 	NodeStatusUpdateFrequency time.Duration

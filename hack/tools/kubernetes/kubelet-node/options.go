@@ -33,7 +33,8 @@ type options struct {
 	nodeName   string
 	dir        string
 	// shutdownGracePeriod and shutdownGracePeriodCriticalPods are the
-	// kubelet's graceful node shutdown settings; zero turns it off.
+	// kubelet's graceful node shutdown settings; a zero shutdownGracePeriod
+	// turns it off, and shutdownGracePeriodCriticalPods with it.
 	shutdownGracePeriod, shutdownGracePeriodCriticalPods time.Duration
 	nodeStatusUpdateFrequency                            time.Duration
 	labels                                               string
@@ -51,7 +52,8 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.nodeName, "node-name", o.nodeName, "Name of the Node.")
 	fs.StringVar(&o.dir, "dir", o.dir, "Directory of everything the node writes: the kubelet's root, the CRI socket, pod logs.")
 	fs.DurationVar(&o.shutdownGracePeriod, "shutdown-grace-period", o.shutdownGracePeriod,
-		"The kubelet's shutdownGracePeriod: how long a graceful node shutdown lasts; 0 turns graceful node shutdown off. "+
+		"The kubelet's shutdownGracePeriod: how long a graceful node shutdown lasts; 0 turns graceful node shutdown off, "+
+			"whatever --shutdown-grace-period-critical-pods says. "+
 			"The kubelet learns of a shutdown from systemd-logind on the D-Bus system bus of DBUS_SYSTEM_BUS_ADDRESS.")
 	fs.DurationVar(&o.shutdownGracePeriodCriticalPods, "shutdown-grace-period-critical-pods", o.shutdownGracePeriodCriticalPods,
 		"The kubelet's shutdownGracePeriodCriticalPods: the part of --shutdown-grace-period kept for critical pods.")
@@ -68,10 +70,8 @@ func (o *options) validate() error {
 			errs = append(errs, fmt.Errorf("%s is required", flag))
 		}
 	}
-	if o.shutdownGracePeriod < 0 || o.shutdownGracePeriodCriticalPods < 0 || o.shutdownGracePeriodCriticalPods > o.shutdownGracePeriod {
-		// The kubelet would silently run without graceful node shutdown.
-		errs = append(errs, fmt.Errorf("--shutdown-grace-period-critical-pods (%s) must be between 0 and --shutdown-grace-period (%s)",
-			o.shutdownGracePeriodCriticalPods, o.shutdownGracePeriod))
+	if o.shutdownGracePeriod != 0 {
+		errs = append(errs, o.validateShutdown()...)
 	}
 	if _, err := o.nodeLabels(); err != nil {
 		errs = append(errs, err)
@@ -80,6 +80,33 @@ func (o *options) validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// validateShutdown refuses, with the flags' names, the graceful node
+// shutdown settings the kubelet would refuse (its validation) or run
+// without graceful node shutdown.
+func (o *options) validateShutdown() []error {
+	var errs []error
+	for flag, d := range map[string]time.Duration{"--shutdown-grace-period": o.shutdownGracePeriod,
+		"--shutdown-grace-period-critical-pods": o.shutdownGracePeriodCriticalPods} {
+		if d < 0 || (d > 0 && d < time.Second) {
+			errs = append(errs, fmt.Errorf("%s (%s) must be 0 or at least 1s", flag, d))
+		}
+	}
+	if o.shutdownGracePeriodCriticalPods > o.shutdownGracePeriod {
+		errs = append(errs, fmt.Errorf("--shutdown-grace-period-critical-pods (%s) must be at most --shutdown-grace-period (%s)",
+			o.shutdownGracePeriodCriticalPods, o.shutdownGracePeriod))
+	}
+	return errs
+}
+
+// criticalPodsShutdownGracePeriod is the kubelet's
+// shutdownGracePeriodCriticalPods: none when graceful node shutdown is off.
+func (o *options) criticalPodsShutdownGracePeriod() time.Duration {
+	if o.shutdownGracePeriod == 0 {
+		return 0
+	}
+	return o.shutdownGracePeriodCriticalPods
 }
 
 // nodeLabels parses --node-labels.

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
@@ -34,6 +35,7 @@ import (
 	kubeletoptions "k8s.io/kubernetes/cmd/kubelet/app/options"
 	"k8s.io/kubernetes/pkg/kubelet"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	"k8s.io/kubernetes/pkg/kubelet/apis/config/validation"
 	cadvisortest "k8s.io/kubernetes/pkg/kubelet/cadvisor/testing"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 	"k8s.io/kubernetes/pkg/kubemark"
@@ -47,7 +49,7 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	for _, dir := range []string{flags.RootDirectory, config.PodLogsDir, kubelet.ContainerLogsDir} {
+	for _, dir := range []string{flags.RootDirectory, config.PodLogsDir} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
@@ -135,22 +137,32 @@ func (o *options) kubeletConfig() (*kubeletoptions.KubeletFlags, *kubeletconfig.
 		return nil, nil, err
 	}
 	config.ShutdownGracePeriod = metav1.Duration{Duration: o.shutdownGracePeriod}
-	config.ShutdownGracePeriodCriticalPods = metav1.Duration{Duration: o.shutdownGracePeriodCriticalPods}
+	config.ShutdownGracePeriodCriticalPods = metav1.Duration{Duration: o.criticalPodsShutdownGracePeriod()}
 	config.NodeStatusUpdateFrequency = metav1.Duration{Duration: o.nodeStatusUpdateFrequency}
 	config.RegisterWithTaints = taints
 	config.MaxPods = int32(o.maxPods)
+	// The kubelet's other log directory, kubelet.ContainerLogsDir, is a
+	// package variable with no setting: it is left as it is, since the
+	// kubelet only creates it and links logs into it through its
+	// OSInterface, which kubemark's dependencies fake (nothing is written).
 	config.PodLogsDir = filepath.Join(o.dir, "pod-logs")
-	kubelet.ContainerLogsDir = filepath.Join(o.dir, "containers")
 	// Nothing of the host: no server on a port, no iptables chains, no
 	// cgroups (the container manager is a stub), no static pods.
 	config.EnableServer, config.ReadOnlyPort = false, 0
 	config.MakeIPTablesUtilChains = false
 	config.CgroupsPerQOS, config.EnforceNodeAllocatable, config.CgroupDriver = false, nil, "cgroupfs"
+	// The stub container manager uses no cgroups, of either version.
+	config.FailCgroupV1 = false
 	config.StaticPodPath = ""
 	config.MaxOpenFiles = openFilesLimit()
 	// The fake machine reports no filesystem: eviction for disk pressure
 	// would evict every pod.
 	config.EvictionHard = map[string]string{}
+	// cmd/kubelet validates its configuration before RunKubelet, which
+	// does not: the same validation, with the same feature gates.
+	if err := validation.ValidateKubeletConfiguration(config, utilfeature.DefaultFeatureGate); err != nil {
+		return nil, nil, err
+	}
 	return flags, config, nil
 }
 
