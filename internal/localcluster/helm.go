@@ -52,6 +52,10 @@ type release struct {
 	apiserverPort, controllerPort int
 	// processes are the release's workloads, stopped at an upgrade.
 	processes []*Process
+	// serving is the serving certificate the chart generated, which the
+	// server's processes serve in place of the cluster's; nil when the
+	// release reads a Secret of the user's.
+	serving *servingTrust
 }
 
 // wiring are the values through which the chart's objects reach the local
@@ -185,20 +189,33 @@ func (c *Cluster) runRelease(ctx context.Context) error {
 }
 
 // runReleaseServers runs the replicas of the release's server behind a
-// balancer on the port its Service names, its webhooks trusting the
-// cluster's serving CA, and waits until the aggregator serves our API.
+// balancer on the port its Service names, serving the certificate the
+// chart generated or else the cluster's, its webhooks trusting that
+// certificate's CA, and waits until the aggregator serves our API.
 func (c *Cluster) runReleaseServers(ctx context.Context) error {
-	w, err := c.workloadOf(serverName, serverName)
-	if err != nil {
+	// The Deployment must run as the service account the cluster's PKI
+	// authenticates.
+	if _, err := c.workloadOf(serverName, serverName); err != nil {
 		return err
 	}
+	var err error
 	if c.serverEtcd == nil {
 		if err := c.startServerEtcd(ctx); err != nil {
 			return err
 		}
 	}
+	if c.release.serving, err = c.releaseServingCert(ctx); err != nil {
+		return err
+	}
+	// The chart runs no replicas in the cluster when the Service points
+	// outside it, as the wiring has it: as many as the release asks for
+	// run here.
+	replicas, err := c.releaseServerReplicas(ctx)
+	if err != nil {
+		return err
+	}
 	c.servers = nil
-	for i := 0; i < w.replicas; i++ {
+	for i := 0; i < replicas; i++ {
 		server, err := c.StartServer(ctx, ServerOptions{Name: fmt.Sprintf("%s-%d", serverName, i), Args: c.cfg.ServerArgs})
 		if err != nil {
 			return err
@@ -215,12 +232,33 @@ func (c *Cluster) runReleaseServers(ctx context.Context) error {
 	return c.waitAggregated(ctx, c.servers[0].Process)
 }
 
+// releaseServerReplicas is apiserver.replicas of the release, its
+// default included.
+func (c *Cluster) releaseServerReplicas(ctx context.Context) (int, error) {
+	out, err := c.Helm(ctx, "get", "values", c.release.install.Release, "--namespace="+serverNamespace, "--all", "--output=json")
+	if err != nil {
+		return 0, err
+	}
+	var values struct {
+		APIServer struct {
+			Replicas int `json:"replicas"`
+		} `json:"apiserver"`
+	}
+	if err := json.Unmarshal([]byte(out), &values); err != nil {
+		return 0, fmt.Errorf("the release's values: %w", err)
+	}
+	if values.APIServer.Replicas < 1 {
+		return 0, fmt.Errorf("the release asks for %d replicas of the server", values.APIServer.Replicas)
+	}
+	return values.APIServer.Replicas, nil
+}
+
 // trustWebhooksOf sets the caBundle of the webhooks of the release that
 // call the Service name to the cluster's serving CA, as the process does
 // with --eviction-bridge-webhook-configuration, at once: a JSON patch of
 // that field alone, which helm does not manage.
 func (c *Cluster) trustWebhooksOf(ctx context.Context, service string) error {
-	ca := base64.StdEncoding.EncodeToString(c.pki.servingCA.certPEM())
+	ca := base64.StdEncoding.EncodeToString(c.trust().caPEM)
 	for _, config := range c.manifestsOf("ValidatingWebhookConfiguration") {
 		webhooks, _, err := unstructured.NestedSlice(config.Object, "webhooks")
 		if err != nil {

@@ -18,14 +18,11 @@ package localcluster
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"strings"
 	"sync"
 
@@ -138,12 +135,16 @@ func (c *Cluster) StartServer(ctx context.Context, opts ServerOptions) (*Server,
 	if err != nil {
 		return nil, err
 	}
+	certFile, keyFile := c.pki.evictionServing.CertFile, c.pki.evictionServing.KeyFile
+	if trust := c.trust(); trust.certFile != "" {
+		certFile, keyFile = trust.certFile, trust.keyFile
+	}
 	replace := map[string]string{
 		"bind-address":           "",
 		"secure-port":            "",
 		"kubeconfig":             "",
-		"tls-cert-file":          c.pki.evictionServing.CertFile,
-		"tls-private-key-file":   c.pki.evictionServing.KeyFile,
+		"tls-cert-file":          certFile,
+		"tls-private-key-file":   keyFile,
 		"embedded-etcd-data-dir": c.path(opts.Name + "-etcd"),
 		"cert-dir":               c.path(opts.Name + "-certs"),
 	}
@@ -224,22 +225,15 @@ func (c *Cluster) waitServerReady(ctx context.Context, server *Server) error {
 	})
 }
 
-// servingClient is an anonymous HTTPS client that trusts the serving
-// certificate of our server, for its health endpoints.
-func (c *Cluster) servingClient() *http.Client {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(c.pki.servingCA.certPEM())
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}}
-}
-
 // ServerClientConfig is an admin client configuration that talks to server
 // directly, without the aggregator: the server trusts the cluster's client
 // CA through delegated authentication.
 func (c *Cluster) ServerClientConfig(server *Server) *rest.Config {
 	config := rest.CopyConfig(c.AdminConfig)
 	config.Host = server.URL()
-	config.CAData = c.pki.servingCA.certPEM()
-	config.ServerName = "localhost"
+	trust := c.trust()
+	config.CAData = trust.caPEM
+	config.ServerName = trust.serverName
 	return config
 }
 

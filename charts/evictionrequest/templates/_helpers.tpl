@@ -1,8 +1,9 @@
 {{/*
 The chart's name. The objects' names are fixed (evictionrequest-apiserver,
-evictionrequest-controller, ...), as the kustomize overlays name them, and
-not prefixed with the release: the APIService, the webhook, the FlowSchemas
-and the ClusterRoles are cluster-wide and named once per cluster.
+evictionrequest-controller, ...) and not prefixed with the release: the
+APIService, the webhook, the FlowSchemas and the ClusterRoles are
+cluster-wide and named once per cluster, so the chart installs once per
+cluster (evictionrequest.oneReleasePerCluster refuses a second release).
 */}}
 {{- define "evictionrequest.name" -}}
 {{- .Chart.Name | trunc 63 | trimSuffix "-" }}
@@ -27,12 +28,13 @@ Chart name and version, for the helm.sh/chart label.
 {{- end }}
 
 {{/*
-The selector labels of a component: only app.kubernetes.io/name, as the
-overlays select their pods, so that the chart and the overlays select the
-same pods. Call with (dict "name" "evictionrequest-apiserver").
+The selector labels of a component: its name and the release's instance,
+as Helm's convention has them. Call with
+(dict "ctx" $ "name" "evictionrequest-apiserver").
 */}}
 {{- define "evictionrequest.selectorLabels" -}}
 app.kubernetes.io/name: {{ .name }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 {{- end }}
 
 {{/*
@@ -42,7 +44,6 @@ standard labels and commonLabels. Call with (dict "ctx" $ "name" "<component>").
 {{- define "evictionrequest.labels" -}}
 helm.sh/chart: {{ include "evictionrequest.chart" .ctx }}
 {{ include "evictionrequest.selectorLabels" . }}
-app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 app.kubernetes.io/part-of: {{ include "evictionrequest.name" .ctx }}
@@ -61,14 +62,14 @@ The image of the project's components (one image holds every binary).
 {{/*
 A component's topology spread constraints; a constraint without
 labelSelector selects the component's pods. Call with
-(dict "constraints" <list> "name" "<component>").
+(dict "ctx" $ "constraints" <list> "name" "<component>").
 */}}
 {{- define "evictionrequest.topologySpreadConstraints" -}}
 {{- $out := list }}
 {{- range .constraints }}
 {{- $c := deepCopy . }}
 {{- if not (hasKey $c "labelSelector") }}
-{{- $_ := set $c "labelSelector" (dict "matchLabels" (dict "app.kubernetes.io/name" $.name)) }}
+{{- $_ := set $c "labelSelector" (dict "matchLabels" (include "evictionrequest.selectorLabels" $ | fromYaml)) }}
 {{- end }}
 {{- $out = append $out $c }}
 {{- end }}
@@ -213,4 +214,65 @@ component's own service account and evictionBridge.exemptUsers pass.
 {{- $quoted = append $quoted (printf "'%s'" .) }}
 {{- end }}
 {{- printf "!(request.userInfo.username in [%s])" (join ", " $quoted) }}
+{{- end }}
+
+{{/*
+The serving certificate of mode generated, as JSON: ca.crt, tls.crt and
+tls.key (PEM) and notAfter (Unix seconds). One per render, whichever
+template asks first (the Secret, the APIService, the Deployment's checksum):
+computed once and kept in .Values._generatedServingCertificate, which the
+schema, checked before the templates run, never sees. The Secret of an
+earlier install is kept unless it expires within renewBeforeDays.
+*/}}
+{{- define "evictionrequest.generatedServingCertificate" -}}
+{{- if not (hasKey .Values "_generatedServingCertificate") }}
+{{- $cert := .Values.apiserver.servingCertificate }}
+{{- $now := now | unixEpoch | atoi }}
+{{- $kept := dict }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace $cert.secretName }}
+{{- if and $existing $existing.data }}
+{{- $notAfter := get ($existing.metadata.annotations | default dict) "evictionrequest.github.io/not-after" | default "0" | atoi }}
+{{- if and (hasKey $existing.data "ca.crt") (gt $notAfter (add $now (mul $cert.generated.renewBeforeDays 86400))) }}
+{{- $kept = dict "ca.crt" (index $existing.data "ca.crt" | b64dec) "tls.crt" (index $existing.data "tls.crt" | b64dec) "tls.key" (index $existing.data "tls.key" | b64dec) "notAfter" $notAfter }}
+{{- end }}
+{{- end }}
+{{- if not $kept }}
+{{- $days := int $cert.generated.validityDays }}
+{{- $host := printf "evictionrequest-apiserver.%s.svc" .Release.Namespace }}
+{{- $ca := genCA "evictionrequest-apiserver-ca" $days }}
+{{- $serving := genSignedCert $host nil (list $host (printf "%s.cluster.local" $host)) $days $ca }}
+{{- $kept = dict "ca.crt" $ca.Cert "tls.crt" $serving.Cert "tls.key" $serving.Key "notAfter" (add $now (mul $days 86400)) }}
+{{- end }}
+{{- $_ := set .Values "_generatedServingCertificate" $kept }}
+{{- end }}
+{{- toJson .Values._generatedServingCertificate }}
+{{- end }}
+
+{{/*
+Fails when another release, or an overlay of artifacts/, installed the
+product in this cluster already: its cluster-wide objects (the APIService,
+the FlowSchemas, the admission policies, the PriorityClass) are named once
+per cluster, and two installs would fight over them. Read with lookup, so
+helm install and upgrade check it; helm template cannot.
+*/}}
+{{- define "evictionrequest.oneReleasePerCluster" -}}
+{{- range $object := list
+  (list "apiregistration.k8s.io/v1" "APIService" "v1alpha1.coordination.k8s.io")
+  (list "flowcontrol.apiserver.k8s.io/v1" "FlowSchema" "evictionrequest-apiserver")
+  (list "flowcontrol.apiserver.k8s.io/v1" "FlowSchema" "evictionrequest-controller")
+  (list "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicy" "evictionrequest-node-drain")
+  (list "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicy" "evictionrequest-pod-interceptors")
+  (list "scheduling.k8s.io/v1" "PriorityClass" $.Values.priorityClass.name) }}
+{{- $found := lookup (index $object 0) (index $object 1) "" (index $object 2) }}
+{{- if $found }}
+{{- $annotations := $found.metadata.annotations | default dict }}
+{{- $release := get $annotations "meta.helm.sh/release-name" }}
+{{- $namespace := get $annotations "meta.helm.sh/release-namespace" }}
+{{- if not $release }}
+{{- fail (printf "%s %s exists and no Helm release owns it (an overlay of artifacts/, or kubectl?): the chart installs once per cluster; delete that install first" (index $object 1) (index $object 2)) }}
+{{- else if or (ne $release $.Release.Name) (ne $namespace $.Release.Namespace) }}
+{{- fail (printf "the chart is installed already as release %s in namespace %s (%s %s is its): it installs once per cluster, its APIService, policies and PriorityClass being cluster-wide; upgrade that release instead" $release $namespace (index $object 1) (index $object 2)) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
