@@ -17,9 +17,10 @@ limitations under the License.
 // Command node-host is the machine of a node that the local control plane
 // runs with the real kubelet: it serves the node's logind stand-in
 // (internal/logind) on the node's private D-Bus system bus, runs the
-// node's kubelet (kubelet-node) as its child on that bus, and powers the
-// machine off when a graceful shutdown is done: it kills the kubelet, as
-// the power going does, and exits. SIGTERM stops the kubelet and exits, as
+// node's kubelet (kubelet-node) as its child on that bus, in a user
+// namespace of its own, and powers the machine off when a graceful
+// shutdown is done: it kills the kubelet, as the power going does, and
+// exits. SIGTERM stops the kubelet and exits, as
 // the harness stops a cluster.
 //
 //	node-host --bus=unix:path=DIR/bus.sock --inhibit-delay-max=2m -- kubelet-node --node-name=NAME ...
@@ -77,12 +78,10 @@ func run(ctx context.Context, bus string, delayMax time.Duration, kubelet []stri
 	if _, err := logind.Serve(conn, logind.Config{InhibitDelayMax: delayMax, PowerOff: func() { close(poweredOff) }}); err != nil {
 		return 1, err
 	}
-	cmd := exec.Command(kubelet[0], kubelet[1:]...)
+	cmd := kubeletCommand(bus, kubelet)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), "DBUS_SYSTEM_BUS_ADDRESS="+bus)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return 1, err
+		return 1, fmt.Errorf("starting the kubelet in a user namespace of its own (the host must allow user namespaces): %w", err)
 	}
 	var waitErr error
 	exited := make(chan struct{})
@@ -113,4 +112,27 @@ func run(ctx context.Context, bus string, delayMax time.Duration, kubelet []stri
 		}
 		return 0, nil
 	}
+}
+
+// kubeletCommand is the command of the kubelet, on the node's bus, in a
+// user namespace of its own, as a rootless kubelet runs (KEP-2033): the
+// kubelet watches /dev/kmsg for out-of-memory kills and stops if it
+// cannot read it, unless it runs in a user namespace (its
+// KubeletInUserNamespace gate, on by default), where it goes on without
+// that watcher. The ids map onto themselves, so that the kubelet is the
+// same user to the files, the bus and the host: node-host's own uid and
+// gid, or, as root, every id but the last (the full range would be the
+// host's namespace to the kubelet).
+func kubeletCommand(bus string, kubelet []string) *exec.Cmd {
+	cmd := exec.Command(kubelet[0], kubelet[1:]...)
+	cmd.Env = append(os.Environ(), "DBUS_SYSTEM_BUS_ADDRESS="+bus)
+	uid, gid, size := os.Getuid(), os.Getgid(), 1
+	if uid == 0 {
+		size = 1<<32 - 2
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: size}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: size}}}
+	return cmd
 }

@@ -19,6 +19,7 @@ tool (
 )
 
 require (
+	github.com/moby/sys/userns v0.1.0
 	google.golang.org/grpc v1.83.1
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -102,7 +103,6 @@ require (
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/moby/sys/mountinfo v0.7.2 // indirect
-	github.com/moby/sys/userns v0.1.0 // indirect
 	github.com/moby/term v0.5.2 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect

@@ -28,7 +28,6 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/record"
 	remote "k8s.io/cri-client/pkg"
 	"k8s.io/klog/v2"
 	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
@@ -82,16 +81,13 @@ func run(ctx context.Context, o *options) error {
 
 // recordEvents makes the kubelet post its events (Shutdown, NodeNotReady,
 // Killing...) to kube-apiserver, as a kubelet does, where kubemark drops
-// them. The kubelet then watches /dev/kmsg for out-of-memory kills (only
-// reading it); without a readable /dev/kmsg its events are dropped.
+// them: without a recorder, the kubelet makes its own. With it, the
+// kubelet watches /dev/kmsg for out-of-memory kills, and stops if it
+// cannot read it unless it runs in a user namespace
+// (KubeletInUserNamespace, on by default): node-host runs it in one of
+// its own, so that it starts, events and all, on any host.
 func recordEvents(deps *kubelet.Dependencies, client *clientset.Clientset) {
-	if f, err := os.Open("/dev/kmsg"); err == nil {
-		f.Close()
-		deps.Recorder, deps.EventClient = nil, client.CoreV1()
-		return
-	}
-	klog.InfoS("/dev/kmsg cannot be read: the kubelet's events are not recorded")
-	deps.Recorder = &record.FakeRecorder{}
+	deps.Recorder, deps.EventClient = nil, client.CoreV1()
 }
 
 // clients are the kubelet's client and the client of its heartbeats, as
