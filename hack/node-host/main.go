@@ -69,15 +69,12 @@ func main() {
 // kubelet's when it exits on its own, 0 when the machine powered off or
 // was stopped.
 func run(ctx context.Context, bus string, delayMax time.Duration, kubelet []string) (int, error) {
-	conn, err := logind.Connect(ctx, bus)
+	poweredOff := make(chan struct{})
+	manager, err := logind.Serve(ctx, bus, logind.Config{InhibitDelayMax: delayMax, PowerOff: func() { close(poweredOff) }})
 	if err != nil {
 		return 1, err
 	}
-	defer func() { _ = conn.Close() }()
-	poweredOff := make(chan struct{})
-	if _, err := logind.Serve(conn, logind.Config{InhibitDelayMax: delayMax, PowerOff: func() { close(poweredOff) }}); err != nil {
-		return 1, err
-	}
+	defer func() { _ = manager.Close() }()
 	cmd := kubeletCommand(bus, kubelet)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {

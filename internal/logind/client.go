@@ -25,8 +25,8 @@ import (
 
 // Connect connects to the bus at address (unix:path=...), as the kubelet
 // connects to the system bus of DBUS_SYSTEM_BUS_ADDRESS.
-func Connect(ctx context.Context, address string) (*dbus.Conn, error) {
-	conn, err := dbus.Connect(address, dbus.WithContext(ctx))
+func Connect(ctx context.Context, address string, opts ...dbus.ConnOption) (*dbus.Conn, error) {
+	conn, err := dbus.Connect(address, append([]dbus.ConnOption{dbus.WithContext(ctx)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the bus %s: %w", address, err)
 	}

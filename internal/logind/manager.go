@@ -19,15 +19,19 @@ limitations under the License.
 // kubelet's shutdown manager (k8s.io/kubernetes
 // pkg/kubelet/nodeshutdown/systemd) speaks to. It reports
 // InhibitDelayMaxUSec, hands out delay inhibitor locks as real file
-// descriptors (Inhibit), and on PowerOff signals PrepareForShutdown(true),
-// waits until every delay lock taken before it is released or
-// InhibitDelayMax passes, and powers the machine off.
-// CancelScheduledShutdown, during that wait, calls the shutdown off with
-// PrepareForShutdown(false), as logind signals a shutdown that does not
-// happen. The local control plane runs one per node run by the kubelet.
+// descriptors (Inhibit), each held until its holder closes it (or dies),
+// as logind's, and on PowerOff signals PrepareForShutdown(true), waits
+// until every delay lock taken before it is released or InhibitDelayMax
+// passes, and powers the machine off. CancelScheduledShutdown, during
+// that wait, calls the shutdown off with PrepareForShutdown(false), as
+// logind signals a shutdown that does not happen. A shutdown whose
+// PrepareForShutdown could not be signaled does not start: the manager
+// stays idle, and the PowerOff call gets the error. The local control
+// plane runs one per node run by the kubelet.
 package logind
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -46,12 +50,6 @@ const (
 	ManagerInterface = "org.freedesktop.login1.Manager"
 )
 
-// lockHandOver is how long the stand-in keeps its own copy of a lock's
-// file descriptor after Inhibit returned it: the reply carrying it is
-// sent after the method returns, and the lock is released when every copy
-// is closed.
-const lockHandOver = 2 * time.Second
-
 // Config is what a Manager works with.
 type Config struct {
 	// InhibitDelayMax is the longest delay locks hold a shutdown back
@@ -69,6 +67,8 @@ type Manager struct {
 	cfg   Config
 	conn  *dbus.Conn
 	props *prop.Properties
+	// handOver closes the manager's copy of each lock it hands out.
+	handOver *fdHandOver
 
 	mu sync.Mutex
 	// locks are the delay locks held, each done when released.
@@ -93,44 +93,72 @@ type shutdown struct {
 	canceled chan struct{}
 }
 
-// Serve serves the manager on conn, under BusName.
-func Serve(conn *dbus.Conn, cfg Config) (*Manager, error) {
+// Serve connects to the bus at address (unix:path=...) and serves the
+// manager there, under BusName, until Close.
+func Serve(ctx context.Context, address string, cfg Config) (*Manager, error) {
 	if cfg.PowerOff == nil {
 		return nil, errors.New("logind: no PowerOff")
 	}
-	m := &Manager{cfg: cfg, conn: conn}
-	if err := conn.Export(methods{m}, ObjectPath, ManagerInterface); err != nil {
-		return nil, err
-	}
-	props, err := prop.Export(conn, ObjectPath, prop.Map{ManagerInterface: {
-		"InhibitDelayMaxUSec":  {Value: uint64(cfg.InhibitDelayMax / time.Microsecond), Emit: prop.EmitFalse},
-		"PreparingForShutdown": {Value: false, Emit: prop.EmitTrue},
-	}})
+	handOver := newFDHandOver()
+	conn, err := Connect(ctx, address, handOver.options()...)
 	if err != nil {
 		return nil, err
 	}
-	m.props = props
-	reply, err := conn.RequestName(BusName, dbus.NameFlagDoNotQueue)
-	if err != nil {
+	m := &Manager{cfg: cfg, conn: conn, handOver: handOver}
+	if err := m.export(); err != nil {
+		_ = m.Close()
 		return nil, err
-	}
-	if reply != dbus.RequestNameReplyPrimaryOwner {
-		return nil, fmt.Errorf("logind: %s is taken on the bus", BusName)
 	}
 	return m, nil
 }
 
-// inhibit takes a delay lock for who and returns the write end of its pipe,
-// which the caller closes to release it.
-func (m *Manager) inhibit(what, who, mode string) (*os.File, error) {
+// export exports the manager's methods and properties, and takes BusName.
+func (m *Manager) export() error {
+	if err := m.conn.Export(methods{m}, ObjectPath, ManagerInterface); err != nil {
+		return err
+	}
+	// logind emits no change of either property.
+	props, err := prop.Export(m.conn, ObjectPath, prop.Map{ManagerInterface: {
+		"InhibitDelayMaxUSec":  {Value: uint64(m.cfg.InhibitDelayMax / time.Microsecond), Emit: prop.EmitFalse},
+		"PreparingForShutdown": {Value: false, Emit: prop.EmitFalse},
+	}})
+	if err != nil {
+		return err
+	}
+	m.props = props
+	reply, err := m.conn.RequestName(BusName, dbus.NameFlagDoNotQueue)
+	if err != nil {
+		return err
+	}
+	if reply != dbus.RequestNameReplyPrimaryOwner {
+		return fmt.Errorf("logind: %s is taken on the bus", BusName)
+	}
+	return nil
+}
+
+// Close stops serving: it closes the manager's connection.
+func (m *Manager) Close() error {
+	err := m.conn.Close()
+	m.handOver.close()
+	return err
+}
+
+// inhibit takes a delay lock for who and returns the write end of its
+// pipe, for the reply: the manager's own copy is closed once the reply is
+// sent (fdHandOver), and the lock released once the holder closes its
+// copy too, or exits.
+func (m *Manager) inhibit(what, who, mode string) (dbus.UnixFD, error) {
 	if mode != "delay" {
-		return nil, fmt.Errorf("only delay locks are supported, not %q", mode)
+		return 0, fmt.Errorf("only delay locks are supported, not %q", mode)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	l := &lock{who: who, released: make(chan struct{})}
+	m.mu.Lock()
+	m.locks = append(m.locks, l)
+	m.mu.Unlock()
 	go func() {
 		// The end of file comes once every write end is closed.
 		_, _ = io.Copy(io.Discard, r)
@@ -138,11 +166,7 @@ func (m *Manager) inhibit(what, who, mode string) (*os.File, error) {
 		close(l.released)
 		m.forget(l)
 	}()
-	m.mu.Lock()
-	m.locks = append(m.locks, l)
-	m.mu.Unlock()
-	time.AfterFunc(lockHandOver, func() { w.Close() })
-	return w, nil
+	return m.handOver.hand(w), nil
 }
 
 func (m *Manager) forget(l *lock) {
@@ -158,23 +182,29 @@ func (m *Manager) forget(l *lock) {
 
 // powerOff starts a shutdown: PrepareForShutdown(true), then, once the
 // delay locks held now are released or InhibitDelayMax passed, PowerOff.
-// A shutdown under way is not started twice.
+// A shutdown under way is not started twice; one whose signal cannot be
+// sent is not started at all, so that the next call tries again.
 func (m *Manager) powerOff() error {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.preparing != nil || m.poweredOff {
-		m.mu.Unlock()
 		return nil
+	}
+	if err := m.signal(true); err != nil {
+		m.props.SetMust(ManagerInterface, "PreparingForShutdown", false)
+		return fmt.Errorf("signaling PrepareForShutdown(true): %w", err)
 	}
 	s := &shutdown{canceled: make(chan struct{})}
 	m.preparing = s
-	held := append([]*lock(nil), m.locks...)
-	m.mu.Unlock()
-	m.props.SetMust(ManagerInterface, "PreparingForShutdown", true)
-	if err := m.conn.Emit(ObjectPath, ManagerInterface+".PrepareForShutdown", true); err != nil {
-		return err
-	}
-	go m.waitAndPowerOff(s, held)
+	go m.waitAndPowerOff(s, append([]*lock(nil), m.locks...))
 	return nil
+}
+
+// signal sets PreparingForShutdown and signals PrepareForShutdown, with
+// m.mu held, so that the signals of two calls cannot cross.
+func (m *Manager) signal(preparing bool) error {
+	m.props.SetMust(ManagerInterface, "PreparingForShutdown", preparing)
+	return m.conn.Emit(ObjectPath, ManagerInterface+".PrepareForShutdown", preparing)
 }
 
 // waitAndPowerOff powers off once the locks are released or
@@ -207,17 +237,19 @@ func (m *Manager) powerOffNow(s *shutdown) {
 }
 
 // cancel calls off the shutdown under way, if the machine has not powered
-// off yet, and says whether there was one.
+// off yet, and says whether there was one. The shutdown is called off even
+// when PrepareForShutdown(false) cannot be signaled, which is the error.
 func (m *Manager) cancel() (bool, error) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	s := m.preparing
 	if s == nil || m.poweredOff {
-		m.mu.Unlock()
 		return false, nil
 	}
 	m.preparing = nil
 	close(s.canceled)
-	m.mu.Unlock()
-	m.props.SetMust(ManagerInterface, "PreparingForShutdown", false)
-	return true, m.conn.Emit(ObjectPath, ManagerInterface+".PrepareForShutdown", false)
+	if err := m.signal(false); err != nil {
+		return true, fmt.Errorf("signaling PrepareForShutdown(false): %w", err)
+	}
+	return true, nil
 }

@@ -118,17 +118,26 @@ func (k *kubelet) nextSignal(t *testing.T) bool {
 // powers off.
 func serve(t *testing.T, address string, delayMax time.Duration) chan struct{} {
 	t.Helper()
-	conn, err := Connect(t.Context(), address)
+	_, off := serveManager(t, address, delayMax)
+	return off
+}
+
+// serveManager serves a manager on the bus and returns it, and a channel
+// closed when it powers off.
+func serveManager(t *testing.T, address string, delayMax time.Duration) (*Manager, chan struct{}) {
+	t.Helper()
+	off := make(chan struct{})
+	m, err := Serve(t.Context(), address, Config{InhibitDelayMax: delayMax, PowerOff: func() { close(off) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = conn.Close() })
-	off := make(chan struct{})
-	if _, err := Serve(conn, Config{InhibitDelayMax: delayMax, PowerOff: func() { close(off) }}); err != nil {
-		t.Fatal(err)
-	}
-	return off
+	t.Cleanup(func() { _ = m.Close() })
+	return m, off
 }
+
+// settle is how long a test waits for what must not happen (a power-off
+// while a lock is held, or after a cancel) to show.
+const settle = 2 * time.Second
 
 // The kubelet reads the longest delay as microseconds, a uint64; a smaller
 // value than its grace period would make it rewrite logind's
@@ -161,7 +170,7 @@ func TestPowerOffWaitsForTheDelayLock(t *testing.T) {
 	select {
 	case <-off:
 		t.Fatal("powered off while the kubelet holds its lock")
-	case <-time.After(lockHandOver + time.Second):
+	case <-time.After(settle):
 	}
 	k.release()
 	select {
@@ -214,6 +223,77 @@ func TestCancelCallsTheShutdownOff(t *testing.T) {
 	select {
 	case <-off:
 		t.Fatal("powered off after the shutdown was called off")
-	case <-time.After(lockHandOver + time.Second):
+	case <-time.After(settle):
+	}
+}
+
+// A lock lasts as long as its holder keeps its file descriptor, and no
+// longer: the stand-in's own copy is gone once its reply was sent, so
+// that a lock released at once holds no shutdown back.
+func TestAReleasedLockHoldsNoShutdownBack(t *testing.T) {
+	address := startBus(t)
+	off := serve(t, address, time.Minute)
+	k := newKubelet(t, address)
+	k.release()
+	if err := PowerOff(t.Context(), address); err != nil {
+		t.Fatal(err)
+	}
+	// Well under settle: before the fix, the stand-in kept its copy of
+	// every lock for two seconds.
+	select {
+	case <-off:
+	case <-time.After(1500 * time.Millisecond):
+		t.Fatal("not powered off, though the only lock was released")
+	}
+}
+
+// A caller that wants no reply to Inhibit cannot get the lock's file
+// descriptor: no lock is held for it.
+func TestInhibitWithoutAReplyTakesNoLock(t *testing.T) {
+	address := startBus(t)
+	off := serve(t, address, time.Minute)
+	k := newKubelet(t, address)
+	k.release()
+	call := k.conn.Object(BusName, ObjectPath).Call(ManagerInterface+".Inhibit", dbus.FlagNoReplyExpected, "shutdown", "kubelet", "why", "delay")
+	if call.Err != nil {
+		t.Fatal(call.Err)
+	}
+	if err := PowerOff(t.Context(), address); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-off:
+	case <-time.After(1500 * time.Millisecond):
+		t.Fatal("not powered off, though no lock can be held")
+	}
+}
+
+// A shutdown whose PrepareForShutdown cannot be signaled does not start:
+// the caller gets the error and the manager stays idle, so that the next
+// PowerOff is tried again instead of being taken for one under way.
+func TestAFailedPrepareForShutdownLeavesTheManagerIdle(t *testing.T) {
+	address := startBus(t)
+	m, off := serveManager(t, address, time.Minute)
+	newKubelet(t, address)
+	// The bus connection is gone: no signal can be sent.
+	_ = m.conn.Close()
+	for range 2 {
+		if err := m.powerOff(); err == nil {
+			t.Fatal("powerOff() without the bus: no error")
+		}
+		m.mu.Lock()
+		preparing := m.preparing
+		m.mu.Unlock()
+		if preparing != nil {
+			t.Fatal("a shutdown stays under way though its PrepareForShutdown failed")
+		}
+	}
+	if v := m.props.GetMust(ManagerInterface, "PreparingForShutdown"); v != false {
+		t.Errorf("PreparingForShutdown = %v after the failure, want false", v)
+	}
+	select {
+	case <-off:
+		t.Fatal("powered off without a PrepareForShutdown")
+	default:
 	}
 }

@@ -27,13 +27,17 @@ type methods struct {
 }
 
 // Inhibit takes an inhibitor lock: (ssss) -> h. The caller releases it by
-// closing the file descriptor.
-func (x methods) Inhibit(what, who, why, mode string) (dbus.UnixFD, *dbus.Error) {
-	f, err := x.m.inhibit(what, who, mode)
+// closing the file descriptor. A caller that wants no reply could never
+// hold it: it gets none, as logind's would be released at once.
+func (x methods) Inhibit(call dbus.Message, what, who, why, mode string) (dbus.UnixFD, *dbus.Error) {
+	if call.Flags&dbus.FlagNoReplyExpected != 0 {
+		return 0, nil
+	}
+	fd, err := x.m.inhibit(what, who, mode)
 	if err != nil {
 		return 0, dbus.MakeFailedError(err)
 	}
-	return dbus.UnixFD(f.Fd()), nil
+	return fd, nil
 }
 
 // PowerOff shuts the machine down: (b) -> ().
