@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,7 +46,10 @@ const (
 // ExitDelayAnnotation on a pod of a real kubelet node is how long its
 // containers take to exit after SIGTERM ("20s"), as an application that
 // finishes its work: kubelet-node's CRI runtime reads it. Without it a
-// container exits at once; past its grace period it is killed.
+// container exits at once; past its grace period it is killed. The runtime
+// defines it too (cri.ExitDelayAnnotation): its module is built with
+// Kubernetes' binaries and does not import this one, whose dependencies
+// it would take into that build; a test keeps the two equal.
 const ExitDelayAnnotation = "kubelet-node.evictionrequest.github.io/exit-delay"
 
 // maxSocketPath is the longest path of a unix socket.
@@ -177,10 +181,7 @@ func (n *KubeletNode) startHost(ctx context.Context, opts KubeletNodeOptions) er
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(n.Dir, "host.pid"), []byte(strconv.Itoa(n.host.Pid())), 0o644); err != nil {
-		return err
-	}
-	return waitFor(ctx, n.host, "node "+n.Name, func(ctx context.Context) error {
+	err = waitFor(ctx, n.host, "node "+n.Name, func(ctx context.Context) error {
 		node, err := c.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -190,6 +191,12 @@ func (n *KubeletNode) startHost(ctx context.Context, opts KubeletNodeOptions) er
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// Written for local-up node kill, once the machine that started is the
+	// one that runs: waitFor starts again one that dies while it starts.
+	return os.WriteFile(filepath.Join(n.Dir, "host.pid"), []byte(strconv.Itoa(n.host.Pid())), 0o644)
 }
 
 // Shutdown shuts the node down gracefully, as systemctl poweroff does:
@@ -264,17 +271,45 @@ func KubeletNodeBus(dir, name string) (string, error) {
 
 // KillKubeletNode kills the machine of the node name of the cluster in dir,
 // from another process than the one that started it (local-up node kill).
+// It kills the pid of the node's host.pid only while that is still the
+// node's machine: the machine may have gone, and another process taken
+// its pid.
 func KillKubeletNode(dir, name string) error {
-	data, err := os.ReadFile(filepath.Join(dir, "nodes", name, "host.pid"))
+	pid, err := kubeletNodeHost(dir, name)
 	if err != nil {
-		return fmt.Errorf("node %s of %s: %w", name, dir, err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 1 {
-		return fmt.Errorf("node %s: bad pid %q", name, data)
+		return err
 	}
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
 	return nil
+}
+
+// kubeletNodeHost is the pid of the running machine of the node name of
+// the cluster in dir: the pid of its host.pid, if that process is a
+// node-host on the node's bus, which its command line says (as
+// killLeftovers tells the cluster's processes by theirs).
+func kubeletNodeHost(dir, name string) (int, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "nodes", name, "host.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("node %s of %s: %w", name, dir, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		return 0, fmt.Errorf("node %s: bad pid %q", name, data)
+	}
+	bus, err := KubeletNodeBus(dir, name)
+	if err != nil {
+		return 0, err
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(cmdline) == 0 {
+		// An exited process that is not reaped yet has no command line.
+		return 0, fmt.Errorf("node %s: its machine (pid %d) is not running", name, pid)
+	}
+	args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	if filepath.Base(args[0]) != "node-host" || !slices.Contains(args, "--bus="+bus) {
+		return 0, fmt.Errorf("node %s: its machine (pid %d) is not running: that pid is now another process's (%s), left alone", name, pid, args[0])
+	}
+	return pid, nil
 }

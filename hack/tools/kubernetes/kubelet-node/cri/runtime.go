@@ -40,6 +40,9 @@ import (
 // ExitDelayAnnotation on a pod is how long its containers take to exit
 // after SIGTERM ("20s"), as an application that finishes its work first;
 // none exits at once. A delay longer than the grace period ends in SIGKILL.
+// The local control plane's tests set it by their own copy
+// (localcluster.ExitDelayAnnotation: neither module imports the other),
+// which a test of theirs keeps equal to this one.
 const ExitDelayAnnotation = "kubelet-node.evictionrequest.github.io/exit-delay"
 
 // Exit codes of a process ended by a signal: 128 + the signal's number.
