@@ -32,27 +32,58 @@ const READMEFile = "README.md"
 // tableHeader starts the README's table of values.
 const tableHeader = "| Key | Type | Default | Description |"
 
-// ValuesTable is the README's table of the values of values.yaml, in their
-// order: each value a user sets (down to the maps and lists set whole,
-// which document nothing below them) with its type, its default as JSON and
-// the description of its "# --" comment. A value without one is an error.
-func ValuesTable(values []byte) (string, error) {
+// Value is a value of values.yaml a user sets: a leaf, or a map or list
+// set whole (which documents nothing below it).
+type Value struct {
+	// Path is its dotted key, such as apiserver.replicas.
+	Path string
+	// Type is its type as the README names it: string, int, bool, float,
+	// list or object.
+	Type string
+	// Default is its default, decoded.
+	Default any
+	// Description is the text of its "# --" comment.
+	Description string
+}
+
+// Values are the values of values.yaml, in their order. A value without a
+// "# --" comment is an error.
+func Values(values []byte) ([]Value, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(values, &root); err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(root.Content) == 0 {
-		return "", fmt.Errorf("values.yaml is empty")
+		return nil, fmt.Errorf("values.yaml is empty")
+	}
+	var out []Value
+	if err := collectValues(root.Content[0], "", &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ValuesTable is the README's table of the values of values.yaml, in their
+// order: each value a user sets with its type, its default as JSON and the
+// description of its "# --" comment.
+func ValuesTable(values []byte) (string, error) {
+	all, err := Values(values)
+	if err != nil {
+		return "", err
 	}
 	var rows []string
-	if err := valueRows(root.Content[0], "", &rows); err != nil {
-		return "", err
+	for _, v := range all {
+		def, err := json.Marshal(v.Default)
+		if err != nil {
+			return "", fmt.Errorf("value %s: %w", v.Path, err)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | `%s` | %s |", v.Path, v.Type, def, strings.ReplaceAll(v.Description, "|", "\\|")))
 	}
 	return tableHeader + "\n|-----|------|---------|-------------|\n" + strings.Join(rows, "\n") + "\n", nil
 }
 
-// valueRows appends a row for every value of node under prefix.
-func valueRows(node *yaml.Node, prefix string, rows *[]string) error {
+// collectValues appends every value of node under prefix.
+func collectValues(node *yaml.Node, prefix string, out *[]Value) error {
 	for i := 0; i+1 < len(node.Content); i += 2 {
 		key, value := node.Content[i], node.Content[i+1]
 		path := key.Value
@@ -60,7 +91,7 @@ func valueRows(node *yaml.Node, prefix string, rows *[]string) error {
 			path = prefix + "." + key.Value
 		}
 		if value.Kind == yaml.MappingNode && hasDocumentedChild(value) {
-			if err := valueRows(value, path, rows); err != nil {
+			if err := collectValues(value, path, out); err != nil {
 				return err
 			}
 			continue
@@ -69,15 +100,11 @@ func valueRows(node *yaml.Node, prefix string, rows *[]string) error {
 		if !ok {
 			return fmt.Errorf("value %s has no \"# --\" comment", path)
 		}
-		var v any
-		if err := value.Decode(&v); err != nil {
+		var def any
+		if err := value.Decode(&def); err != nil {
 			return fmt.Errorf("value %s: %w", path, err)
 		}
-		def, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("value %s: %w", path, err)
-		}
-		*rows = append(*rows, fmt.Sprintf("| %s | %s | `%s` | %s |", path, typeOf(value), def, strings.ReplaceAll(description, "|", "\\|")))
+		*out = append(*out, Value{Path: path, Type: typeOf(value), Default: def, Description: description})
 	}
 	return nil
 }
