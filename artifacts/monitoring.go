@@ -47,7 +47,9 @@ func MonitoredMetrics() ([]string, error) {
 	}
 	var names []string
 	for _, obj := range objects {
-		if kind := obj.GetKind(); kind != "PrometheusRule" && !(kind == "ConfigMap" && obj.GetName() == DashboardConfigMap) {
+		rule := obj.GetKind() == "PrometheusRule"
+		dashboard := obj.GetKind() == "ConfigMap" && obj.GetName() == DashboardConfigMap
+		if !rule && !dashboard {
 			continue
 		}
 		text, err := yaml.Marshal(obj.Object)

@@ -94,7 +94,7 @@ func (c *Cluster) releaseServingCert(ctx context.Context) (*servingTrust, error)
 		certFile: filepath.Join(dir, "tls.crt"), keyFile: filepath.Join(dir, "tls.key")}
 	for file, key := range map[string]string{trust.certFile: filepath.Base(certPath), trust.keyFile: filepath.Base(keyPath)} {
 		if len(secret.Data[key]) == 0 {
-			return nil, fmt.Errorf("Secret %s/%s has no %s", dep.Namespace, secretName, key)
+			return nil, fmt.Errorf("the Secret %s/%s has no %s", dep.Namespace, secretName, key)
 		}
 		if err := os.WriteFile(file, secret.Data[key], 0o600); err != nil {
 			return nil, err

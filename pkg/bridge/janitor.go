@@ -37,6 +37,11 @@ import (
 // JanitorName names the janitor's controller and logger.
 const JanitorName = "eviction-bridge-janitor"
 
+// UserAgent is the user agent of the bridge's clients, whichever binary
+// serves it: its calls are told apart from the controllers' in
+// kube-apiserver's logs, audit and metrics.
+const UserAgent = "eviction-bridge"
+
 // Janitor ends what the bridge asked for once nobody asks any more: it
 // withdraws the bridge from a request no eviction of its pod reached for
 // the inactivity time-out, and removes the descheduler's eviction-in-progress

@@ -24,6 +24,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
+	"github.com/evictionrequest/apiserver/pkg/cmd/assembly"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/generated/informers/externalversions"
@@ -44,26 +45,21 @@ func applyBridge(o *options.BridgeOptions, config *apiserver.Config, controllers
 	if config.GenericConfig.ClientConfig == nil {
 		return errors.New("the eviction API bridge needs a kubeconfig of the cluster (--kubeconfig or in-cluster)")
 	}
-	restConfig := rest.AddUserAgent(controllers.Client.ApplyTo(config.GenericConfig.ClientConfig), bridge.JanitorName)
-	client, eventClient, err := options.Clients(restConfig)
+	clients, err := assembly.BridgeClients(controllers.Client.ApplyTo(config.GenericConfig.ClientConfig), evictionapi.Coordination)
 	if err != nil {
 		return err
 	}
-	evr, err := versioned.NewForConfig(restConfig)
-	if err != nil {
-		return err
-	}
-	loopback, err := versioned.NewForConfig(rest.AddUserAgent(rest.CopyConfig(config.GenericConfig.LoopbackClientConfig), bridge.JanitorName))
+	loopback, err := versioned.NewForConfig(rest.AddUserAgent(rest.CopyConfig(config.GenericConfig.LoopbackClientConfig), bridge.UserAgent))
 	if err != nil {
 		return err
 	}
 	// The bridge's own cache of requests keeps everything: it reads its
 	// annotations.
 	requests := externalversions.NewSharedInformerFactory(loopback, 0)
-	b, err := o.NewBridge(options.BridgeDeps{
-		API: evictionapi.Coordination, Client: client, EvictionRequests: evr, EventClient: eventClient,
+	b, err := assembly.NewEvictionBridge(o, assembly.BridgeDeps{
+		API: evictionapi.Coordination, Clients: clients,
 		Informers: participant.Informers{Kube: config.GenericConfig.SharedInformerFactory, EvictionRequests: requests},
-		Own:       []options.InformerFactory{requests}, CertFile: certFile, CallTimeout: controllers.Client.CallTimeout,
+		Own:       []assembly.InformerFactory{requests}, CertFile: certFile, CallTimeout: controllers.Client.CallTimeout,
 	})
 	if err != nil {
 		return err

@@ -18,18 +18,16 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 	componentbaseconfig "k8s.io/component-base/config"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
+	"github.com/evictionrequest/apiserver/pkg/cmd/assembly"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
 	"github.com/evictionrequest/apiserver/pkg/controller/coordination/metrics"
@@ -78,7 +76,7 @@ func NewControllerOptions() *ControllerOptions {
 		// events within seconds; client-go's default of 5 requests/s would
 		// make it crawl.
 		Client:         options.NewClientOptions(100, 200),
-		NodeDrain:      options.NewNodeDrainOptions(nodedrain.DefaultRequesterName),
+		NodeDrain:      options.NewNodeDrainOptions(evictionapi.Coordination, nodedrain.DefaultRequesterName),
 		CompletedTTL:   ttlaftercomplete.DefaultTTL,
 		LeaderElection: options.NewLeaderElection(componentName),
 	}
@@ -91,7 +89,7 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "concurrent-evictionrequest-syncs", o.Workers,
 		"Number of EvictionRequests the controller syncs in parallel.")
 	o.Client.AddFlags(fs, "the in-process controllers (evictions, pod reads, node writes; events have a budget of their own with the same limits)")
-	o.NodeDrain.AddFlags(fs, "a DNS subdomain")
+	o.NodeDrain.AddFlags(fs)
 	fs.DurationVar(&o.CompletedTTL, "completed-evictionrequest-ttl", o.CompletedTTL,
 		"How long an EvictionRequest stays once it is complete (its Complete condition True) before the controller deletes it, as a Job's ttlSecondsAfterFinished; 0 keeps completed requests.")
 	options.AddLeaderElectionFlags(&o.LeaderElection, fs)
@@ -110,12 +108,7 @@ func (o *ControllerOptions) Validate() []error {
 		errs = append(errs, fmt.Errorf("--completed-evictionrequest-ttl must not be negative, got %s", o.CompletedTTL))
 	}
 	errs = append(errs, o.Client.Validate()...)
-	errs = append(errs, o.NodeDrain.Validate(func(name string) error {
-		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-			return errors.New(strings.Join(msgs, "; "))
-		}
-		return nil
-	})...)
+	errs = append(errs, o.NodeDrain.Validate()...)
 	errs = append(errs, options.ValidateLeaderElection(o.LeaderElection)...)
 	return errs
 }
@@ -159,7 +152,7 @@ func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 		},
 		Controllers: []controllermanager.Descriptor{
 			{Name: coordinationcontroller.ControllerName, Enabled: true, Informers: registerPods, Init: o.newEvictionRequestController},
-			o.NodeDrain.Descriptor(evictionapi.Coordination, o.Client),
+			assembly.NodeDrain(o.NodeDrain, o.Client),
 			{Name: ttlaftercomplete.ControllerName, Enabled: o.CompletedTTL > 0, Init: o.newTTLController},
 		},
 	}

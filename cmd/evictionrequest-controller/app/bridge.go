@@ -28,11 +28,12 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	netutils "k8s.io/utils/net"
 
 	"github.com/evictionrequest/apiserver/pkg/bridge"
+	"github.com/evictionrequest/apiserver/pkg/cmd/assembly"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
@@ -48,17 +49,21 @@ const bridgeShutdownTimeout = 5 * time.Second
 // replica, from caches of the process's own, until ctx ends. It returns the
 // bridge's controllers, which run on the leader, and the check that keeps
 // the replica out of /readyz until the bridge's caches synced.
-func (o *Options) startBridge(ctx context.Context, client, eventClient kubernetes.Interface) ([]controllermanager.Descriptor, healthz.HealthChecker, error) {
+func (o *Options) startBridge(ctx context.Context, config *rest.Config) ([]controllermanager.Descriptor, healthz.HealthChecker, error) {
 	if err := o.defaultServingCert(); err != nil {
+		return nil, nil, err
+	}
+	clients, err := assembly.BridgeClients(config, evictionapi.Lifecycle)
+	if err != nil {
 		return nil, nil, err
 	}
 	// The bridge writes by patch or apply, and reads the annotations of
 	// its requests: its cache keeps all of them but managedFields, and of
 	// pods what TrimPod keeps.
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(cachetransform.TrimPodsStripManagedFields))
-	b, err := o.Bridge.NewBridge(options.BridgeDeps{
-		API: evictionapi.Lifecycle, Client: client, EventClient: eventClient,
-		Informers: participant.Informers{Kube: factory}, Own: []options.InformerFactory{factory},
+	factory := informers.NewSharedInformerFactoryWithOptions(clients.Kube, 0, informers.WithTransform(cachetransform.TrimPodsStripManagedFields))
+	b, err := assembly.NewEvictionBridge(o.Bridge, assembly.BridgeDeps{
+		API: evictionapi.Lifecycle, Clients: clients,
+		Informers: participant.Informers{Kube: factory}, Own: []assembly.InformerFactory{factory},
 		CertFile: o.SecureServing.ServerCert.CertKey.CertFile, CallTimeout: o.Client.CallTimeout,
 	})
 	if err != nil {

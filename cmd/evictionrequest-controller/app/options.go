@@ -35,6 +35,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 // DefaultNodeDrainRequester is the requester name of the node drain on
@@ -78,7 +79,7 @@ func NewOptions() *Options {
 		Workers:           10,
 		HeartbeatDeadline: lifecycleutil.HeartbeatDeadline,
 		Evictor:           true,
-		NodeDrain:         options.NewNodeDrainOptions(DefaultNodeDrainRequester),
+		NodeDrain:         options.NewNodeDrainOptions(evictionapi.Lifecycle, DefaultNodeDrainRequester),
 		// A drain writes about seven objects per pod (the Eviction, its
 		// status, the evictor's entry, the requests' status, the eviction):
 		// 500 pods took 33 s at 100 requests/s, 17 s at 300, and no less at
@@ -108,7 +109,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.BoolVar(&o.Evictor, "enable-evictor", o.Evictor,
 		"Run the default responder imperative-eviction.k8s.io/evictor, which evicts the pod through the Eviction API when every other responder's turn ended.")
 	_ = fs.MarkDeprecated("enable-evictor", "use --controllers=*,-imperative-eviction-responder-controller")
-	o.NodeDrain.AddFlags(fs, "a domain-prefixed key outside k8s.io and kubernetes.io")
+	o.NodeDrain.AddFlags(fs)
 	fs = fss.FlagSet("cluster")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster; in-cluster when empty.")
 	o.Client.AddFlags(fs, "the controllers")
@@ -137,7 +138,7 @@ func (o *Options) Validate() error {
 	if err := lifecycle.ValidateDeadline(o.HeartbeatDeadline); err != nil {
 		errs = append(errs, fmt.Errorf("--responder-heartbeat-deadline: %w", err))
 	}
-	errs = append(errs, o.NodeDrain.Validate(lifecycleutil.ValidateParticipantName)...)
+	errs = append(errs, o.NodeDrain.Validate()...)
 	errs = append(errs, o.Client.Validate()...)
 	errs = append(errs, o.Bridge.Validate()...)
 	if o.Bridge.Enabled {

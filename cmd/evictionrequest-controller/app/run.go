@@ -31,13 +31,13 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/evictionrequest/apiserver/pkg/cmd/assembly"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
-	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 	"github.com/evictionrequest/apiserver/pkg/version"
 )
@@ -66,7 +66,7 @@ func (o *Options) Run(ctx context.Context) error {
 	descriptors := o.controllers(guard)
 	var ready []healthz.HealthChecker
 	if o.Bridge.Enabled {
-		controllers, check, err := o.startBridge(ctx, client, eventClient)
+		controllers, check, err := o.startBridge(ctx, config)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func (o *Options) controllers(guard *stepaside.Guard) []controllermanager.Descri
 		{Name: stepaside.ControllerName, Enabled: controller || responder, Init: guarding(guard)},
 		{Name: lifecycle.ControllerName, Enabled: controller, Init: yielding(guard, o.newEvictionRequestController)},
 		{Name: evictor.ControllerName, Enabled: responder, Init: yielding(guard, o.newEvictor)},
-		o.NodeDrain.Descriptor(evictionapi.Lifecycle, o.Client),
+		assembly.NodeDrain(o.NodeDrain, o.Client),
 	}
 }
 

@@ -100,11 +100,11 @@ func (o *BridgeOptions) Validate() []error {
 	return errs
 }
 
-// caFile is the CA the caBundle of --eviction-bridge-webhook-configuration
-// is kept equal to: CAFile, else ca.crt beside the serving certificate
-// certFile, else certFile itself (a self-signed certificate's file bundles
-// its CA).
-func (o *BridgeOptions) caFile(certFile string) string {
+// WebhookCAFile is the CA the caBundle of
+// --eviction-bridge-webhook-configuration is kept equal to: CAFile, else
+// ca.crt beside the serving certificate certFile, else certFile itself (a
+// self-signed certificate's file bundles its CA).
+func (o *BridgeOptions) WebhookCAFile(certFile string) string {
 	if o.CAFile != "" {
 		return o.CAFile
 	}

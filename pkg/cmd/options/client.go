@@ -14,9 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package options holds the command-line options every command of the
-// project shares, so that they are spelled and checked alike: the client to
-// kube-apiserver (QPS, burst, call timeout) and leader election.
+// Package options holds the command-line options the commands of the
+// project share, so that they are spelled and checked alike: the client to
+// kube-apiserver (QPS, burst, call timeout), leader election, the eviction
+// API bridge and the node drain. Flags and validation only: package
+// assembly builds the bridge and the drain from them.
 package options
 
 import (

@@ -17,23 +17,22 @@ limitations under the License.
 package options
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
-	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
-	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
-	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
 // NodeDrainOptions configure the declarative node drain that
 // evictionrequest-apiserver and evictionrequest-controller can run.
 type NodeDrainOptions struct {
+	// API is the API the drain requests evictions on, whose rule its
+	// requester's name follows.
+	API     evictionapi.API
 	Enabled bool
 	// Requester is the name under which the drain requests evictions.
 	Requester string
@@ -42,19 +41,19 @@ type NodeDrainOptions struct {
 	nodedrain.Options
 }
 
-// NewNodeDrainOptions returns the defaults: off, requesting as requester.
-func NewNodeDrainOptions(requester string) *NodeDrainOptions {
-	return &NodeDrainOptions{Requester: requester, Workers: 2, Options: nodedrain.Options{OnDeadline: drain.DefaultEscalation}}
+// NewNodeDrainOptions returns the defaults: off, requesting evictions on
+// api as requester.
+func NewNodeDrainOptions(api evictionapi.API, requester string) *NodeDrainOptions {
+	return &NodeDrainOptions{API: api, Requester: requester, Workers: 2, Options: nodedrain.Options{OnDeadline: drain.DefaultEscalation}}
 }
 
-// AddFlags adds the node drain's flags to fs; requesterRule says what a
-// requester name must be on the binary's API.
-func (o *NodeDrainOptions) AddFlags(fs *pflag.FlagSet, requesterRule string) {
+// AddFlags adds the node drain's flags to fs.
+func (o *NodeDrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Enabled, "enable-node-drain-controller", o.Enabled,
 		"Run the declarative node drain requester: drain nodes annotated evictionrequest.coordination.k8s.io/drain=true, "+
 			"and request the eviction of the pods of nodes that report a graceful shutdown (GracefulNodeShutdownInProgress=True).")
 	fs.StringVar(&o.Requester, "node-drain-requester-name", o.Requester,
-		"Requester name ("+requesterRule+") under which the node drain requests evictions.")
+		"Requester name ("+o.API.NameRule()+") under which the node drain requests evictions.")
 	fs.IntVar(&o.Workers, "concurrent-node-drain-syncs", o.Workers, "Number of nodes the node drain syncs in parallel.")
 	fs.DurationVar(&o.Deadline, "node-drain-deadline", o.Deadline,
 		"How long the drain of a node waits for interceptors and PodDisruptionBudgets before --node-drain-on-deadline; 0 waits as long as they take. "+
@@ -77,14 +76,14 @@ func (o *NodeDrainOptions) AddFlags(fs *pflag.FlagSet, requesterRule string) {
 			"the drain ends with Drained=True, which a maintenance tool waits for.")
 }
 
-// Validate checks the options; validName checks the requester name on the
-// binary's API.
-func (o *NodeDrainOptions) Validate(validName func(string) error) []error {
+// Validate checks the options, the requester's name by the rule of the
+// drain's API.
+func (o *NodeDrainOptions) Validate() []error {
 	if !o.Enabled {
 		return nil
 	}
 	var errs []error
-	if err := validName(o.Requester); err != nil {
+	if err := o.API.ValidateName(o.Requester); err != nil {
 		errs = append(errs, fmt.Errorf("--node-drain-requester-name %q: %w", o.Requester, err))
 	}
 	if o.Workers < 1 {
@@ -105,28 +104,4 @@ func (o *NodeDrainOptions) Validate(validName func(string) error) []error {
 		errs = append(errs, fmt.Errorf("--node-drain-deadline must not be negative"))
 	}
 	return errs
-}
-
-// Descriptor is the declarative node drain of a controller manager,
-// requesting evictions on api through the clients and informers of each
-// term's context: the one assembly of the node drain, which
-// evictionrequest-apiserver and evictionrequest-controller both run. The
-// term's informers of requests must keep drain.RequestAnnotations.
-func (o *NodeDrainOptions) Descriptor(api evictionapi.API, client *ClientOptions) controllermanager.Descriptor {
-	return controllermanager.Descriptor{
-		Name: nodedrain.ControllerName, Enabled: o.Enabled, Informers: nodedrain.RegisterInformers,
-		Init: func(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
-			p, err := participant.New(api, o.Requester, cc.Client, cc.EvictionRequests,
-				requester.Options{FieldManager: nodedrain.ControllerName, CallTimeout: client.CallTimeout})
-			if err != nil {
-				return nil, err
-			}
-			c, err := nodedrain.NewController(ctx, cc.Client, cc.EventClient, p,
-				participant.Informers{Kube: cc.Informers, EvictionRequests: cc.EvictionRequestInformers}, cc.Clock, client.CallTimeout, o.Options)
-			if err != nil {
-				return nil, err
-			}
-			return controllermanager.WithWorkers(c, o.Workers), nil
-		},
-	}
 }

@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
 // The node drain's flags are checked together: a pool budget needs the
@@ -32,6 +34,7 @@ func TestNodeDrainOptionsValidate(t *testing.T) {
 		want string
 	}{
 		{args: nil},
+		{args: []string{"--node-drain-requester-name=drain.example.com"}, want: `--node-drain-requester-name "drain.example.com": "drain.example.com" must be prefixed with a domain`},
 		{args: []string{"--max-concurrent-node-drains=3", "--node-drain-pool-label=pool", "--max-concurrent-node-drains-per-pool=25%", "--node-drain-deadline=1h", "--node-drain-on-deadline=evict"}},
 		{args: []string{"--max-concurrent-node-drains=-1"}, want: "--max-concurrent-node-drains must not be negative"},
 		{args: []string{"--node-drain-pool-label=pool"}, want: "go together"},
@@ -40,14 +43,14 @@ func TestNodeDrainOptionsValidate(t *testing.T) {
 		{args: []string{"--node-drain-pool-label=not a label", "--max-concurrent-node-drains-per-pool=1"}, want: `--node-drain-pool-label "not a label"`},
 		{args: []string{"--node-drain-on-deadline=wait"}, want: `invalid argument "wait" for "--node-drain-on-deadline" flag: "wait" is not one of fail, evict, delete`},
 	} {
-		o := NewNodeDrainOptions("drain.example.com/node-drain")
+		o := NewNodeDrainOptions(evictionapi.Lifecycle, "drain.example.com/node-drain")
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-		o.AddFlags(fs, "a domain-qualified name")
+		o.AddFlags(fs)
 		var errs []error
 		if err := fs.Parse(append([]string{"--enable-node-drain-controller"}, tc.args...)); err != nil {
 			errs = []error{err}
 		} else {
-			errs = o.Validate(func(string) error { return nil })
+			errs = o.Validate()
 		}
 		var got []string
 		for _, err := range errs {

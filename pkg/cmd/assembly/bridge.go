@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package options
+package assembly
 
 import (
 	"context"
@@ -33,12 +33,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/bridge/metrics"
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
@@ -46,20 +48,46 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
+// Clients are the eviction API bridge's clients, each with the bridge's
+// user agent, whichever binary serves it.
+type Clients struct {
+	// Kube writes the bridge's requests and annotations and reads the
+	// pods its cache misses; EvictionRequests writes the requests of
+	// coordination.k8s.io (nil on lifecycle.k8s.io).
+	Kube             kubernetes.Interface
+	EvictionRequests versioned.Interface
+	// EventClient records the bridge's events: a client of its own is a
+	// rate limiter of its own, so that events never delay an answer.
+	EventClient kubernetes.Interface
+}
+
+// BridgeClients are the clients of the eviction API bridge on api, from
+// config (the binary's, with its QPS, burst and identity), named
+// bridge.UserAgent in kube-apiserver's logs and metrics.
+func BridgeClients(config *rest.Config, api evictionapi.API) (Clients, error) {
+	config = rest.AddUserAgent(rest.CopyConfig(config), bridge.UserAgent)
+	kube, eventClient, err := options.Clients(config)
+	if err != nil {
+		return Clients{}, err
+	}
+	c := Clients{Kube: kube, EventClient: eventClient}
+	if api == evictionapi.Coordination {
+		if c.EvictionRequests, err = versioned.NewForConfig(config); err != nil {
+			return Clients{}, err
+		}
+	}
+	return c, nil
+}
+
 // BridgeDeps are what a binary builds its eviction API bridge from: the
 // only things evictionrequest-apiserver and evictionrequest-controller
 // build differently.
 type BridgeDeps struct {
 	// API is the EvictionRequest API the bridge requests on.
 	API evictionapi.API
-	// Client writes the bridge's requests and annotations and reads the
-	// pods its cache misses; EvictionRequests writes the requests of
-	// coordination.k8s.io (nil on lifecycle.k8s.io).
-	Client           kubernetes.Interface
-	EvictionRequests versioned.Interface
-	// EventClient records the bridge's events: a client of its own is a
-	// rate limiter of its own, so that events never delay an answer.
-	EventClient kubernetes.Interface
+	// Clients are the bridge's (BridgeClients).
+	Clients
+
 	// Informers are where the bridge reads the pods (Kube) and its
 	// requests. They must keep the requests' annotations: the bridge reads
 	// its own (bridge.LastCallAnnotation, bridge.CallersAnnotation).
@@ -80,11 +108,11 @@ type InformerFactory interface {
 	Shutdown()
 }
 
-// Bridge is a binary's eviction API bridge: the webhook's handler, built
-// and not started.
-type Bridge struct {
+// EvictionBridge is a binary's eviction API bridge: the webhook's handler,
+// built and not started.
+type EvictionBridge struct {
 	*bridge.Bridge
-	opts        *BridgeOptions
+	opts        *options.BridgeOptions
 	deps        BridgeDeps
 	broadcaster record.EventBroadcaster
 	// clientCA is the CA of kube-apiserver's client certificate, nil
@@ -92,13 +120,13 @@ type Bridge struct {
 	clientCA dynamiccertificates.CAContentProvider
 }
 
-// NewBridge builds the eviction API bridge of the options on deps: the one
-// assembly of the bridge, which both binaries call.
-func (o *BridgeOptions) NewBridge(deps BridgeDeps) (*Bridge, error) {
-	if deps.Client == nil || deps.Informers.Kube == nil {
+// NewEvictionBridge builds the eviction API bridge configured by o on
+// deps: the one assembly of the bridge, which both binaries call.
+func NewEvictionBridge(o *options.BridgeOptions, deps BridgeDeps) (*EvictionBridge, error) {
+	if deps.Kube == nil || deps.Informers.Kube == nil {
 		return nil, errors.New("the eviction API bridge needs a kubeconfig of the cluster (--kubeconfig or in-cluster)")
 	}
-	p, err := participant.New(deps.API, bridge.RequesterName(deps.API), deps.Client, deps.EvictionRequests,
+	p, err := participant.New(deps.API, bridge.RequesterName(deps.API), deps.Kube, deps.EvictionRequests,
 		requester.Options{CallTimeout: deps.CallTimeout})
 	if err != nil {
 		return nil, err
@@ -106,18 +134,18 @@ func (o *BridgeOptions) NewBridge(deps BridgeDeps) (*Bridge, error) {
 	pods := deps.Informers.Kube.Core().V1().Pods()
 	// The bridge's own webhook configuration, and nothing else of its
 	// kind: its role may read that one object only.
-	webhooks := informers.NewSharedInformerFactoryWithOptions(deps.Client, 0, informers.WithTweakListOptions(func(opts *metav1.ListOptions) {
+	webhooks := informers.NewSharedInformerFactoryWithOptions(deps.Kube, 0, informers.WithTweakListOptions(func(opts *metav1.ListOptions) {
 		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", o.WebhookConfiguration).String()
 	}))
 	deps.Own = append(deps.Own, webhooks)
-	callers, clientCA, err := o.callerAuthenticator()
+	callers, clientCA, err := callerAuthenticator(o)
 	if err != nil {
 		return nil, err
 	}
 	broadcaster := record.NewBroadcaster()
 	b, err := bridge.New(bridge.Config{
 		Participant: p, Informers: deps.Informers,
-		Pods: pods.Lister(), Kube: deps.Client, Clock: clock.RealClock{},
+		Pods: pods.Lister(), Kube: deps.Kube, Clock: clock.RealClock{},
 		Namespaces:           deps.Informers.Kube.Core().V1().Namespaces(),
 		WebhookConfiguration: o.WebhookConfiguration, Webhooks: webhooks.Admissionregistration().V1().ValidatingWebhookConfigurations(),
 		Callers:    callers,
@@ -129,12 +157,12 @@ func (o *BridgeOptions) NewBridge(deps BridgeDeps) (*Bridge, error) {
 	}
 	pods.Informer()
 	metrics.Register()
-	return &Bridge{Bridge: b, opts: o, deps: deps, broadcaster: broadcaster, clientCA: clientCA}, nil
+	return &EvictionBridge{Bridge: b, opts: o, deps: deps, broadcaster: broadcaster, clientCA: clientCA}, nil
 }
 
 // callerAuthenticator is the authenticator of --eviction-bridge-client-ca-file
 // and the CA it verifies with; nil and nil without the flag.
-func (o *BridgeOptions) callerAuthenticator() (*bridge.CallerAuthenticator, dynamiccertificates.CAContentProvider, error) {
+func callerAuthenticator(o *options.BridgeOptions) (*bridge.CallerAuthenticator, dynamiccertificates.CAContentProvider, error) {
 	if o.ClientCAFile == "" {
 		return nil, nil, nil
 	}
@@ -148,7 +176,7 @@ func (o *BridgeOptions) callerAuthenticator() (*bridge.CallerAuthenticator, dyna
 // ClientCA is the CA of the client certificate the bridge requires of
 // kube-apiserver, for the TLS server that serves it to ask for one; nil
 // when it requires none.
-func (b *Bridge) ClientCA() dynamiccertificates.CAContentProvider {
+func (b *EvictionBridge) ClientCA() dynamiccertificates.CAContentProvider {
 	return b.clientCA
 }
 
@@ -156,7 +184,7 @@ func (b *Bridge) ClientCA() dynamiccertificates.CAContentProvider {
 // identity the process's controllers evict as (the bridge lets their
 // evictions through) and keeps the webhook's caBundle current, until ctx
 // ends.
-func (b *Bridge) Start(ctx context.Context) {
+func (b *EvictionBridge) Start(ctx context.Context) {
 	b.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: b.deps.EventClient.CoreV1().Events("")})
 	for _, f := range b.deps.Own {
 		f.Start(ctx.Done())
@@ -174,12 +202,12 @@ func (b *Bridge) Start(ctx context.Context) {
 			"in the name of any user; set --eviction-bridge-client-ca-file to the CA of kube-apiserver's client certificate for the webhook",
 			"path", bridge.Path)
 	}
-	go b.ExemptSelf(ctx, b.deps.Client)
+	go b.ExemptSelf(ctx, b.deps.Kube)
 }
 
 // ReadyCheck keeps a replica out of /readyz until the bridge's caches have
 // synced: the bridge answers on every replica.
-func (b *Bridge) ReadyCheck() healthz.HealthChecker {
+func (b *EvictionBridge) ReadyCheck() healthz.HealthChecker {
 	return healthz.NamedCheck("eviction-bridge", func(*http.Request) error {
 		if !b.HasSynced() {
 			return errors.New("the eviction API bridge's caches have not synced")
@@ -192,7 +220,7 @@ func (b *Bridge) ReadyCheck() healthz.HealthChecker {
 // janitor, which withdraws the requests no eviction reached for a while,
 // and, with --eviction-bridge-webhook-configuration, the keeper of its
 // webhook's caBundle (one writer, kept current).
-func (b *Bridge) Controllers() []controllermanager.Descriptor {
+func (b *EvictionBridge) Controllers() []controllermanager.Descriptor {
 	return []controllermanager.Descriptor{
 		{Name: bridge.JanitorName, Enabled: true,
 			Init: func(context.Context, *controllermanager.Context) (controllermanager.Controller, error) {
@@ -200,8 +228,8 @@ func (b *Bridge) Controllers() []controllermanager.Descriptor {
 			}},
 		{Name: bridge.CABundleKeeperName, Enabled: b.opts.WebhookConfiguration != "",
 			Init: func(context.Context, *controllermanager.Context) (controllermanager.Controller, error) {
-				caFile := b.opts.caFile(b.deps.CertFile)
-				return bridge.NewCABundleKeeper(b.Bridge, b.deps.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations(),
+				caFile := b.opts.WebhookCAFile(b.deps.CertFile)
+				return bridge.NewCABundleKeeper(b.Bridge, b.deps.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations(),
 					func() ([]byte, error) { return os.ReadFile(caFile) })
 			}},
 	}

@@ -1,0 +1,23 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package assembly builds, from the options of pkg/cmd/options, the parts
+// that both evictionrequest-apiserver and evictionrequest-controller run:
+// the eviction API bridge (NewEvictionBridge) and the declarative node
+// drain (NodeDrain). The binaries differ only in the API and the clients
+// and informers they pass, as kube-controller-manager's options become a
+// config that its app runs.
+package assembly
