@@ -23,12 +23,10 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/validation"
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfig "k8s.io/component-base/config"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
-	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/surge"
@@ -67,10 +65,10 @@ func validName(api evictionapi.API, name string) error {
 		return nil
 	}
 	var coordination, lifecycle error
-	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-		coordination = fmt.Errorf("--name %q is no interceptor name of coordination.k8s.io: %v", name, msgs)
+	if err := evictionapi.Coordination.ValidateName(name); err != nil {
+		coordination = fmt.Errorf("--name %q is no interceptor name of coordination.k8s.io: %w", name, err)
 	}
-	if err := lifecycleutil.ValidateParticipantName(name); err != nil {
+	if err := evictionapi.Lifecycle.ValidateName(name); err != nil {
 		lifecycle = fmt.Errorf("--name %q is no responder name of lifecycle.k8s.io: %w", name, err)
 	}
 	switch {

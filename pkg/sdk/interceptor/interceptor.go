@@ -23,12 +23,10 @@ import (
 	"time"
 
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
@@ -124,13 +122,13 @@ func New(cfg Config) (*Interceptor, error) {
 // either does (Run checks it again once the API is known).
 func validName(api evictionapi.API, name string) error {
 	coordination := func() error {
-		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-			return fmt.Errorf("interceptor name %q: %v", name, msgs)
+		if err := evictionapi.Coordination.ValidateName(name); err != nil {
+			return fmt.Errorf("interceptor name %q: %w", name, err)
 		}
 		return nil
 	}
 	lifecycle := func() error {
-		if err := lifecycleutil.ValidateParticipantName(name); err != nil {
+		if err := evictionapi.Lifecycle.ValidateName(name); err != nil {
 			return fmt.Errorf("responder name: %w", err)
 		}
 		return nil

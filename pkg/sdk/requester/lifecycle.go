@@ -32,7 +32,6 @@ import (
 	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
@@ -52,7 +51,7 @@ type Lifecycle struct {
 // outside k8s.io and kubernetes.io (acme.io/descheduler), that writes
 // lifecycle.k8s.io EvictionRequests and reads pods through client.
 func NewLifecycle(name string, client kubernetes.Interface, opts Options) (*Lifecycle, error) {
-	if err := lifecycleutil.ValidateParticipantName(name); err != nil {
+	if err := evictionapi.Lifecycle.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("requester name: %w", err)
 	}
 	if opts.FieldManager == "" {

@@ -21,14 +21,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/ptr"
@@ -90,8 +88,8 @@ type Requester struct {
 // descheduler.example.com, that writes EvictionRequests through client
 // and reads pods through pods.
 func New(name string, client versioned.Interface, pods corev1client.PodsGetter, opts Options) (*Requester, error) {
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return nil, fmt.Errorf("requester name %q: %s", name, strings.Join(errs, "; "))
+	if err := evictionapi.Coordination.ValidateName(name); err != nil {
+		return nil, fmt.Errorf("requester name %q: %w", name, err)
 	}
 	if opts.FieldManager == "" {
 		opts.FieldManager = name
