@@ -40,7 +40,7 @@ import (
 // admission's delete of that pod), so these limits bound the writes per
 // second of every interceptor and requester together. k8s.io/apiserver
 // hard-codes them at 200 QPS / 400 burst, which held a service account to
-// about 100 status writes per second.
+// half as many status writes per second.
 type AuthorizationClientOptions struct {
 	QPS   float32
 	Burst int

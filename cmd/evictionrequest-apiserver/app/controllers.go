@@ -68,9 +68,10 @@ type ControllerOptions struct {
 func NewControllerOptions() *ControllerOptions {
 	return &ControllerOptions{
 		Enabled: true,
-		// Every create costs the controller a selection write: with 5
-		// workers, 1000 creates at ~500/s waited 1.1 s (p99) for their
-		// interceptor, with 20 about 0.1 s (bench-system).
+		// Every create costs the controller a selection write: a burst of
+		// creates waits for its interceptor in the queue unless enough
+		// workers write at once (make bench-system measures the wait;
+		// docs/benchmarks.md).
 		Workers: 20,
 		// A drain of a few hundred pods evicts them, reads them and records
 		// events within seconds; client-go's default of 5 requests/s would

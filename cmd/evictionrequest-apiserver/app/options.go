@@ -68,8 +68,8 @@ var defaultGates = sync.OnceFunc(func() {
 	// at an older resourceVersion and the pages after the first from the
 	// cache. Every EvictionRequest is written twice in a moment (created,
 	// then its interceptor selected), and the node copies of those
-	// snapshots stay until the watch history fills: make bench-system
-	// measured 8.2 KiB of heap per request held with them, 5.4 KiB without.
+	// snapshots stay until the watch history fills, a third more heap per
+	// request held (make bench-system measures it; docs/benchmarks.md).
 	// Without them such LISTs read the server's own etcd, as before
 	// Kubernetes 1.34; --feature-gates=ListFromCacheSnapshot=true turns
 	// them back on.

@@ -82,9 +82,8 @@ func NewOptions() *Options {
 		NodeDrain:         options.NewNodeDrainOptions(evictionapi.Lifecycle, DefaultNodeDrainRequester),
 		// A drain writes about seven objects per pod (the Eviction, its
 		// status, the evictor's entry, the requests' status, the eviction):
-		// 500 pods took 33 s at 100 requests/s, 17 s at 300, and no less at
-		// 500, where kube-apiserver on two cores is the limit (make
-		// bench-drain, docs/benchmarks.md).
+		// past this rate kube-apiserver on two cores, not the client, is
+		// the limit (make bench-drain; docs/benchmarks.md has the figures).
 		Client:             options.NewClientOptions(300, 600),
 		LeaderElection:     options.NewLeaderElection(componentName),
 		Bridge:             options.NewBridgeOptions(),

@@ -40,7 +40,8 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		IOStreams:   streams,
 		API:         "auto",
-		// A drain writes one request per pod: 500 took 10 s at 50 requests/s.
+		// A drain writes one request per pod: the client's rate is the
+		// drain's (make bench-drain; docs/benchmarks.md).
 		Client: options.NewClientOptions(100, 200),
 	}
 	cmd := &cobra.Command{
