@@ -33,10 +33,11 @@ const (
 	// tls.key) and the CA the APIService trusts (ca.crt), read by the
 	// serving-cert-files component.
 	ServingCertDir = "components/serving-cert-files/certs"
-	// EtcdCertDir holds the ha overlay's etcd CA (ca.crt), the certificate
-	// its members serve clients and peers with (member.crt, member.key),
-	// and the server's client certificate (client.crt, client.key).
-	EtcdCertDir = "overlays/ha/certs"
+	// EtcdCertDir holds, for the overlays with an etcd StatefulSet (ha,
+	// ha-bridge), etcd's CA (ca.crt), the certificate its members serve
+	// clients and peers with (member.crt, member.key), and the server's
+	// client certificate (client.crt, client.key).
+	EtcdCertDir = "components/etcd-cert-files/certs"
 	// BridgeClientCertDir holds the CA of the client certificate
 	// kube-apiserver presents to the eviction API bridge (ca.crt), read by
 	// the eviction-bridge-authentication component; beside it, for the

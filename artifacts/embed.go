@@ -64,7 +64,7 @@ var Overlays = func() []string {
 // expression, which kustomize cannot rewrite. Render the chart with
 // --namespace instead.
 func MovesNamespace(overlay string) bool {
-	return overlay != "bridge" && overlay != "lifecycle-bridge"
+	return !strings.HasSuffix(overlay, "bridge")
 }
 
 // MonitoringOverlay is the overlay with monitoring for the Prometheus

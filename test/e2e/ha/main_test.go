@@ -38,7 +38,7 @@ var f *framework.Framework
 func TestMain(m *testing.M) {
 	// A directory apart from the main suite's, whose cluster may still be
 	// in its directory when go test runs the packages.
-	for name, value := range map[string]string{"cluster-dir": "../../../_output/e2e-ha", "overlay": "ha"} {
+	for name, value := range map[string]string{"cluster-dir": "../../../_output/e2e-ha", "overlay": "ha-bridge"} {
 		if err := flag.Set(name, value); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -50,6 +50,5 @@ func TestMain(m *testing.M) {
 	// only.
 	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) {
 		cfg.LifecycleController = true
-		cfg.Overlay = localcluster.BridgeOverlay
 	}))
 }
