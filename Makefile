@@ -149,7 +149,7 @@ RACE_PACKAGES := ./pkg/controller/... ./pkg/controllermanager/... ./pkg/sdk/... 
 # go vet runs in make verify, as golangci-lint's govet over the same
 # packages and their tests: go test's own vet pass (-vet=off) would analyse
 # every dependency a second time.
-test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) $(HELM_BINS) ## Unit tests (the race detector on RACE_PACKAGES), storage tests on an embedded etcd, the logind stand-in on a real dbus-daemon, the kubelet nodes' kubelet-node (its configuration, its events in a user namespace) and CRI runtime, the chart against the overlays (test/chart), the server in-process (test/integration), the rendering of the deploy overlays, the alerting rules (promtool) and the harness's load balancer.
+test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) $(HELM_BINS) ## Unit tests (the race detector on RACE_PACKAGES), storage tests on an embedded etcd, the logind stand-in on a real dbus-daemon, the kubelet nodes' kubelet-node (its configuration, its events in a user namespace) and CRI runtime, every value of the chart rendered (test/chart), make manifests, the server in-process (test/integration), the rendering of the deploy overlays, the alerting rules (promtool) and the harness's load balancer.
 	CGO_ENABLED=1 $(GO) test -race -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) $(RACE_PACKAGES)
 	$(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) $$(comm -23 <($(GO) list $(UNIT_PACKAGES) | sort) <($(GO) list $(RACE_PACKAGES) | sort))
 	cd hack/tools/kubernetes && $(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) ./kubelet-node/...

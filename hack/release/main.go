@@ -15,9 +15,9 @@ limitations under the License.
 */
 
 // Command release cuts a release of the project: `release pin` pins the
-// image of a version in the release component every overlay includes and
-// in the chart, `release package` writes the release's files. `make release
-// VERSION=vX.Y.Z` runs both.
+// image of a version, repository and tag, in the chart (make manifests then
+// renders the overlays from it), `release package` writes the release's
+// files. `make release VERSION=vX.Y.Z` runs them.
 package main
 
 import (

@@ -44,10 +44,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	// The lifecycle overlay's evictionrequest-controller runs beside the
-	// server, in its namespace: an admin who installs both overlays; the
-	// server's replicas serve the eviction API bridge to kube-apiserver
-	// only.
+	// The ha-bridge overlay, whose server replicas serve the eviction API
+	// bridge to kube-apiserver only, and the lifecycle overlay's
+	// evictionrequest-controller beside them, in their namespace: both
+	// APIs, as an admin who installs both overlays runs them.
 	os.Exit(framework.RunWith(m, &f, func(cfg *localcluster.Config) {
 		cfg.LifecycleController = true
 	}))
