@@ -248,7 +248,8 @@ verify-shellcheck: ## shellcheck of the shell scripts (installs Debian's shellch
 	shellcheck .ci/run hack/*.sh
 
 .PHONY: verify-chart
-verify-chart: $(HELM_BINS) ## helm lint --strict of the chart with each of its ci/*-values.yaml.
+verify-chart: $(HELM_BINS) ## helm lint --strict of the chart with its defaults and with each of its ci/*-values.yaml.
+	$(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system
 	@for values in charts/evictionrequest/ci/*-values.yaml; do \
 		echo "helm lint --strict charts/evictionrequest --values $$values"; \
 		$(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system --values $$values >/dev/null || { $(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system --values $$values; exit 1; }; \
