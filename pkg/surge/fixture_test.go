@@ -68,7 +68,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	f := &fixture{t: t, ctx: ctx, kube: kubefake.NewClientset(), clock: testingclock.NewFakeClock(start), recorder: record.NewFakeRecorder(100)}
-	f.factory = cachetest.KubeInformers(f.kube, cachetest.Whole)
+	// Cached as the surge interceptor caches them.
+	f.factory = cachetest.KubeInformers(f.kube, CacheTransform)
 	f.surger = New(Config{
 		Name: ours, Kube: f.kube, EvictionRequests: erfake.NewClientset(), Informers: f.factory,
 		Recorder: f.recorder, Clock: f.clock, PollInterval: poll, CallTimeout: time.Second,
@@ -89,7 +90,7 @@ func (f *fixture) indexerOf(obj runtime.Object) cache.Indexer {
 	default:
 		f.t.Fatalf("no cache for %T", obj)
 	}
-	indexer, err := cachetest.Cache(informer, cachetest.Whole)
+	indexer, err := cachetest.Cache(informer, CacheTransform)
 	if err != nil {
 		f.t.Fatal(err)
 	}

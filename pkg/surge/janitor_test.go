@@ -55,7 +55,7 @@ func runJanitor(t *testing.T, kube *kubefake.Clientset, evictionRequests *erfake
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
-	factory := cachetest.KubeInformers(kube, cachetest.Whole)
+	factory := cachetest.KubeInformers(kube, CacheTransform)
 	s := New(Config{
 		Name: ours, Kube: kube, EvictionRequests: evictionRequests, Informers: factory,
 		Recorder: record.NewFakeRecorder(100), Clock: testingclock.NewFakeClock(start), PollInterval: poll, CallTimeout: time.Second,

@@ -75,12 +75,13 @@ func (o *Options) Run(ctx context.Context) error {
 	metrics.Register()
 	klog.FromContext(ctx).Info("Starting the surge interceptor", "name", o.Name, "api", o.api, "version", version.Get())
 	m := &controllermanager.Manager{
-		Name:               componentName,
-		LeaderElection:     o.LeaderElection,
-		Client:             kube,
-		EventClient:        eventClient,
-		EvictionRequests:   evr,
-		InformerOptions:    []informers.SharedInformerOption{informers.WithNamespace(o.Namespace)},
+		Name:             componentName,
+		LeaderElection:   o.LeaderElection,
+		Client:           kube,
+		EventClient:      eventClient,
+		EvictionRequests: evr,
+		// The surge caches every pod it may watch: what it reads of them.
+		InformerOptions:    []informers.SharedInformerOption{informers.WithNamespace(o.Namespace), informers.WithTransform(surge.CacheTransform)},
 		MetricsBindAddress: o.MetricsBindAddress,
 		Controllers:        []controllermanager.Descriptor{{Name: "surge", Enabled: true, Init: o.newSurge}},
 	}
