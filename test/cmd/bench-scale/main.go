@@ -100,8 +100,10 @@ func run(ctx context.Context, o options) error {
 		// answer the same pods/eviction) and the node drain.
 		LifecycleController: true,
 		Overlay:             localcluster.BridgeOverlay,
-		ServerArgs:          []string{"--enable-node-drain-controller"},
-		Logf:                func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
+		// The surge interceptor caches every pod, as ours do.
+		SurgeInterceptor: true,
+		ServerArgs:       []string{"--enable-node-drain-controller"},
+		Logf:             func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		return err

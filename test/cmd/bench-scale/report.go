@@ -95,6 +95,11 @@ func (r *result) print() {
 		}
 		fmt.Printf("  %.0f / %.0f\n", r.Slopes[name].HeapInUse, r.Slopes[name].RSS)
 	}
+	kcm := r.Slopes["kube-controller-manager"]
+	fmt.Printf("Bytes per pod against kube-controller-manager's (heap / RSS):\n")
+	for _, name := range []string{"evictionrequest-apiserver", "evictionrequest-controller", "surge-interceptor"} {
+		fmt.Printf("  %-28s %.2f / %.2f\n", name, ratio(r.Slopes[name].HeapInUse, kcm.HeapInUse), ratio(r.Slopes[name].RSS, kcm.RSS))
+	}
 	fmt.Printf("Drains, seconds to every request made / every pod gone, by pods of the population:\n")
 	for _, kind := range []string{"node-coordination", "node-lifecycle", "pool-coordination", "pool-lifecycle", "kubectl-drain-bridge"} {
 		var cells []string
@@ -163,4 +168,13 @@ func (r *result) printDrainCPU(kind string) {
 		fmt.Printf(" %17.2f", t)
 	}
 	fmt.Println()
+}
+
+// ratio is a / b, 0 when b is not positive (a slope the run could not
+// measure).
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
 }

@@ -29,7 +29,7 @@ import (
 // watched are the processes whose cost the benchmark reports: ours, and
 // the control plane's beside them for scale (kube-controller-manager
 // caches the same pods and nodes as ours do).
-var watched = []string{"evictionrequest-apiserver", "evictionrequest-controller", "kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd", "kwok"}
+var watched = []string{"evictionrequest-apiserver", "evictionrequest-controller", "surge-interceptor", "kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd", "kwok"}
 
 // memory is one process's memory at one size.
 type memory struct {
