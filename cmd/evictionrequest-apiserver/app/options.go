@@ -211,6 +211,12 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.AuthorizationClient.Validate()...)
 	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.Bridge.Validate()...)
+	if o.Bridge.Enabled && !o.Controller.Enabled {
+		// The bridge's caBundle keeper and janitor run among the
+		// controllers, on their leader: without them nothing would keep
+		// the webhook's caBundle, and nothing would say so.
+		errs = append(errs, fmt.Errorf("--enable-eviction-bridge needs --enable-evictionrequest-controller: the bridge's webhook caBundle is kept by the controllers' leader"))
+	}
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
 	errs = append(errs, o.Metrics.Validate()...)
 	for _, path := range o.AnonymousAuthPaths {

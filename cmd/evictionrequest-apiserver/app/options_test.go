@@ -171,6 +171,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{[]string{"--embedded-etcd-data-dir="}, "--embedded-etcd-data-dir"},
 		{[]string{"--anonymous-auth-paths=healthz"}, "--anonymous-auth-paths"},
 		{[]string{"--embedded-etcd-client-port=23790", "--embedded-etcd-peer-port=23790"}, "--embedded-etcd-peer-port"},
+		{[]string{"--enable-eviction-bridge", "--enable-evictionrequest-controller=false"}, "--enable-evictionrequest-controller"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			o := parse(t, append([]string{"--embedded-etcd-data-dir=" + t.TempDir()}, tc.args...)...)
