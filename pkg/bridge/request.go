@@ -100,12 +100,25 @@ func (b *Bridge) markInProgress(ctx context.Context, pod *corev1.Pod, value *str
 }
 
 // addCaller adds user to the callers in annotations, the newest last, at
-// most maxCallers, comma-separated.
+// most maxCallers, comma-separated. A comma or percent sign in a name is
+// escaped, so that a name cannot pass for two callers (a forged review's
+// "someone,x" would otherwise leave "someone" unmarked).
 func addCaller(annotations map[string]string, user string) string {
 	names := slices.DeleteFunc(Callers(annotations), func(name string) bool { return name == user })
 	names = append(names, user)
-	return strings.Join(names[max(0, len(names)-maxCallers):], ",")
+	names = names[max(0, len(names)-maxCallers):]
+	for i, name := range names {
+		names[i] = callerEscaper.Replace(name)
+	}
+	return strings.Join(names, ",")
 }
+
+// callerEscaper and callerUnescaper write and read the names of the
+// callers annotation.
+var (
+	callerEscaper   = strings.NewReplacer("%", "%25", ",", "%2C")
+	callerUnescaper = strings.NewReplacer("%25", "%", "%2C", ",")
+)
 
 // Callers are the users whose evictions the bridge turned into the request
 // annotated with annotations, oldest first (at most five).
@@ -113,7 +126,7 @@ func Callers(annotations map[string]string) []string {
 	var names []string
 	for _, name := range strings.Split(annotations[CallersAnnotation], ",") {
 		if name = strings.TrimSpace(name); name != "" {
-			names = append(names, name)
+			names = append(names, callerUnescaper.Replace(name))
 		}
 	}
 	return names
