@@ -52,12 +52,13 @@ func failed(reason lifecyclev1alpha1.EvictionConditionReason, message string) ou
 
 // conditions are o's conditions for an object with existing conditions;
 // each keeps its transition time while its status is unchanged. As
-// kube-controller-manager's controller writes them (Kubernetes 1.38), so
-// that an object reads the same whichever wrote it last and a hand-over
-// between the two leaves nothing of the other behind: the message is on the
-// condition that decides (Failed when the eviction failed, TargetEvicted
-// otherwise), the other's is empty, and no condition has an
-// observedGeneration (the object's status has one).
+// kube-controller-manager's controller places them (Kubernetes 1.38), so
+// that a hand-over between the two leaves no stale message behind: the
+// message is on the condition that decides (Failed when the eviction
+// failed, TargetEvicted otherwise), the other's is empty, and no condition
+// has an observedGeneration (the object's status has one). The texts still
+// differ while an eviction is in progress: ours names the responder it
+// waits for, upstream's is empty; each rewrites the other's once.
 func (o outcome) conditions(now time.Time, existing []metav1.Condition) []metav1.Condition {
 	failedMessage, evictedMessage := "", o.message
 	if o.failed == metav1.ConditionTrue {
