@@ -59,7 +59,8 @@ func controllersHelp() string {
 		"the flag may be given several times. Off by default: %s (also --enable-node-drain-controller, --enable-eviction-bridge). "+
 		"On Kubernetes 1.38 and later, kube-controller-manager runs evictionrequest-controller and imperative-eviction-responder-controller itself "+
 		"when its EvictionRequestAPI feature gate is on: these two then step aside on their own at the first write of kube-controller-manager's they see, "+
-		"and keep out of its way until this process restarts; name them with '-' to run the node drain and the bridge only.",
+		"and record it in the ConfigMap evictionrequest-controller-stepped-aside of the Lease's namespace, which keeps them aside across restarts until an admin deletes it; "+
+		"name them with '-' to run the node drain and the bridge only.",
 		strings.Join(on, ", "), strings.Join(off, ", "))
 }
 

@@ -22,7 +22,6 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
-	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 )
@@ -50,7 +49,7 @@ func TestControllersFlag(t *testing.T) {
 			continue
 		}
 		var got []string
-		for _, d := range o.controllers(stepaside.New(clock.RealClock{}, nil, nil)) {
+		for _, d := range o.controllers(stepaside.New(nil, nil, nil)) {
 			if d.Enabled {
 				got = append(got, d.Name)
 			}

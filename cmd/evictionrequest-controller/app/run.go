@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/utils/clock"
 
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
@@ -38,7 +37,6 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
-	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 	"github.com/evictionrequest/apiserver/pkg/version"
 )
 
@@ -61,7 +59,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	metrics.Register()
 	klog.FromContext(ctx).Info("Starting evictionrequest-controller", "version", version.Get(), "controllers", o.Controllers)
-	guard, stopGuard := o.newGuard(eventClient)
+	guard, stopGuard := o.newGuard(client, eventClient)
 	defer stopGuard()
 	descriptors := o.controllers(guard)
 	var ready []healthz.HealthChecker
@@ -81,7 +79,7 @@ func (o *Options) Run(ctx context.Context) error {
 		// caches need not hold managedFields, about a third of an
 		// Eviction, but kube-controller-manager's entries, which tell the
 		// guard that it runs; and of pods only what their readers read.
-		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cachetransform.TrimPodsStripManagedFieldsBut(stepaside.UpstreamManagers...))},
+		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(stepaside.CacheTransform)},
 		MetricsBindAddress: o.MetricsBindAddress,
 		ReadyChecks:        ready,
 		Controllers:        descriptors,
@@ -104,13 +102,15 @@ func (o *Options) controllers(guard *stepaside.Guard) []controllermanager.Descri
 }
 
 // newGuard returns the guard of the process's controllers, which records
-// its event with a recorder of its own, stopped by the function returned.
-func (o *Options) newGuard(eventClient kubernetes.Interface) (*stepaside.Guard, func()) {
+// its event with a recorder of its own, stopped by the function returned,
+// and its decision beside the Lease.
+func (o *Options) newGuard(client, eventClient kubernetes.Interface) (*stepaside.Guard, func()) {
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: componentName})
 	metrics.SteppedAside.Set(0)
-	return stepaside.New(clock.RealClock{}, recorder, func() { metrics.SteppedAside.Set(1) }), broadcaster.Shutdown
+	rec := &stepaside.Record{ConfigMaps: client.CoreV1(), Namespace: o.LeaderElection.ResourceNamespace, CallTimeout: o.Client.CallTimeout}
+	return stepaside.New(recorder, rec, func() { metrics.SteppedAside.Set(1) }), broadcaster.Shutdown
 }
 
 // guarding builds the guard's watch of each term's Evictions and

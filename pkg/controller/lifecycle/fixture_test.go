@@ -35,7 +35,6 @@ import (
 	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
-	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -106,7 +105,7 @@ func resourceOf(obj runtime.Object) string {
 
 // cachedAsTheBinary is the transform of evictionrequest-controller's
 // informers.
-var cachedAsTheBinary = cachetransform.TrimPodsStripManagedFieldsBut(stepaside.UpstreamManagers...)
+var cachedAsTheBinary = stepaside.CacheTransform
 
 // cacheOf is the cache of informer, for the fixture to fill as the binary
 // fills it.

@@ -18,17 +18,24 @@ package ha
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/evictionrequest/apiserver/artifacts"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
@@ -90,10 +97,93 @@ func restoreOurControllers(t *testing.T) {
 		f.StopUpstreamControllers()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := f.RestartLifecycleControllerWith(ctx, lifecycleArgs...); err != nil {
-			t.Errorf("restarting evictionrequest-controller: %v", err)
+		if err := handBackToOurs(ctx); err != nil {
+			t.Errorf("handing the controllers back to evictionrequest-controller: %v", err)
 		}
 	})
+}
+
+// handBackToOurs is what an admin does once kube-controller-manager no
+// longer runs its controllers (docs/upstream.md): delete the record of
+// ours stepping aside, if any, and restart ours in full.
+func handBackToOurs(ctx context.Context) error {
+	err := f.Kube.CoreV1().ConfigMaps(artifacts.Namespace).Delete(ctx, stepaside.RecordName, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return f.RestartLifecycleControllerWith(ctx, lifecycleArgs...)
+}
+
+// writesOfOurControllers watches the Evictions and EvictionRequests of ns
+// from now until the function it returns is called, which returns each
+// write of evictionrequest-controller's own controllers it saw, as
+// "resource/name by field manager": an entry of theirs that is new, or newer,
+// in a version of the object. Every version is seen, not only the last: a
+// field manager's entry goes once another manager takes all its fields
+// over.
+func writesOfOurControllers(t *testing.T, ns string) func() []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var (
+		mu     sync.Mutex
+		writes []string
+		wg     sync.WaitGroup
+	)
+	for _, resource := range []string{"evictions", "evictionrequests"} {
+		client := f.Dynamic.Resource(lifecyclev1alpha1.SchemeGroupVersion.WithResource(resource)).Namespace(ns)
+		list, err := client.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		// The entries each object has now: only writes after them count.
+		seen := map[string]time.Time{}
+		for i := range list.Items {
+			recordEntries(seen, &list.Items[i])
+		}
+		w, err := client.Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			defer w.Stop()
+			for e := range w.ResultChan() {
+				o, ok := e.Object.(metav1.Object)
+				if !ok {
+					continue
+				}
+				for _, manager := range recordEntries(seen, o) {
+					mu.Lock()
+					writes = append(writes, fmt.Sprintf("%s/%s by %s", resource, o.GetName(), manager))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	return func() []string {
+		cancel()
+		wg.Wait()
+		return writes
+	}
+}
+
+// recordEntries records in seen the time of each entry of our controllers
+// in o's managedFields, and returns the managers whose entry is new or
+// newer.
+func recordEntries(seen map[string]time.Time, o metav1.Object) []string {
+	var written []string
+	for _, e := range o.GetManagedFields() {
+		if (e.Manager != lifecycle.FieldManager && e.Manager != evictor.FieldManager) || e.Time == nil {
+			continue
+		}
+		key := strings.Join([]string{o.GetName(), e.Manager, string(e.Operation), e.Subresource}, "/")
+		if last, ok := seen[key]; !ok || e.Time.After(last) {
+			seen[key] = e.Time.Time
+			written = append(written, e.Manager)
+		}
+	}
+	return written
 }
 
 // With Kubernetes 1.38's controllers started beside ours, as a cluster
@@ -119,6 +209,31 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
 	}, "evictionrequest_lifecycle_controller_stepped_aside", 1)
 	f.WaitForEvents(t, ns, "Eviction", ev.Name, stepaside.EventStepAside)
+
+	t.Run("and stay aside after a restart", func(t *testing.T) {
+		ctx := t.Context()
+		// The held Eviction is still in progress, and Kubernetes'
+		// controllers write only when something changes: a restarted
+		// controller that did not know it had stepped aside would write
+		// that Eviction at once, and race for the next one.
+		ourWrites := writesOfOurControllers(t, ns)
+		if err := f.RestartLifecycleControllerWith(ctx, lifecycleArgs...); err != nil {
+			t.Fatal(err)
+		}
+		framework.WaitForSample(t, func() framework.MetricSamples {
+			return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+		}, "evictionrequest_lifecycle_controller_stepped_aside", 1)
+		pod := f.CreatePod(t, ns, "after-restart-0", framework.PodOptions{})
+		framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/after-restart"), pod)
+		f.WaitForEviction(t, pod, "the pod evicted by Kubernetes' evictor",
+			framework.ConditionIs(lifecyclev1alpha1.EvictionConditionTargetEvicted, lifecyclev1alpha1.EvictionConditionReasonPodDeleted))
+		if writes := ourWrites(); len(writes) > 0 {
+			t.Errorf("evictionrequest-controller's own controllers wrote after restarting beside Kubernetes': %v", writes)
+		}
+		if _, granted := f.AuditedEvictions(t, ns, pod.Name); granted != 1 {
+			t.Errorf("%d evictions of the pod granted, want 1", granted)
+		}
+	})
 }
 
 // Requests in flight when our controllers hand over to Kubernetes' (the
@@ -143,7 +258,7 @@ func TestTheLifecycleControllersHandOverBothWays(t *testing.T) {
 		}},
 		{"back to ours", "e2e.example.com/hand-over-back", func(t *testing.T) {
 			f.StopUpstreamControllers()
-			if err := f.RestartLifecycleControllerWith(ctx, lifecycleArgs...); err != nil {
+			if err := handBackToOurs(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}},

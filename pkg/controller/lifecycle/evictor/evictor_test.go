@@ -42,7 +42,6 @@ import (
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
-	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -80,7 +79,7 @@ func newFixture(t testing.TB, objects ...runtime.Object) *fixture {
 		return true, nil, f.refuseErr
 	})
 	// Cached as evictionrequest-controller caches them.
-	transform := cachetransform.TrimPodsStripManagedFieldsBut(stepaside.UpstreamManagers...)
+	transform := stepaside.CacheTransform
 	factory := cachetest.KubeInformers(f.kube, transform)
 	evictions, pods := factory.Lifecycle().V1alpha1().Evictions(), factory.Core().V1().Pods()
 	c, err := NewController(ctx, f.kube, evictions, pods, f.clock, Options{})

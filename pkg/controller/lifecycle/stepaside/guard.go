@@ -22,31 +22,41 @@ limitations under the License.
 // Two controllers of the same objects rewrite each other's status in a loop,
 // so the Guard watches who writes the Evictions and EvictionRequests (the
 // field managers of their managedFields, which differ between the two) and,
-// at the first write of kube-controller-manager's it sees, stops this
-// process's two controllers for good: the actors (the node drain, the
+// at the first write of kube-controller-manager's it sees happen, stops
+// this process's two controllers and records that it did (Record), so that
+// they stay stopped across restarts: the actors (the node drain, the
 // eviction API bridge) go on, on kube-controller-manager's controllers.
 package stepaside
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 // UpstreamManagers are the field managers of kube-controller-manager's two
 // controllers (its controller names), which it applies the status of
 // Evictions and EvictionRequests with.
 var UpstreamManagers = []string{"evictionrequest-controller", "imperative-eviction-responder-controller"}
+
+// CacheTransform is the transform of the caches the guard reads: pods
+// trimmed to what the controllers read, and of every object's managedFields
+// only kube-controller-manager's entries, which tell the guard it runs.
+var CacheTransform = cachetransform.TrimPodsStripManagedFieldsBut(UpstreamManagers...)
 
 // EventStepAside is the reason of the event the Guard records on the object
 // kube-controller-manager wrote when it steps aside.
@@ -55,14 +65,10 @@ const EventStepAside = "ControllerSteppedAside"
 // Guard says when another controller acts on the objects of this
 // process's controllers.
 type Guard struct {
-	clock    clock.PassiveClock
 	recorder record.EventRecorder
-	// since is when this process's controllers started: only a write of
-	// kube-controller-manager's since then says it runs now. Earlier ones
-	// are those of a kube-controller-manager that handed its objects over
-	// to this process (an admin turned its controllers off), or of an
-	// earlier version of this project, which used the same field manager.
-	since time.Time
+	// record keeps the decision across restarts; nil keeps it for the
+	// process's life only.
+	record *Record
 
 	once    sync.Once
 	stepped chan struct{}
@@ -71,10 +77,10 @@ type Guard struct {
 	onStep func()
 }
 
-// New returns a guard started now, which records its event with recorder
-// and calls onStep (may be nil) when it steps aside.
-func New(clk clock.PassiveClock, recorder record.EventRecorder, onStep func()) *Guard {
-	return &Guard{clock: clk, recorder: recorder, since: clk.Now(), stepped: make(chan struct{}), onStep: onStep}
+// New returns a guard that records its event with recorder, its decision
+// in rec (may be nil), and calls onStep (may be nil) when it steps aside.
+func New(recorder record.EventRecorder, rec *Record, onStep func()) *Guard {
+	return &Guard{recorder: recorder, record: rec, stepped: make(chan struct{}), onStep: onStep}
 }
 
 // SteppedAside is closed once the guard saw another controller act.
@@ -82,9 +88,29 @@ func (g *Guard) SteppedAside() <-chan struct{} {
 	return g.stepped
 }
 
-// Observe steps aside when obj carries a recent write of
-// kube-controller-manager's controllers.
-func (g *Guard) Observe(ctx context.Context, obj any) {
+// Resume steps aside at once when the record says this process, or an
+// earlier one, stepped aside before. It is called at the start of every
+// leadership term, before the controllers run.
+func (g *Guard) Resume(ctx context.Context) error {
+	if g.record == nil {
+		return nil
+	}
+	d, err := g.record.Load(ctx)
+	if err != nil || d == nil {
+		return err
+	}
+	g.once.Do(func() {
+		klog.FromContext(ctx).Info("evictionrequest-controller and imperative-eviction-responder-controller stay aside, as recorded when another controller of lifecycle.k8s.io wrote: "+
+			"the node drain and the eviction API bridge go on; once kube-controller-manager no longer runs its own, delete the record and restart this process to run them again",
+			"record", g.record.String(), "fieldManager", d.Manager, "object", d.Object, "written", d.Written)
+		g.step()
+	})
+	return nil
+}
+
+// observe steps aside when obj shows a write of kube-controller-manager's
+// controllers that old (nil for an object new to the cache) did not.
+func (g *Guard) observe(ctx context.Context, old, obj any) {
 	o, ok := obj.(interface {
 		metav1.Object
 		runtime.Object
@@ -92,59 +118,100 @@ func (g *Guard) Observe(ctx context.Context, obj any) {
 	if !ok {
 		return
 	}
-	manager, at, ok := g.upstreamWrite(o.GetManagedFields())
+	var before []metav1.ManagedFieldsEntry
+	if old, ok := old.(metav1.Object); ok {
+		before = old.GetManagedFields()
+	}
+	write, ok := upstreamWrite(before, o.GetManagedFields())
 	if !ok {
 		return
 	}
 	g.once.Do(func() {
+		kind := kindOf(o)
 		klog.FromContext(ctx).Info("Another controller acts on lifecycle.k8s.io: this process's evictionrequest-controller and imperative-eviction-responder-controller step aside, "+
 			"its node drain and eviction API bridge go on; run it with --controllers=*,-evictionrequest-controller,-imperative-eviction-responder-controller to say so",
-			"fieldManager", manager, "written", at, "object", klog.KObj(o), "kind", o.GetObjectKind().GroupVersionKind().Kind)
+			"fieldManager", write.Manager, "written", write.Time, "object", klog.KObj(o), "kind", kind)
 		g.recorder.Eventf(o, corev1.EventTypeNormal, EventStepAside,
 			"%s of kube-controller-manager wrote this object at %s: evictionrequest-controller's own controllers step aside for it.",
-			manager, at.UTC().Format(time.RFC3339))
-		if g.onStep != nil {
-			g.onStep()
-		}
-		close(g.stepped)
+			write.Manager, write.Time.UTC().Format(time.RFC3339))
+		g.step()
+		go g.save(ctx, Decision{Manager: write.Manager, Object: fmt.Sprintf("%s %s", kind, klog.KObj(o)), Written: write.Time.Time})
 	})
 }
 
-// upstreamWrite finds in entries a write of kube-controller-manager's
-// controllers that says they run now: one after the guard started. Entries
-// have a second's precision (the time is rounded down): a write in the
-// second the guard started may be the last of a kube-controller-manager
-// that stopped just before, and does not count; if it runs, its next write
-// does.
-func (g *Guard) upstreamWrite(entries []metav1.ManagedFieldsEntry) (string, time.Time, bool) {
-	for _, e := range entries {
-		if e.Time == nil || !isUpstream(e.Manager) || !e.Time.After(g.since) {
+// kindOf is the kind of obj: objects of a typed informer's cache carry
+// none themselves.
+func kindOf(obj runtime.Object) string {
+	if kinds, _, err := scheme.Scheme.ObjectKinds(obj); err == nil && len(kinds) > 0 {
+		return kinds[0].Kind
+	}
+	return obj.GetObjectKind().GroupVersionKind().Kind
+}
+
+// step stops the yielding controllers, once.
+func (g *Guard) step() {
+	if g.onStep != nil {
+		g.onStep()
+	}
+	close(g.stepped)
+}
+
+// save records d until it is kept or ctx ends; the controllers stepped
+// aside already, whether it is kept or not.
+func (g *Guard) save(ctx context.Context, d Decision) {
+	if g.record == nil {
+		return
+	}
+	logger := klog.FromContext(ctx)
+	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10, Cap: time.Minute}, func(ctx context.Context) (bool, error) {
+		if err := g.record.Save(ctx, d); err != nil {
+			logger.Error(err, "Recording that the controllers stepped aside, retrying")
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		logger.Error(err, "The controllers stepped aside, but it is not recorded: after a restart they run until kube-controller-manager's next write", "record", g.record.String())
+	}
+}
+
+// upstreamWrite finds in after an entry of kube-controller-manager's
+// controllers that before lacks or holds with another time: a write seen
+// as it happened. Entries already in the cache's first list say nothing of
+// now: a kube-controller-manager that handed its objects over and stopped
+// wrote them, or a release of this project that used upstream's field
+// manager; and comparing entries, not clocks, holds whatever the skew
+// between this process and kube-apiserver.
+func upstreamWrite(before, after []metav1.ManagedFieldsEntry) (metav1.ManagedFieldsEntry, bool) {
+	for _, e := range after {
+		if e.Time == nil || !slices.Contains(UpstreamManagers, e.Manager) {
 			continue
 		}
-		return e.Manager, e.Time.Time, true
-	}
-	return "", time.Time{}, false
-}
-
-func isUpstream(manager string) bool {
-	for _, m := range UpstreamManagers {
-		if m == manager {
-			return true
+		same := func(b metav1.ManagedFieldsEntry) bool {
+			return b.Manager == e.Manager && b.Operation == e.Operation && b.Subresource == e.Subresource && b.Time != nil && b.Time.Equal(e.Time)
+		}
+		if !slices.ContainsFunc(before, same) {
+			return e, true
 		}
 	}
-	return false
+	return metav1.ManagedFieldsEntry{}, false
 }
 
-// Handler observes every object an informer adds or updates.
-func (g *Guard) Handler(ctx context.Context) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { g.Observe(ctx, obj) },
-		UpdateFunc: func(_, obj any) { g.Observe(ctx, obj) },
+// Handler observes every object an informer adds after its first list, and
+// every update.
+func (g *Guard) Handler(ctx context.Context) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			if !isInInitialList {
+				g.observe(ctx, nil, obj)
+			}
+		},
+		UpdateFunc: func(old, obj any) { g.observe(ctx, old, obj) },
 	}
 }
 
-// Yielding is c, run until the guard steps aside: then c stops and the
-// term's other controllers go on.
+// Yielding is c, run until the guard steps aside: then c stops (or does not
+// start) and the term's other controllers go on.
 func (g *Guard) Yielding(c controllermanager.Controller) controllermanager.Controller {
 	return yielding{c: c, g: g}
 }
@@ -155,6 +222,11 @@ type yielding struct {
 }
 
 func (y yielding) Run(ctx context.Context) error {
+	select {
+	case <-y.g.SteppedAside():
+		return nil
+	default:
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -177,9 +249,14 @@ func (y yielding) Close(ctx context.Context) {
 const ControllerName = "step-aside-guard"
 
 // Watch is the controller that shows the guard every Eviction and
-// EvictionRequest of informers, for one leadership term: it removes its
-// handlers when the term ends.
+// EvictionRequest of informers, for one leadership term, after resuming
+// the recorded decision: it is built before the controllers it guards, so
+// that they never run when the record says not to. It removes its handlers
+// when the term ends.
 func Watch(ctx context.Context, guard *Guard, informers ...cache.SharedIndexInformer) (controllermanager.Controller, error) {
+	if err := guard.Resume(ctx); err != nil {
+		return nil, err
+	}
 	var registrations []func()
 	for _, informer := range informers {
 		handle, err := informer.AddEventHandler(guard.Handler(ctx))

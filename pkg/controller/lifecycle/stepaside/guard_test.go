@@ -18,6 +18,7 @@ package stepaside
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -25,8 +26,10 @@ import (
 
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
-	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
@@ -35,56 +38,163 @@ import (
 
 var start = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 
-// written is an Eviction whose status manager wrote at.
-func written(manager string, at time.Time) *lifecyclev1alpha1.Eviction {
-	return &lifecyclev1alpha1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pod-1-db-0",
-		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", Time: &metav1.Time{Time: at}}}}}
+// written is an Eviction whose status each manager wrote at its time.
+func written(entries ...metav1.ManagedFieldsEntry) *lifecyclev1alpha1.Eviction {
+	return &lifecyclev1alpha1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pod-1-db-0", ManagedFields: entries}}
 }
 
+// status is an entry of manager's status applied at.
+func status(manager string, at time.Time) metav1.ManagedFieldsEntry {
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", Time: &metav1.Time{Time: at}}
+}
+
+const (
+	upstreamController = "evictionrequest-controller"
+	upstreamEvictor    = "imperative-eviction-responder-controller"
+)
+
 // The guard steps aside at a write of kube-controller-manager's controllers
-// since it started, once, with an event and the metric's callback; not at
-// its own controllers' writes, and not at writes from before it started: a
-// kube-controller-manager that handed its objects over and stopped, or an
-// earlier version of this project (which used upstream's field manager).
+// it sees happen (an entry of theirs new to an update, or with a new time,
+// or on an object created after the first list), once, with an event, the
+// metric's callback and a record; not at its own controllers' writes, and
+// not at entries of the first list: those of a kube-controller-manager that
+// handed its objects over and stopped, or of an earlier release of this
+// project (which used upstream's field manager), written before this
+// process started whatever its clock says.
 func TestTheGuardStepsAsideForKubeControllerManagersWrites(t *testing.T) {
+	ours := status(lifecycle.FieldManager, start)
 	for _, tc := range []struct {
 		name    string
-		obj     *lifecyclev1alpha1.Eviction
+		observe func(h handler)
 		stepped bool
 	}{
-		{"kube-controller-manager's evictor", written("imperative-eviction-responder-controller", start.Add(time.Second)), true},
-		{"kube-controller-manager's controller, a second after the guard started", written("evictionrequest-controller", start.Add(time.Second)), true},
-		{"a write in the second the guard started", written("imperative-eviction-responder-controller", start), false},
-		{"its controller before the guard started", written("evictionrequest-controller", start.Add(-30*time.Second)), false},
-		{"its evictor before the guard started", written("imperative-eviction-responder-controller", start.Add(-time.Second)), false},
-		{"this project's controller", written(lifecycle.FieldManager, start.Add(time.Second)), false},
-		{"this project's evictor", written(evictor.FieldManager, start.Add(time.Second)), false},
+		{"kube-controller-manager's evictor writes for the first time", func(h handler) {
+			h.OnUpdate(written(ours), written(ours, status(upstreamEvictor, start)))
+		}, true},
+		{"kube-controller-manager's controller writes again", func(h handler) {
+			h.OnUpdate(written(status(upstreamController, start)), written(status(upstreamController, start.Add(time.Second))))
+		}, true},
+		{"an object kube-controller-manager wrote appears after the first list", func(h handler) {
+			h.OnAdd(written(status(upstreamController, start)), false)
+		}, true},
+		{"an object kube-controller-manager wrote, in the first list", func(h handler) {
+			h.OnAdd(written(status(upstreamController, start.Add(time.Hour))), true)
+		}, false},
+		{"this project's controller writes beside an old entry of kube-controller-manager's", func(h handler) {
+			old := status(upstreamEvictor, start.Add(-time.Hour))
+			h.OnUpdate(written(old, ours), written(old, status(lifecycle.FieldManager, start.Add(time.Second))))
+		}, false},
+		{"this project's evictor writes", func(h handler) {
+			h.OnUpdate(written(), written(status(evictor.FieldManager, start)))
+		}, false},
+		{"a resync", func(h handler) {
+			obj := written(status(upstreamController, start))
+			h.OnUpdate(obj, obj)
+		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := testingclock.NewFakeClock(start)
-			recorder := record.NewFakeRecorder(4)
-			calls := 0
-			g := New(clk, recorder, func() { calls++ })
-			clk.Step(5 * time.Second)
-			g.Observe(t.Context(), tc.obj)
-			g.Observe(t.Context(), tc.obj)
-			select {
-			case <-g.SteppedAside():
-				if !tc.stepped {
-					t.Fatal("stepped aside")
+			synctest.Test(t, func(t *testing.T) {
+				recorder := record.NewFakeRecorder(4)
+				client := fake.NewClientset()
+				calls := 0
+				g := New(recorder, &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second}, func() { calls++ })
+				h := g.Handler(t.Context())
+				tc.observe(h)
+				tc.observe(h)
+				synctest.Wait()
+				d, err := g.record.Load(t.Context())
+				if err != nil {
+					t.Fatal(err)
 				}
-			default:
-				if tc.stepped {
-					t.Fatal("did not step aside")
+				select {
+				case <-g.SteppedAside():
+					if !tc.stepped {
+						t.Fatal("stepped aside")
+					}
+				default:
+					if tc.stepped {
+						t.Fatal("did not step aside")
+					}
+					if d != nil {
+						t.Errorf("recorded %+v without stepping aside", d)
+					}
+					return
 				}
-				return
-			}
-			if calls != 1 || len(recorder.Events) != 1 {
-				t.Errorf("%d calls and %d events, want one of each", calls, len(recorder.Events))
-			}
-			if event := <-recorder.Events; !strings.Contains(event, EventStepAside) {
-				t.Errorf("event %q, want %s", event, EventStepAside)
-			}
+				if calls != 1 || len(recorder.Events) != 1 {
+					t.Errorf("%d calls and %d events, want one of each", calls, len(recorder.Events))
+				}
+				if event := <-recorder.Events; !strings.Contains(event, EventStepAside) {
+					t.Errorf("event %q, want %s", event, EventStepAside)
+				}
+				if d == nil || (d.Manager != upstreamEvictor && d.Manager != upstreamController) || d.Object != "Eviction shop/pod-1-db-0" {
+					t.Errorf("recorded %+v, want the write and the object", d)
+				}
+			})
+		})
+	}
+}
+
+// handler is what an informer calls.
+type handler = interface {
+	OnAdd(any, bool)
+	OnUpdate(any, any)
+}
+
+// The decision outlives the process: a guard whose record says an earlier
+// process stepped aside keeps its controllers from starting, in every term,
+// before anything is written; without a record they run; a record that
+// cannot be read fails the term, rather than run two controllers.
+func TestARecordedStepAsideHoldsAcrossRestarts(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		recorded, failGet bool
+		runs, wantErr     bool
+	}{
+		{name: "recorded", recorded: true},
+		{name: "not recorded", runs: true},
+		{name: "the record cannot be read", failGet: true, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				client := fake.NewClientset()
+				rec := &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second}
+				if tc.recorded {
+					if err := rec.Save(t.Context(), Decision{Manager: upstreamController, Object: "Eviction shop/pod-1-db-0", Written: start}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if tc.failGet {
+					client.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+						return true, nil, errors.New("connection refused")
+					})
+				}
+				calls := 0
+				g := New(record.NewFakeRecorder(1), rec, func() { calls++ })
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				_, err := Watch(ctx, g)
+				if (err != nil) != tc.wantErr {
+					t.Fatalf("Watch: %v, want an error: %v", err, tc.wantErr)
+				}
+				if err != nil {
+					return
+				}
+				ran := false
+				go func() {
+					_ = g.Yielding(controllermanager.RunFunc(func(ctx context.Context) error {
+						ran = true
+						<-ctx.Done()
+						return nil
+					})).Run(ctx)
+				}()
+				synctest.Wait()
+				if ran != tc.runs {
+					t.Errorf("the controller ran: %v, want %v", ran, tc.runs)
+				}
+				if stepped := calls == 1; stepped == tc.runs {
+					t.Errorf("the metric's callback was called %d times, want it called once if and only if the controllers stay aside", calls)
+				}
+			})
 		})
 	}
 }
@@ -93,7 +203,7 @@ func TestTheGuardStepsAsideForKubeControllerManagersWrites(t *testing.T) {
 // that does not yield goes on.
 func TestYieldingControllersStopWhenTheGuardStepsAside(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := New(testingclock.NewFakeClock(start), record.NewFakeRecorder(1), nil)
+		g := New(record.NewFakeRecorder(1), nil, nil)
 		var yieldingStopped, otherStopped bool
 		running := func(stopped *bool) controllermanager.Controller {
 			return controllermanager.RunFunc(func(ctx context.Context) error {
@@ -105,7 +215,8 @@ func TestYieldingControllersStopWhenTheGuardStepsAside(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		go func() { _ = g.Yielding(running(&yieldingStopped)).Run(ctx) }()
 		go func() { _ = running(&otherStopped).Run(ctx) }()
-		g.Observe(ctx, written("imperative-eviction-responder-controller", start.Add(time.Second)))
+		synctest.Wait()
+		g.Handler(ctx).OnUpdate(written(), written(status(upstreamEvictor, start)))
 		synctest.Wait()
 		if !yieldingStopped || otherStopped {
 			t.Errorf("the yielding controller stopped: %v, the other: %v; want only the yielding one", yieldingStopped, otherStopped)
