@@ -23,6 +23,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -129,8 +130,18 @@ func (o *Options) Validate() error {
 	if err := validateControllers(o.Controllers); err != nil {
 		errs = append(errs, err)
 	}
-	o.NodeDrain.Enabled = o.NodeDrain.Enabled || o.enabled(nodedrain.ControllerName, true)
-	o.Bridge.Enabled = o.Bridge.Enabled || o.enabled(bridge.Name, true)
+	for _, legacy := range []struct {
+		flag, controller string
+		enabled          *bool
+	}{
+		{"--enable-node-drain-controller", nodedrain.ControllerName, &o.NodeDrain.Enabled},
+		{"--enable-eviction-bridge", bridge.Name, &o.Bridge.Enabled},
+	} {
+		if *legacy.enabled && slices.Contains(o.Controllers, "-"+legacy.controller) {
+			errs = append(errs, fmt.Errorf("--controllers=-%s contradicts %s: give one of them", legacy.controller, legacy.flag))
+		}
+		*legacy.enabled = *legacy.enabled || o.enabled(legacy.controller, true)
+	}
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-evictionrequest-syncs must be at least 1, got %d", o.Workers))
 	}

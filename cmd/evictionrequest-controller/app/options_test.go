@@ -39,6 +39,8 @@ func TestBadFlagsAreRefusedByName(t *testing.T) {
 		"a requester name without domain":   {[]string{"--enable-node-drain-controller", "--node-drain-requester-name=drain"}, "--node-drain-requester-name"},
 		"no workers":                        {[]string{"--concurrent-evictionrequest-syncs=0"}, "--concurrent-evictionrequest-syncs"},
 		"no client budget":                  {[]string{"--kube-api-qps=0"}, "--kube-api-qps"},
+		"a node drain both on and off":      {[]string{"--enable-node-drain-controller", "--controllers=*,-evictionrequest-node-drain"}, "--controllers=-evictionrequest-node-drain contradicts --enable-node-drain-controller"},
+		"a bridge both on and off":          {[]string{"--enable-eviction-bridge", "--controllers=-eviction-bridge"}, "--controllers=-eviction-bridge contradicts --enable-eviction-bridge"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cmd := NewCommand(context.Background())
