@@ -33,7 +33,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,12 +200,22 @@ func serve(ctx context.Context, address string, synced *atomic.Bool) error {
 	return nil
 }
 
-// enabled reads kube-controller-manager's --controllers syntax: a name or
-// '*' runs a controller, '-name' leaves it out.
+// enabled reads kube-controller-manager's --controllers syntax as its
+// IsControllerEnabled (k8s.io/controller-manager/app) does, for the two
+// controllers it runs on by default: the first of 'name' and '-name'
+// decides, '*' runs it otherwise. That package is not imported for ten
+// lines: it would add its server's packages to the build.
 func enabled(controllers, name string) bool {
-	list := strings.Split(controllers, ",")
-	if slices.Contains(list, "-"+name) {
-		return false
+	star := false
+	for _, c := range strings.Split(controllers, ",") {
+		switch c {
+		case name:
+			return true
+		case "-" + name:
+			return false
+		case "*":
+			star = true
+		}
 	}
-	return slices.Contains(list, name) || slices.Contains(list, "*")
+	return star
 }
