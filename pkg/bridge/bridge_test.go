@@ -212,8 +212,9 @@ func TestAReviewInANamespaceThatDidNotOptInWritesNothing(t *testing.T) {
 
 // The bridge applies the namespaceSelector of its own webhook, as
 // kube-apiserver does: a cluster-wide selector opts in a namespace without
-// the label, and a namespace it leaves out is not the bridge's; without its
-// webhook configuration nothing is.
+// the label, and a namespace it leaves out is not the bridge's; a webhook
+// configuration that does not exist is an error naming it (the flag names
+// the wrong one), not a silent "allowed".
 func TestTheBridgeAppliesItsWebhooksNamespaceSelector(t *testing.T) {
 	clusterWide := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "evictionrequest-eviction-bridge"},
@@ -226,10 +227,11 @@ func TestTheBridgeAppliesItsWebhooksNamespaceSelector(t *testing.T) {
 		namespace string
 		config    *admissionregistrationv1.ValidatingWebhookConfiguration
 		want      string
+		wantErr   string
 	}{
-		{"cluster-wide, a namespace without the label", "shop", clusterWide, OutcomeRequested},
-		{"cluster-wide, a namespace it leaves out", "kube-system", clusterWide, OutcomeNotOptedIn},
-		{"no webhook configuration", "shop", nil, OutcomeNotOptedIn},
+		{"cluster-wide, a namespace without the label", "shop", clusterWide, OutcomeRequested, ""},
+		{"cluster-wide, a namespace it leaves out", "kube-system", clusterWide, OutcomeNotOptedIn, ""},
+		{"no webhook configuration", "shop", nil, "", `ValidatingWebhookConfiguration "evictionrequest-eviction-bridge", which --eviction-bridge-webhook-configuration names, does not exist`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -240,8 +242,15 @@ func TestTheBridgeAppliesItsWebhooksNamespaceSelector(t *testing.T) {
 					objects = append(objects, tc.config)
 				}
 				f := newFixtureWith(t, evictionapi.Coordination, Config{WebhookConfiguration: "evictionrequest-eviction-bridge"}, objects...)
-				if d := f.decide(pod, drainer, false); d.Outcome != tc.want {
-					t.Errorf("decision %+v, want %s", d, tc.want)
+				d, err := f.bridge.Decide(t.Context(), Eviction{Namespace: pod.Namespace, Pod: pod.Name, User: drainer, Authenticated: true})
+				if tc.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Errorf("decision %+v, error %v; want an error saying %s", d, err, tc.wantErr)
+					}
+					return
+				}
+				if err != nil || d.Outcome != tc.want {
+					t.Errorf("decision %+v, error %v; want %s", d, err, tc.want)
 				}
 			})
 		})

@@ -39,8 +39,8 @@ var DefaultNamespaceSelector = labels.SelectorFromSet(labels.Set{NamespaceLabel:
 // bridge matches again: a review of an eviction elsewhere is answered
 // "allowed" and writes nothing, whoever sends it.
 func (b *Bridge) optedIn(ctx context.Context, namespace string) (bool, error) {
-	selectors, err := b.namespaceSelectors()
-	if err != nil || len(selectors) == 0 {
+	selectors, err := b.namespaceSelectors(ctx)
+	if err != nil {
 		return false, err
 	}
 	ns, err := b.namespace(ctx, namespace)
@@ -56,16 +56,25 @@ func (b *Bridge) optedIn(ctx context.Context, namespace string) (bool, error) {
 }
 
 // namespaceSelectors are the namespaceSelectors of the webhooks of the
-// bridge's configuration (none when it does not exist: nothing calls the
-// bridge), or DefaultNamespaceSelector when the bridge was not told its
-// name.
-func (b *Bridge) namespaceSelectors() ([]labels.Selector, error) {
-	if b.cfg.WebhookConfiguration == "" {
+// bridge's configuration, or DefaultNamespaceSelector when the bridge was
+// not told its name. A configuration the cache misses is read live (it may
+// be new); one that does not exist is an error, not "nothing opted in":
+// something calls the bridge, so the flag names the wrong configuration,
+// and answering "allowed" would turn the bridge off without a word.
+func (b *Bridge) namespaceSelectors(ctx context.Context) ([]labels.Selector, error) {
+	name := b.cfg.WebhookConfiguration
+	if name == "" {
 		return []labels.Selector{DefaultNamespaceSelector}, nil
 	}
-	config, err := b.webhooks.Get(b.cfg.WebhookConfiguration)
+	config, err := b.webhooks.Get(name)
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		callCtx, cancel := context.WithTimeout(ctx, b.cfg.CallTimeout)
+		defer cancel()
+		config, err = b.cfg.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(callCtx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("ValidatingWebhookConfiguration %q, which --eviction-bridge-webhook-configuration names, does not exist: "+
+				"the bridge cannot tell which namespaces opted in", name)
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -42,6 +42,17 @@ func (f *Framework) NewNamespace(t testing.TB) string {
 	t.Cleanup(func() {
 		_ = f.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
 	})
+	if UpstreamControllers() {
+		// Kubernetes' controllers run the namespace's Evictions alone:
+		// evictionrequest-controller runs the actors only, and its own
+		// controllers must write nothing, whatever the test does.
+		writes := f.WritesOfOurControllers(t, ns.Name)
+		t.Cleanup(func() {
+			if w := writes(); len(w) > 0 {
+				t.Errorf("evictionrequest-controller's own controllers wrote beside Kubernetes': %v", w)
+			}
+		})
+	}
 	Eventually(t, time.Minute, "default service account in "+ns.Name, func(ctx context.Context) error {
 		_, err := f.Kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
 		return err

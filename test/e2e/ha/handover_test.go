@@ -18,9 +18,6 @@ package ha
 
 import (
 	"context"
-	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,8 +31,6 @@ import (
 	"github.com/evictionrequest/apiserver/artifacts"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
-	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
-	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
@@ -114,77 +109,6 @@ func handBackToOurs(ctx context.Context) error {
 	return f.RestartLifecycleControllerWith(ctx, lifecycleArgs...)
 }
 
-// writesOfOurControllers watches the Evictions and EvictionRequests of ns
-// from now until the function it returns is called, which returns each
-// write of evictionrequest-controller's own controllers it saw, as
-// "resource/name by field manager": an entry of theirs that is new, or newer,
-// in a version of the object. Every version is seen, not only the last: a
-// field manager's entry goes once another manager takes all its fields
-// over.
-func writesOfOurControllers(t *testing.T, ns string) func() []string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	var (
-		mu     sync.Mutex
-		writes []string
-		wg     sync.WaitGroup
-	)
-	for _, resource := range []string{"evictions", "evictionrequests"} {
-		client := f.Dynamic.Resource(lifecyclev1alpha1.SchemeGroupVersion.WithResource(resource)).Namespace(ns)
-		list, err := client.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		// The entries each object has now: only writes after them count.
-		seen := map[string]time.Time{}
-		for i := range list.Items {
-			recordEntries(seen, &list.Items[i])
-		}
-		w, err := client.Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		wg.Go(func() {
-			defer w.Stop()
-			for e := range w.ResultChan() {
-				o, ok := e.Object.(metav1.Object)
-				if !ok {
-					continue
-				}
-				for _, manager := range recordEntries(seen, o) {
-					mu.Lock()
-					writes = append(writes, fmt.Sprintf("%s/%s by %s", resource, o.GetName(), manager))
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	return func() []string {
-		cancel()
-		wg.Wait()
-		return writes
-	}
-}
-
-// recordEntries records in seen the time of each entry of our controllers
-// in o's managedFields, and returns the managers whose entry is new or
-// newer.
-func recordEntries(seen map[string]time.Time, o metav1.Object) []string {
-	var written []string
-	for _, e := range o.GetManagedFields() {
-		if (e.Manager != lifecycle.FieldManager && e.Manager != evictor.FieldManager) || e.Time == nil {
-			continue
-		}
-		key := strings.Join([]string{o.GetName(), e.Manager, string(e.Operation), e.Subresource}, "/")
-		if last, ok := seen[key]; !ok || e.Time.After(last) {
-			seen[key] = e.Time.Time
-			written = append(written, e.Manager)
-		}
-	}
-	return written
-}
 
 // With Kubernetes 1.38's controllers started beside ours, as a cluster
 // whose feature gates turn EvictionRequestAPI on everywhere has them, the
@@ -216,7 +140,7 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 		// controllers write only when something changes: a restarted
 		// controller that did not know it had stepped aside would write
 		// that Eviction at once, and race for the next one.
-		ourWrites := writesOfOurControllers(t, ns)
+		ourWrites := f.WritesOfOurControllers(t, ns)
 		if err := f.RestartLifecycleControllerWith(ctx, lifecycleArgs...); err != nil {
 			t.Fatal(err)
 		}
