@@ -122,9 +122,8 @@ func TestTheWebhookRefusesCallersOtherThanKubeAPIServer(t *testing.T) {
 				if after, _ := testutil.GetCounterMetricValue(metrics.RefusedCalls.WithLabelValues(tc.reason)); after != before+1 {
 					t.Errorf("refused_calls_total{reason=%q} went from %v to %v, want one more", tc.reason, before, after)
 				}
-				if w := append(writes(f.kube.Actions()), writes(f.evr.Actions())...); len(w) != 0 {
-					t.Errorf("a refused call wrote %v", w)
-				}
+				// Nothing is decided, so nothing written: unreadBody fails the
+				// test if the review is even read.
 			})
 		})
 	}

@@ -24,9 +24,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	admissionregistrationv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
+
+	"github.com/evictionrequest/apiserver/pkg/controller"
 )
 
 // SyncCABundle makes ca the caBundle of every webhook of the
@@ -77,33 +78,30 @@ const caBundleResync = time.Minute
 // one process writes it: replicas that disagreed (self-signed ones, each with
 // a CA of its own) would otherwise overwrite each other's for ever.
 type CABundleKeeper struct {
-	client  admissionregistrationv1client.ValidatingWebhookConfigurationInterface
-	name    string
-	ca      func() ([]byte, error)
-	timeout time.Duration
-	changed chan struct{}
-	handle  cache.ResourceEventHandlerRegistration
-	b       *Bridge
+	client   admissionregistrationv1client.ValidatingWebhookConfigurationInterface
+	name     string
+	ca       func() ([]byte, error)
+	timeout  time.Duration
+	changed  chan struct{}
+	handlers controller.Handlers
 }
 
 // NewCABundleKeeper returns the keeper of the configuration of b (its
 // WebhookConfiguration), whose CA ca reads.
 func NewCABundleKeeper(b *Bridge, client admissionregistrationv1client.ValidatingWebhookConfigurationInterface, ca func() ([]byte, error)) (*CABundleKeeper, error) {
-	k := &CABundleKeeper{client: client, name: b.cfg.WebhookConfiguration, ca: ca, timeout: b.cfg.CallTimeout, changed: make(chan struct{}, 1), b: b}
-	wake := func(any) {
-		select {
-		case k.changed <- struct{}{}:
-		default:
-		}
-	}
-	handle, err := b.cfg.Webhooks.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: wake, UpdateFunc: func(_, obj any) { wake(obj) },
-	})
-	if err != nil {
+	k := &CABundleKeeper{client: client, name: b.cfg.WebhookConfiguration, ca: ca, timeout: b.cfg.CallTimeout, changed: make(chan struct{}, 1)}
+	if err := k.handlers.Add(b.cfg.Webhooks.Informer(), controller.OnEveryChange(k.wake)); err != nil {
 		return nil, err
 	}
-	k.handle = handle
 	return k, nil
+}
+
+// wake asks Run to look again, once however many changes came meanwhile.
+func (k *CABundleKeeper) wake(any) {
+	select {
+	case k.changed <- struct{}{}:
+	default:
+	}
 }
 
 // Run keeps the bundle until ctx ends.
@@ -130,6 +128,6 @@ func (k *CABundleKeeper) Run(ctx context.Context) error {
 
 // Close removes the keeper's handler from the bridge's informer, which
 // outlives a leadership term.
-func (k *CABundleKeeper) Close(context.Context) {
-	_ = k.b.cfg.Webhooks.Informer().RemoveEventHandler(k.handle)
+func (k *CABundleKeeper) Close(ctx context.Context) {
+	k.handlers.RemoveAll(ctx)
 }

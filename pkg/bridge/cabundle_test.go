@@ -18,8 +18,10 @@ package bridge
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,8 +30,9 @@ import (
 )
 
 // The keeper makes the CA the bundle of every webhook at start, puts it
-// back when someone re-applies the configuration without it, and writes
-// nothing while it is right.
+// back when someone re-applies the configuration without it, looks again
+// at every change but writes nothing while it is right, and trusts a
+// renewed CA within caBundleResync, with nothing else changed.
 func TestTheCABundleIsKeptCurrentByOneWriter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const name = "evictionrequest-eviction-bridge"
@@ -37,7 +40,13 @@ func TestTheCABundleIsKeptCurrentByOneWriter(t *testing.T) {
 			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: WebhookName, ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: []byte("stale")}}}}
 		f := newFixtureWith(t, evictionapi.Coordination, Config{WebhookConfiguration: name}, config)
 		configs := f.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-		k, err := NewCABundleKeeper(f.bridge, configs, func() ([]byte, error) { return []byte("the CA"), nil })
+		var mu sync.Mutex
+		ca := "the CA"
+		k, err := NewCABundleKeeper(f.bridge, configs, func() ([]byte, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return []byte(ca), nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,10 +73,30 @@ func TestTheCABundleIsKeptCurrentByOneWriter(t *testing.T) {
 		if got := bundle(); got != "the CA" {
 			t.Fatalf("caBundle %q after a re-apply, want the CA again", got)
 		}
-		f.kube.ClearActions()
+		// A change that leaves the bundle right: the keeper reads it again,
+		// and writes nothing.
+		touched, _ := configs.Get(f.ctx, name, metav1.GetOptions{})
+		touched.Labels = map[string]string{"touched": "true"}
+		before := len(f.kube.Actions())
+		if _, err := configs.Update(f.ctx, touched, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		synctest.Wait()
-		if w := writes(f.kube.Actions()); len(w) != 0 {
+		after := f.kube.Actions()[before+1:]
+		if len(after) == 0 {
+			t.Error("the keeper did not look at the changed configuration")
+		}
+		if w := writes(after); len(w) != 0 {
 			t.Errorf("the keeper wrote %v while the bundle was right", w)
+		}
+		// The CA is renewed (a Secret's files replaced in place): nothing
+		// tells the keeper but its resync.
+		mu.Lock()
+		ca = "the renewed CA"
+		mu.Unlock()
+		time.Sleep(caBundleResync)
+		if got := bundle(); got != "the renewed CA" {
+			t.Errorf("caBundle %q a resync after the CA was renewed, want the renewed CA", got)
 		}
 	})
 }

@@ -109,7 +109,6 @@ func handBackToOurs(ctx context.Context) error {
 	return f.RestartLifecycleControllerWith(ctx, lifecycleArgs...)
 }
 
-
 // With Kubernetes 1.38's controllers started beside ours, as a cluster
 // whose feature gates turn EvictionRequestAPI on everywhere has them, the
 // two never fight: an Eviction held by a responder that never answers is
