@@ -27,10 +27,12 @@ import (
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	lifecycleapply "k8s.io/client-go/applyconfigurations/lifecycle/v1alpha1"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
@@ -224,4 +226,56 @@ func TestYieldingControllersStopWhenTheGuardStepsAside(t *testing.T) {
 		cancel()
 		synctest.Wait()
 	})
+}
+
+// Through a cache built as the binary builds it (CacheTransform, which
+// strips managedFields but kube-controller-manager's entries), the guard
+// still sees kube-controller-manager write, and not this project's
+// controllers: were the transform to drop upstream's entries, the guard
+// would never step aside.
+func TestTheGuardSeesKubeControllerManagerThroughTheBinarysCache(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		manager string
+		stepped bool
+	}{
+		{"kube-controller-manager's evictor", upstreamEvictor, true},
+		{"this project's controller", lifecycle.FieldManager, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ev := written()
+				client := fake.NewClientset(ev)
+				factory := cachetest.KubeInformers(client, CacheTransform)
+				informer := factory.Lifecycle().V1alpha1().Evictions().Informer()
+				g := New(record.NewFakeRecorder(4), nil, nil)
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				if _, err := Watch(ctx, g, informer); err != nil {
+					t.Fatal(err)
+				}
+				factory.Start(ctx.Done())
+				defer factory.Shutdown()
+				synctest.Wait()
+				// A server-side apply, as both controllers write: the fake
+				// clientset's field manager records the entry.
+				apply := lifecycleapply.Eviction(ev.Name, ev.Namespace).WithLabels(map[string]string{"written-by": "test"})
+				if _, err := client.LifecycleV1alpha1().Evictions(ev.Namespace).Apply(ctx, apply, metav1.ApplyOptions{FieldManager: tc.manager, Force: true}); err != nil {
+					t.Fatal(err)
+				}
+				synctest.Wait()
+				select {
+				case <-g.SteppedAside():
+					if !tc.stepped {
+						t.Error("stepped aside")
+					}
+				default:
+					if tc.stepped {
+						t.Error("did not step aside")
+					}
+				}
+				cancel()
+			})
+		})
+	}
 }
