@@ -64,20 +64,8 @@ func validName(api evictionapi.API, name string) error {
 	if name == "" {
 		return nil
 	}
-	var coordination, lifecycle error
-	if err := evictionapi.Coordination.ValidateName(name); err != nil {
-		coordination = fmt.Errorf("--name %q is no interceptor name of coordination.k8s.io: %w", name, err)
-	}
-	if err := evictionapi.Lifecycle.ValidateName(name); err != nil {
-		lifecycle = fmt.Errorf("--name %q is no responder name of lifecycle.k8s.io: %w", name, err)
-	}
-	switch {
-	case api == evictionapi.Coordination:
-		return coordination
-	case api == evictionapi.Lifecycle:
-		return lifecycle
-	case coordination != nil && lifecycle != nil:
-		return errors.Join(coordination, lifecycle)
+	if err := api.ValidateName(name); err != nil {
+		return fmt.Errorf("--name %q: %w", name, err)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ package evictionapi
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -37,13 +38,21 @@ func (a API) NameRule() string {
 // ValidateName checks the name of a requester or interceptor as the API's
 // server does: a DNS subdomain on coordination.k8s.io (acme.io), a
 // domain-prefixed key outside Kubernetes' domains on lifecycle.k8s.io
-// (acme.io/drain).
+// (acme.io/drain). Auto, before Discover chose, takes a name of either, and
+// refuses one of neither with both reasons.
 func (a API) ValidateName(name string) error {
-	if a == Lifecycle {
+	switch a {
+	case Lifecycle:
 		return lifecycleutil.ValidateParticipantName(name)
+	case Coordination:
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			return errors.New(strings.Join(msgs, "; "))
+		}
+		return nil
 	}
-	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-		return errors.New(strings.Join(msgs, "; "))
+	coordination, lifecycle := Coordination.ValidateName(name), Lifecycle.ValidateName(name)
+	if coordination == nil || lifecycle == nil {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("neither a name of coordination.k8s.io (%v) nor one of lifecycle.k8s.io (%v)", coordination, lifecycle)
 }

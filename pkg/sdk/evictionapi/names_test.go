@@ -19,7 +19,8 @@ package evictionapi
 import "testing"
 
 // Each API names its participants by its own rule, which the flags of the
-// binaries state and check.
+// binaries state and check; before the API is known, a name of either will
+// do.
 func TestValidateName(t *testing.T) {
 	for _, tc := range []struct {
 		api  API
@@ -32,6 +33,9 @@ func TestValidateName(t *testing.T) {
 		{Lifecycle, "example.com/drain", true},
 		{Lifecycle, "maintenance.example.com", false},
 		{Lifecycle, "k8s.io/drain", false},
+		{Auto, "maintenance.example.com", true},
+		{Auto, "example.com/drain", true},
+		{Auto, "Upper/drain", false},
 	} {
 		if err := tc.api.ValidateName(tc.name); (err == nil) != tc.ok {
 			t.Errorf("%s.ValidateName(%q) = %v, want valid: %v", tc.api, tc.name, err, tc.ok)

@@ -94,8 +94,8 @@ type Interceptor struct {
 // New checks cfg and returns an interceptor.
 func New(cfg Config) (*Interceptor, error) {
 	var errs []error
-	if err := validName(cfg.API, cfg.Name); err != nil {
-		errs = append(errs, err)
+	if err := cfg.API.ValidateName(cfg.Name); err != nil {
+		errs = append(errs, fmt.Errorf("name %q: %w", cfg.Name, err))
 	}
 	if cfg.Handler == nil {
 		errs = append(errs, errors.New("a Handler is required"))
@@ -116,33 +116,6 @@ func New(cfg Config) (*Interceptor, error) {
 		cfg.Clock = clock.RealClock{}
 	}
 	return &Interceptor{cfg: cfg}, nil
-}
-
-// validName checks name as the API names interceptors; with Auto, as
-// either does (Run checks it again once the API is known).
-func validName(api evictionapi.API, name string) error {
-	coordination := func() error {
-		if err := evictionapi.Coordination.ValidateName(name); err != nil {
-			return fmt.Errorf("interceptor name %q: %w", name, err)
-		}
-		return nil
-	}
-	lifecycle := func() error {
-		if err := evictionapi.Lifecycle.ValidateName(name); err != nil {
-			return fmt.Errorf("responder name: %w", err)
-		}
-		return nil
-	}
-	switch api {
-	case evictionapi.Coordination:
-		return coordination()
-	case evictionapi.Lifecycle:
-		return lifecycle()
-	}
-	if coordination() == nil {
-		return nil
-	}
-	return lifecycle()
 }
 
 // Run answers EvictionRequests until ctx ends, then cancels the Handlers
@@ -170,8 +143,8 @@ func (i *Interceptor) speak() (func(context.Context) error, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := validName(chosen, i.cfg.Name); err != nil {
-		return nil, err
+	if err := chosen.ValidateName(i.cfg.Name); err != nil {
+		return nil, fmt.Errorf("name %q on %s: %w", i.cfg.Name, chosen, err)
 	}
 	cfg := i.cfg
 	if chosen == evictionapi.Lifecycle {
