@@ -86,6 +86,18 @@ func (c transformed) Update(obj any) error {
 	return c.Indexer.Update(kept)
 }
 
+func (c transformed) Replace(objs []any, resourceVersion string) error {
+	kept := make([]any, 0, len(objs))
+	for _, obj := range objs {
+		k, err := c.apply(obj)
+		if err != nil {
+			return err
+		}
+		kept = append(kept, k)
+	}
+	return c.Indexer.Replace(kept, resourceVersion)
+}
+
 // apply transforms a copy of obj: transforms change what they are given,
 // and the test keeps using its object.
 func (c transformed) apply(obj any) (any, error) {

@@ -64,6 +64,16 @@ func TestCacheStoresWhatTheTransformLeaves(t *testing.T) {
 	if pod.Labels == nil || updated.Labels == nil {
 		t.Error("the test's own objects lost their labels")
 	}
+	replaced := labelled("web-1")
+	if err := indexer.Replace([]any{replaced}, "2"); err != nil {
+		t.Fatal(err)
+	}
+	if cached, err := informer.Lister().Pods("shop").Get("web-1"); err != nil || cached.Labels != nil {
+		t.Errorf("cached %v (%v) after a Replace, want it without its labels", cached, err)
+	}
+	if replaced.Labels == nil {
+		t.Error("the test's own object lost its labels in a Replace")
+	}
 }
 
 // An informer started after Cache caches what it lists through the same
