@@ -22,10 +22,12 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/component-base/metrics/testutil"
 
@@ -142,5 +144,37 @@ func TestTheWebhookRefusesCallersOtherThanKubeAPIServer(t *testing.T) {
 				t.Errorf("callers %q, want %q as kube-apiserver authenticated it", callers, drainer)
 			}
 		})
+	})
+}
+
+// The server that serves the bridge sees kube-apiserver under its name,
+// an authenticated user (a flow of its own in priority and fairness), and
+// any other caller as not authenticated, without an error: the bridge
+// refuses those itself.
+func TestTheServerSeesKubeAPIServerByName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kubeCA, otherCA, callers := callerCAs(t)
+		for name, tc := range map[string]struct {
+			cert *x509.Certificate
+			want string
+		}{
+			"kube-apiserver":        {clientCert(t, kubeCA, kubeAPIServerName), kubeAPIServerName},
+			"another name":          {clientCert(t, kubeCA, "someone-else"), ""},
+			"another CA":            {clientCert(t, otherCA, kubeAPIServerName), ""},
+			"without a certificate": {nil, ""},
+		} {
+			r := httptest.NewRequest(http.MethodPost, Path, nil)
+			if tc.cert != nil {
+				r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{tc.cert}}
+			}
+			resp, ok, err := callers.AuthenticateRequest(r)
+			if err != nil || ok != (tc.want != "") {
+				t.Errorf("%s: authenticated %v, error %v; want authenticated: %v and no error", name, ok, err, tc.want != "")
+				continue
+			}
+			if ok && (resp.User.GetName() != tc.want || !slices.Contains(resp.User.GetGroups(), user.AllAuthenticated)) {
+				t.Errorf("%s: user %+v, want %s in %s", name, resp.User, tc.want, user.AllAuthenticated)
+			}
+		}
 	})
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
+	"github.com/evictionrequest/apiserver/pkg/apiserver/authentication"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/cmd/assembly"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
@@ -65,6 +66,12 @@ func applyBridge(o *options.BridgeOptions, config *apiserver.Config, controllers
 		return err
 	}
 	config.ExtraConfig.EvictionBridge = &apiserver.EvictionBridge{Path: bridge.Path, Handler: b, Ready: b.ReadyCheck(), Start: b.Start}
+	if authn := &config.GenericConfig.Authentication; authn.Authenticator != nil {
+		// The bridge authenticates kube-apiserver itself
+		// (--eviction-bridge-client-ca-file); the server's filters see
+		// kube-apiserver as the bridge names it, anyone else as anonymous.
+		authn.Authenticator = authentication.SelfAuthenticatedOn(bridgePaths(o), b.Callers(), authn.Authenticator)
+	}
 	if ca := b.ClientCA(); ca != nil {
 		// The TLS server asks for a client certificate of the bridge's CA
 		// too, beside those delegated authentication trusts.

@@ -90,11 +90,6 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if !o.AnonymousAuth && serverConfig.Authentication.Authenticator != nil {
 		serverConfig.Authentication.Authenticator = authentication.AnonymousOnlyOn(serverConfig.Authentication.Authenticator, o.AnonymousAuthPaths)
 	}
-	if serverConfig.Authentication.Authenticator != nil {
-		// The bridge authenticates kube-apiserver itself
-		// (--eviction-bridge-client-ca-file).
-		serverConfig.Authentication.Authenticator = authentication.SelfAuthenticatedOn(bridgePaths(o.Bridge), serverConfig.Authentication.Authenticator)
-	}
 	if factory := serverConfig.SharedInformerFactory; factory != nil {
 		// Every pod of the cluster is cached for admission and the
 		// controller, which read a few of its fields.

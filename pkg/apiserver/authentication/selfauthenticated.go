@@ -18,30 +18,38 @@ package authentication
 
 import (
 	"net/http"
+	"slices"
 
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 )
 
 // SelfAuthenticatedOn hands the requests to the given paths, matched
-// exactly, to their handlers as system:anonymous without running delegate:
-// those handlers authenticate their callers themselves, with credentials
-// delegated authentication does not know. The eviction API bridge is one:
+// exactly, to their handlers without running delegate: those handlers
+// authenticate their callers themselves, with credentials delegated
+// authentication does not know. The eviction API bridge is one:
 // kube-apiserver calls it with the client certificate of its admission
 // configuration, of a CA the cluster's client CA need not be, which
 // delegated authentication would refuse with 401 before the bridge saw it.
-// Authorization must let the paths through (AlwaysAllowPaths).
-func SelfAuthenticatedOn(paths []string, delegate authenticator.Request) authenticator.Request {
+// A caller own (may be nil) authenticates reaches the handler as own names
+// it, so that priority and fairness give it a flow of its own; any other
+// as system:anonymous. Authorization must let the paths through
+// (AlwaysAllowPaths).
+func SelfAuthenticatedOn(paths []string, own, delegate authenticator.Request) authenticator.Request {
 	if len(paths) == 0 {
 		return delegate
 	}
-	own := sets.New(paths...)
+	paths = slices.Clone(paths)
 	anonymousUser := anonymous.NewAuthenticator(nil)
 	return authenticator.RequestFunc(func(req *http.Request) (*authenticator.Response, bool, error) {
-		if own.Has(req.URL.Path) {
-			return anonymousUser.AuthenticateRequest(req)
+		if !slices.Contains(paths, req.URL.Path) {
+			return delegate.AuthenticateRequest(req)
 		}
-		return delegate.AuthenticateRequest(req)
+		if own != nil {
+			if resp, ok, err := own.AuthenticateRequest(req); ok && err == nil {
+				return resp, true, nil
+			}
+		}
+		return anonymousUser.AuthenticateRequest(req)
 	})
 }

@@ -22,28 +22,35 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 )
 
-// A path whose handler authenticates its callers reaches it as
-// system:anonymous whatever delegated authentication would say of its
-// credentials (a client certificate of a CA it does not trust fails it);
-// every other path is delegated authentication's.
+// A path whose handler authenticates its callers reaches it without
+// delegated authentication, whatever it would say of its credentials (a
+// client certificate of a CA it does not trust fails it): as the caller
+// the path's own authenticator names (kube-apiserver, for a flow of its
+// own in priority and fairness), else as system:anonymous; every other
+// path is delegated authentication's.
 func TestSelfAuthenticatedOn(t *testing.T) {
 	failure := errors.New("x509: certificate signed by unknown authority")
+	refused := errors.New("a client certificate of kube-apiserver is required")
 	for name, tc := range map[string]struct {
 		path     string
+		own      authenticator.Request
 		wantUser string
 		wantErr  bool
 	}{
-		"the bridge's path":         {path: "/eviction-bridge", wantUser: user.Anonymous},
-		"a sub-path is not a match": {path: "/eviction-bridge/x", wantErr: true},
-		"another path is delegated": {path: "/apis", wantErr: true},
-		"a prefix is not a match":   {path: "/eviction", wantErr: true},
+		"the bridge's path":                            {path: "/eviction-bridge", wantUser: user.Anonymous},
+		"the bridge's path, kube-apiserver":            {path: "/eviction-bridge", own: answers("kube-apiserver", nil), wantUser: "kube-apiserver"},
+		"the bridge's path, a caller it does not know": {path: "/eviction-bridge", own: answers("", refused), wantUser: user.Anonymous},
+		"a sub-path is not a match":                    {path: "/eviction-bridge/x", own: answers("kube-apiserver", nil), wantErr: true},
+		"another path is delegated":                    {path: "/apis", own: answers("kube-apiserver", nil), wantErr: true},
+		"a prefix is not a match":                      {path: "/eviction", wantErr: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, "https://127.0.0.1"+tc.path, nil)
-			resp, ok, err := SelfAuthenticatedOn([]string{"/eviction-bridge"}, answers("", failure)).AuthenticateRequest(req)
+			resp, ok, err := SelfAuthenticatedOn([]string{"/eviction-bridge"}, tc.own, answers("", failure)).AuthenticateRequest(req)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error: %v", err, tc.wantErr)
 			}

@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
@@ -118,6 +119,7 @@ type EvictionBridge struct {
 	// clientCA is the CA of kube-apiserver's client certificate, nil
 	// when the bridge authenticates no caller.
 	clientCA dynamiccertificates.CAContentProvider
+	callers  *bridge.CallerAuthenticator
 }
 
 // NewEvictionBridge builds the eviction API bridge configured by o on
@@ -157,7 +159,7 @@ func NewEvictionBridge(o *options.BridgeOptions, deps BridgeDeps) (*EvictionBrid
 	}
 	pods.Informer()
 	metrics.Register()
-	return &EvictionBridge{Bridge: b, opts: o, deps: deps, broadcaster: broadcaster, clientCA: clientCA}, nil
+	return &EvictionBridge{Bridge: b, opts: o, deps: deps, broadcaster: broadcaster, clientCA: clientCA, callers: callers}, nil
 }
 
 // callerAuthenticator is the authenticator of --eviction-bridge-client-ca-file
@@ -178,6 +180,16 @@ func callerAuthenticator(o *options.BridgeOptions) (*bridge.CallerAuthenticator,
 // when it requires none.
 func (b *EvictionBridge) ClientCA() dynamiccertificates.CAContentProvider {
 	return b.clientCA
+}
+
+// Callers authenticates kube-apiserver's calls of the bridge for the
+// filters of the server that serves it (authentication.SelfAuthenticatedOn);
+// nil when the bridge requires no client certificate.
+func (b *EvictionBridge) Callers() authenticator.Request {
+	if b.callers == nil {
+		return nil
+	}
+	return b.callers
 }
 
 // Start records the bridge's events, starts its own informers, learns the
