@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 )
@@ -49,7 +50,7 @@ func TestControllersFlag(t *testing.T) {
 			continue
 		}
 		var got []string
-		for _, d := range o.controllers(stepaside.New(nil, nil, nil)) {
+		for _, d := range o.controllers(stepaside.New(clock.RealClock{}, nil, nil, nil)) {
 			if d.Enabled {
 				got = append(got, d.Name)
 			}

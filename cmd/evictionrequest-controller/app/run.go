@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
@@ -103,14 +104,16 @@ func (o *Options) controllers(guard *stepaside.Guard) []controllermanager.Descri
 
 // newGuard returns the guard of the process's controllers, which records
 // its event with a recorder of its own, stopped by the function returned,
-// and its decision beside the Lease.
+// and its decision in its namespace.
 func (o *Options) newGuard(client, eventClient kubernetes.Interface) (*stepaside.Guard, func()) {
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: componentName})
 	metrics.SteppedAside.Set(0)
-	rec := &stepaside.Record{ConfigMaps: client.CoreV1(), Namespace: o.LeaderElection.ResourceNamespace, CallTimeout: o.Client.CallTimeout}
-	return stepaside.New(recorder, rec, func() { metrics.SteppedAside.Set(1) }), broadcaster.Shutdown
+	// The record lives in the namespace the process runs in, where its
+	// Role lets it be read, whatever Lease it elects its leader on.
+	rec := &stepaside.Record{ConfigMaps: client.CoreV1(), Namespace: options.InstallNamespace(), CallTimeout: o.Client.CallTimeout}
+	return stepaside.New(clock.RealClock{}, recorder, rec, func() { metrics.SteppedAside.Set(1) }), broadcaster.Shutdown
 }
 
 // guarding builds the guard's watch of each term's Evictions and

@@ -34,10 +34,10 @@ import (
 // WritesOfOurControllers watches the Evictions and EvictionRequests of ns
 // from now until the function it returns is called, which returns each
 // write of evictionrequest-controller's own controllers it saw, as
-// "resource/name by field manager": an entry of theirs that is new, or newer,
-// in a version of the object. Every version is seen, not only the last: a
-// field manager's entry goes once another manager takes all its fields
-// over.
+// "resource/name by field manager" (and a watch that ended early): an
+// entry of theirs that is new, or newer, in a version of the object. Every
+// version is seen, not only the last: a field manager's entry goes once
+// another manager takes all its fields over.
 func (f *Framework) WritesOfOurControllers(t testing.TB, ns string) func() []string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -75,6 +75,13 @@ func (f *Framework) WritesOfOurControllers(t testing.TB, ns string) func() []str
 					writes = append(writes, fmt.Sprintf("%s/%s by %s", resource, o.GetName(), manager))
 					mu.Unlock()
 				}
+			}
+			if ctx.Err() == nil {
+				// A watch kube-apiserver ended saw nothing after: the
+				// check must not pass for want of looking.
+				mu.Lock()
+				writes = append(writes, fmt.Sprintf("the watch of %s ended before the check, unseen writes may follow", resource))
+				mu.Unlock()
 			}
 		})
 	}

@@ -132,6 +132,10 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
 	}, "evictionrequest_lifecycle_controller_stepped_aside", 1)
 	f.WaitForEvents(t, ns, "Eviction", ev.Name, stepaside.EventStepAside)
+	framework.Eventually(t, time.Minute, "the record of ours stepping aside", func(ctx context.Context) error {
+		_, err := f.Kube.CoreV1().ConfigMaps(artifacts.Namespace).Get(ctx, stepaside.RecordName, metav1.GetOptions{})
+		return err
+	})
 
 	t.Run("and stay aside after a restart", func(t *testing.T) {
 		ctx := t.Context()

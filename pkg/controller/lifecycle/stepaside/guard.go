@@ -31,6 +31,7 @@ package stepaside
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -43,6 +44,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
@@ -62,9 +64,20 @@ var CacheTransform = cachetransform.TrimPodsStripManagedFieldsBut(UpstreamManage
 // kube-controller-manager wrote when it steps aside.
 const EventStepAside = "ControllerSteppedAside"
 
+// recentWrite bounds how far from now the time of a write of
+// kube-controller-manager's may be for the guard to count it: a restored
+// or copied object carries the entries of writes long past, which say
+// nothing of now. It is wide, for clocks that disagree.
+const recentWrite = 10 * time.Minute
+
+// retry is how the guard retries the record's reads and writes: until they
+// succeed, at most a minute apart.
+var retry = wait.Backoff{Duration: time.Second, Factor: 2, Steps: math.MaxInt32, Cap: time.Minute}
+
 // Guard says when another controller acts on the objects of this
 // process's controllers.
 type Guard struct {
+	clock    clock.PassiveClock
 	recorder record.EventRecorder
 	// record keeps the decision across restarts; nil keeps it for the
 	// process's life only.
@@ -75,12 +88,20 @@ type Guard struct {
 	// onStep, when set, is called once when the guard steps aside (the
 	// metric).
 	onStep func()
+
+	mu sync.Mutex
+	// resolved is closed once the current term read the record: the
+	// yielding controllers wait for it.
+	resolved chan struct{}
 }
 
-// New returns a guard that records its event with recorder, its decision
-// in rec (may be nil), and calls onStep (may be nil) when it steps aside.
-func New(recorder record.EventRecorder, rec *Record, onStep func()) *Guard {
-	return &Guard{recorder: recorder, record: rec, stepped: make(chan struct{}), onStep: onStep}
+// New returns a guard on clk that records its event with recorder, its
+// decision in rec (may be nil), and calls onStep (may be nil) when it
+// steps aside.
+func New(clk clock.PassiveClock, recorder record.EventRecorder, rec *Record, onStep func()) *Guard {
+	resolved := make(chan struct{})
+	close(resolved)
+	return &Guard{clock: clk, recorder: recorder, record: rec, stepped: make(chan struct{}), onStep: onStep, resolved: resolved}
 }
 
 // SteppedAside is closed once the guard saw another controller act.
@@ -88,24 +109,63 @@ func (g *Guard) SteppedAside() <-chan struct{} {
 	return g.stepped
 }
 
-// Resume steps aside at once when the record says this process, or an
-// earlier one, stepped aside before. It is called at the start of every
-// leadership term, before the controllers run.
-func (g *Guard) Resume(ctx context.Context) error {
-	if g.record == nil {
-		return nil
+// Resume reads the record at the start of a leadership term, before the
+// controllers run, and steps aside when it says this process, or an
+// earlier one, stepped aside before. The yielding controllers wait until
+// it is read: a record that cannot be read (kube-apiserver unreachable, a
+// Role missing) holds them, retried until it can, while the term's other
+// controllers, the actors, go on.
+func (g *Guard) Resume(ctx context.Context) {
+	resolved := make(chan struct{})
+	g.mu.Lock()
+	g.resolved = resolved
+	g.mu.Unlock()
+	if g.record == nil || g.hasSteppedAside() {
+		close(resolved)
+		return
 	}
-	d, err := g.record.Load(ctx)
-	if err != nil || d == nil {
-		return err
+	logger := klog.FromContext(ctx)
+	read := func(ctx context.Context) (bool, error) {
+		d, err := g.record.Load(ctx)
+		if err != nil {
+			logger.Error(err, "evictionrequest-controller and imperative-eviction-responder-controller wait until they can read whether they stepped aside; the node drain and the eviction API bridge go on", "record", g.record.String())
+			return false, nil
+		}
+		if d != nil {
+			g.once.Do(func() {
+				logger.Info("evictionrequest-controller and imperative-eviction-responder-controller stay aside, as recorded when another controller of lifecycle.k8s.io wrote: "+
+					"the node drain and the eviction API bridge go on; once kube-controller-manager no longer runs its own, delete the record and restart this process to run them again",
+					"record", g.record.String(), "fieldManager", d.Manager, "object", d.Object, "written", d.Written)
+				g.step()
+			})
+		}
+		return true, nil
 	}
-	g.once.Do(func() {
-		klog.FromContext(ctx).Info("evictionrequest-controller and imperative-eviction-responder-controller stay aside, as recorded when another controller of lifecycle.k8s.io wrote: "+
-			"the node drain and the eviction API bridge go on; once kube-controller-manager no longer runs its own, delete the record and restart this process to run them again",
-			"record", g.record.String(), "fieldManager", d.Manager, "object", d.Object, "written", d.Written)
-		g.step()
-	})
-	return nil
+	if done, _ := read(ctx); done {
+		close(resolved)
+		return
+	}
+	go func() {
+		defer close(resolved)
+		_ = wait.ExponentialBackoffWithContext(ctx, retry, read)
+	}()
+}
+
+// hasSteppedAside is true once the guard stepped aside.
+func (g *Guard) hasSteppedAside() bool {
+	select {
+	case <-g.stepped:
+		return true
+	default:
+		return false
+	}
+}
+
+// recordRead is closed once the current term read the record.
+func (g *Guard) recordRead() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.resolved
 }
 
 // observe steps aside when obj shows a write of kube-controller-manager's
@@ -122,7 +182,7 @@ func (g *Guard) observe(ctx context.Context, old, obj any) {
 	if old, ok := old.(metav1.Object); ok {
 		before = old.GetManagedFields()
 	}
-	write, ok := upstreamWrite(before, o.GetManagedFields())
+	write, ok := upstreamWrite(before, o.GetManagedFields(), g.clock.Now())
 	if !ok {
 		return
 	}
@@ -135,7 +195,9 @@ func (g *Guard) observe(ctx context.Context, old, obj any) {
 			"%s of kube-controller-manager wrote this object at %s: evictionrequest-controller's own controllers step aside for it.",
 			write.Manager, write.Time.UTC().Format(time.RFC3339))
 		g.step()
-		go g.save(ctx, Decision{Manager: write.Manager, Object: fmt.Sprintf("%s %s", kind, klog.KObj(o)), Written: write.Time.Time})
+		// The record outlives the term: a leader that loses its Lease
+		// meanwhile still writes it, for the next leader to read.
+		go g.save(context.WithoutCancel(ctx), Decision{Manager: write.Manager, Object: fmt.Sprintf("%s %s", kind, klog.KObj(o)), Written: write.Time.Time})
 	})
 }
 
@@ -156,41 +218,42 @@ func (g *Guard) step() {
 	close(g.stepped)
 }
 
-// save records d until it is kept or ctx ends; the controllers stepped
-// aside already, whether it is kept or not.
+// save records d until it is kept; the controllers stepped aside already.
 func (g *Guard) save(ctx context.Context, d Decision) {
 	if g.record == nil {
 		return
 	}
 	logger := klog.FromContext(ctx)
-	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10, Cap: time.Minute}, func(ctx context.Context) (bool, error) {
+	_ = wait.ExponentialBackoffWithContext(ctx, retry, func(ctx context.Context) (bool, error) {
 		if err := g.record.Save(ctx, d); err != nil {
-			logger.Error(err, "Recording that the controllers stepped aside, retrying")
+			logger.Error(err, "Recording that the controllers stepped aside, retrying: until it is recorded, a restarted process runs them until kube-controller-manager's next write", "record", g.record.String())
 			return false, nil
 		}
 		return true, nil
 	})
-	if err != nil {
-		logger.Error(err, "The controllers stepped aside, but it is not recorded: after a restart they run until kube-controller-manager's next write", "record", g.record.String())
-	}
 }
 
 // upstreamWrite finds in after an entry of kube-controller-manager's
-// controllers that before lacks or holds with another time: a write seen
-// as it happened. Entries already in the cache's first list say nothing of
-// now: a kube-controller-manager that handed its objects over and stopped
-// wrote them, or a release of this project that used upstream's field
-// manager; and comparing entries, not clocks, holds whatever the skew
-// between this process and kube-apiserver.
-func upstreamWrite(before, after []metav1.ManagedFieldsEntry) (metav1.ManagedFieldsEntry, bool) {
+// controllers that before lacks or holds with an older time, written
+// within recentWrite of now: a write seen as it happened. Entries already
+// in the cache's first list say nothing of now: a kube-controller-manager
+// that handed its objects over and stopped wrote them, or a release of
+// this project that used upstream's field manager; nor do old entries on
+// an object restored from a backup. Comparing entries rather than the
+// process's start time holds whatever the skew between this process and
+// kube-apiserver, within recentWrite.
+func upstreamWrite(before, after []metav1.ManagedFieldsEntry, now time.Time) (metav1.ManagedFieldsEntry, bool) {
 	for _, e := range after {
 		if e.Time == nil || !slices.Contains(UpstreamManagers, e.Manager) {
 			continue
 		}
-		same := func(b metav1.ManagedFieldsEntry) bool {
-			return b.Manager == e.Manager && b.Operation == e.Operation && b.Subresource == e.Subresource && b.Time != nil && b.Time.Equal(e.Time)
+		if age := now.Sub(e.Time.Time); age > recentWrite || age < -recentWrite {
+			continue
 		}
-		if !slices.ContainsFunc(before, same) {
+		seen := func(b metav1.ManagedFieldsEntry) bool {
+			return b.Manager == e.Manager && b.Operation == e.Operation && b.Subresource == e.Subresource && b.Time != nil && !e.Time.After(b.Time.Time)
+		}
+		if !slices.ContainsFunc(before, seen) {
 			return e, true
 		}
 	}
@@ -223,9 +286,12 @@ type yielding struct {
 
 func (y yielding) Run(ctx context.Context) error {
 	select {
-	case <-y.g.SteppedAside():
+	case <-y.g.recordRead():
+	case <-ctx.Done():
 		return nil
-	default:
+	}
+	if ctx.Err() != nil || y.g.hasSteppedAside() {
+		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -249,14 +315,12 @@ func (y yielding) Close(ctx context.Context) {
 const ControllerName = "step-aside-guard"
 
 // Watch is the controller that shows the guard every Eviction and
-// EvictionRequest of informers, for one leadership term, after resuming
-// the recorded decision: it is built before the controllers it guards, so
-// that they never run when the record says not to. It removes its handlers
+// EvictionRequest of informers, for one leadership term, after it resumed
+// the recorded decision (Resume): it is built before the controllers it
+// guards, which wait for the record to be read. It removes its handlers
 // when the term ends.
 func Watch(ctx context.Context, guard *Guard, informers ...cache.SharedIndexInformer) (controllermanager.Controller, error) {
-	if err := guard.Resume(ctx); err != nil {
-		return nil, err
-	}
+	guard.Resume(ctx)
 	var registrations []func()
 	for _, informer := range informers {
 		handle, err := informer.AddEventHandler(guard.Handler(ctx))

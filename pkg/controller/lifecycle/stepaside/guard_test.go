@@ -20,17 +20,22 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	lifecycleapply "k8s.io/client-go/applyconfigurations/lifecycle/v1alpha1"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
@@ -89,6 +94,12 @@ func TestTheGuardStepsAsideForKubeControllerManagersWrites(t *testing.T) {
 		{"this project's evictor writes", func(h handler) {
 			h.OnUpdate(written(), written(status(evictor.FieldManager, start)))
 		}, false},
+		{"an object restored from a backup after the first list, with kube-controller-manager's old entries", func(h handler) {
+			h.OnAdd(written(status(upstreamController, start.Add(-24*time.Hour))), false)
+		}, false},
+		{"an object restored over itself, kube-controller-manager's entry older", func(h handler) {
+			h.OnUpdate(written(status(upstreamController, start)), written(status(upstreamController, start.Add(-time.Minute))))
+		}, false},
 		{"a resync", func(h handler) {
 			obj := written(status(upstreamController, start))
 			h.OnUpdate(obj, obj)
@@ -99,7 +110,7 @@ func TestTheGuardStepsAsideForKubeControllerManagersWrites(t *testing.T) {
 				recorder := record.NewFakeRecorder(4)
 				client := fake.NewClientset()
 				calls := 0
-				g := New(recorder, &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second}, func() { calls++ })
+				g := New(testingclock.NewFakeClock(start.Add(time.Second)), recorder, &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second}, func() { calls++ })
 				h := g.Handler(t.Context())
 				tc.observe(h)
 				tc.observe(h)
@@ -144,17 +155,19 @@ type handler = interface {
 
 // The decision outlives the process: a guard whose record says an earlier
 // process stepped aside keeps its controllers from starting, in every term,
-// before anything is written; without a record they run; a record that
-// cannot be read fails the term, rather than run two controllers.
+// before anything is written; without a record they run. A record that
+// cannot be read holds the yielding controllers, retried until it can be,
+// while the others (the actors) run.
 func TestARecordedStepAsideHoldsAcrossRestarts(t *testing.T) {
 	for _, tc := range []struct {
-		name              string
-		recorded, failGet bool
-		runs, wantErr     bool
+		name                   string
+		recorded, unreadable   bool
+		runs, runsOnceReadable bool
 	}{
 		{name: "recorded", recorded: true},
 		{name: "not recorded", runs: true},
-		{name: "the record cannot be read", failGet: true, wantErr: true},
+		{name: "the record cannot be read at first", unreadable: true, runsOnceReadable: true},
+		{name: "recorded, and cannot be read at first", recorded: true, unreadable: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -165,47 +178,82 @@ func TestARecordedStepAsideHoldsAcrossRestarts(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if tc.failGet {
-					client.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
-						return true, nil, errors.New("connection refused")
-					})
-				}
+				var readable atomic.Bool
+				readable.Store(!tc.unreadable)
+				client.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+					if !readable.Load() {
+						return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, RecordName, errors.New("no Role"))
+					}
+					return false, nil, nil
+				})
 				calls := 0
-				g := New(record.NewFakeRecorder(1), rec, func() { calls++ })
+				g := New(testingclock.NewFakeClock(start), record.NewFakeRecorder(1), rec, func() { calls++ })
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
-				_, err := Watch(ctx, g)
-				if (err != nil) != tc.wantErr {
-					t.Fatalf("Watch: %v, want an error: %v", err, tc.wantErr)
+				if _, err := Watch(ctx, g); err != nil {
+					t.Fatal(err)
 				}
-				if err != nil {
-					return
-				}
-				ran := false
-				go func() {
-					_ = g.Yielding(controllermanager.RunFunc(func(ctx context.Context) error {
-						ran = true
+				var guarded, actor atomic.Bool
+				running := func(ran *atomic.Bool) controllermanager.Controller {
+					return controllermanager.RunFunc(func(ctx context.Context) error {
+						ran.Store(true)
 						<-ctx.Done()
 						return nil
-					})).Run(ctx)
-				}()
-				synctest.Wait()
-				if ran != tc.runs {
-					t.Errorf("the controller ran: %v, want %v", ran, tc.runs)
+					})
 				}
-				if stepped := calls == 1; stepped == tc.runs {
-					t.Errorf("the metric's callback was called %d times, want it called once if and only if the controllers stay aside", calls)
+				go func() { _ = g.Yielding(running(&guarded)).Run(ctx) }()
+				go func() { _ = running(&actor).Run(ctx) }()
+				synctest.Wait()
+				if guarded.Load() != tc.runs || !actor.Load() {
+					t.Errorf("the guarded controller ran: %v, want %v; the actor ran: %v, want true", guarded.Load(), tc.runs, actor.Load())
+				}
+				if tc.unreadable {
+					readable.Store(true)
+					time.Sleep(retry.Cap)
+					synctest.Wait()
+					if guarded.Load() != tc.runsOnceReadable {
+						t.Errorf("once the record could be read, the guarded controller ran: %v, want %v", guarded.Load(), tc.runsOnceReadable)
+					}
+				}
+				if stepped := calls == 1; stepped != tc.recorded {
+					t.Errorf("the metric's callback was called %d times, want it called once if and only if recorded", calls)
 				}
 			})
 		})
 	}
 }
 
+// The decision is recorded even when writing it fails at first and the
+// term that took it ends meanwhile: the next leader reads it.
+func TestTheDecisionIsRecordedAfterTheTermEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := fake.NewClientset()
+		var failures atomic.Int32
+		client.PrependReactor("create", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+			if failures.Add(1) <= 3 {
+				return true, nil, errors.New("connection refused")
+			}
+			return false, nil, nil
+		})
+		rec := &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second}
+		g := New(testingclock.NewFakeClock(start), record.NewFakeRecorder(1), rec, nil)
+		ctx, cancel := context.WithCancel(t.Context())
+		g.Handler(ctx).OnUpdate(written(), written(status(upstreamEvictor, start)))
+		synctest.Wait()
+		cancel()
+		time.Sleep(3 * retry.Cap)
+		synctest.Wait()
+		if d, err := rec.Load(t.Context()); err != nil || d == nil || d.Manager != upstreamEvictor {
+			t.Errorf("recorded %+v (%v), want kube-controller-manager's evictor's write", d, err)
+		}
+	})
+}
+
 // A yielding controller stops when the guard steps aside; a controller
 // that does not yield goes on.
 func TestYieldingControllersStopWhenTheGuardStepsAside(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := New(record.NewFakeRecorder(1), nil, nil)
+		g := New(testingclock.NewFakeClock(start), record.NewFakeRecorder(1), nil, nil)
 		var yieldingStopped, otherStopped bool
 		running := func(stopped *bool) controllermanager.Controller {
 			return controllermanager.RunFunc(func(ctx context.Context) error {
@@ -248,7 +296,8 @@ func TestTheGuardSeesKubeControllerManagerThroughTheBinarysCache(t *testing.T) {
 				client := fake.NewClientset(ev)
 				factory := cachetest.KubeInformers(client, CacheTransform)
 				informer := factory.Lifecycle().V1alpha1().Evictions().Informer()
-				g := New(record.NewFakeRecorder(4), nil, nil)
+				// The fake clientset stamps its entries with the bubble's clock.
+				g := New(clock.RealClock{}, record.NewFakeRecorder(4), nil, nil)
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
 				if _, err := Watch(ctx, g, informer); err != nil {
