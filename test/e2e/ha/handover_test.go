@@ -18,6 +18,7 @@ package ha
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,11 +132,28 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 	framework.WaitForSample(t, func() framework.MetricSamples {
 		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
 	}, "evictionrequest_lifecycle_controller_stepped_aside", 1)
-	f.WaitForEvents(t, ns, "Eviction", ev.Name, stepaside.EventStepAside)
-	framework.Eventually(t, time.Minute, "the record of ours stepping aside", func(ctx context.Context) error {
-		_, err := f.Kube.CoreV1().ConfigMaps(artifacts.Namespace).Get(ctx, stepaside.RecordName, metav1.GetOptions{})
+	// The record names the write ours stepped aside at, and the event is
+	// on that object: any Eviction or request Kubernetes' controllers
+	// wrote first, this test's or one another test left in flight.
+	var recorded *corev1.ConfigMap
+	framework.Eventually(t, time.Minute, "the record of ours stepping aside", func(ctx context.Context) (err error) {
+		recorded, err = f.Kube.CoreV1().ConfigMaps(artifacts.Namespace).Get(ctx, stepaside.RecordName, metav1.GetOptions{})
 		return err
 	})
+	kind, key, _ := strings.Cut(recorded.Data["object"], " ")
+	writtenNS, writtenName, _ := strings.Cut(key, "/")
+	if recorded.Data["fieldManager"] == "" || writtenName == "" {
+		t.Fatalf("the record names no write: %v", recorded.Data)
+	}
+	// kube-apiserver takes no event in a namespace being deleted (one
+	// another test left, whose Evictions were still in flight).
+	if writtenNS == ns {
+		f.WaitForEvents(t, writtenNS, kind, writtenName, stepaside.EventStepAside)
+	} else if got, err := f.Kube.CoreV1().Namespaces().Get(t.Context(), writtenNS, metav1.GetOptions{}); err == nil && got.Status.Phase == corev1.NamespaceActive {
+		f.WaitForEvents(t, writtenNS, kind, writtenName, stepaside.EventStepAside)
+	} else {
+		t.Logf("ours stepped aside at a write in namespace %s, being deleted: no event there to look for", writtenNS)
+	}
 
 	t.Run("and stay aside after a restart", func(t *testing.T) {
 		ctx := t.Context()
@@ -152,8 +170,11 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 		}, "evictionrequest_lifecycle_controller_stepped_aside", 1)
 		pod := f.CreatePod(t, ns, "after-restart-0", framework.PodOptions{})
 		framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/after-restart"), pod)
-		f.WaitForEviction(t, pod, "the pod evicted by Kubernetes' evictor",
-			framework.ConditionIs(lifecyclev1alpha1.EvictionConditionTargetEvicted, lifecyclev1alpha1.EvictionConditionReasonPodDeleted))
+		// The pod gone is what this test is about; Kubernetes' own
+		// conditions are not (v1.38.0-beta.0's controller once left this
+		// Eviction "waiting for the last active responder update" after
+		// its evictor had evicted the pod, with nothing of ours running).
+		f.WaitForPodGone(t, ns, pod.Name)
 		if writes := ourWrites(); len(writes) > 0 {
 			t.Errorf("evictionrequest-controller's own controllers wrote after restarting beside Kubernetes': %v", writes)
 		}
