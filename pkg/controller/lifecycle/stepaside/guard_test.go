@@ -119,15 +119,10 @@ func TestTheGuardStepsAsideForKubeControllerManagersWrites(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				select {
-				case <-g.SteppedAside():
-					if !tc.stepped {
-						t.Fatal("stepped aside")
-					}
-				default:
-					if tc.stepped {
-						t.Fatal("did not step aside")
-					}
+				if stepped := g.hasSteppedAside(); stepped != tc.stepped {
+					t.Fatalf("stepped aside: %v, want %v", stepped, tc.stepped)
+				}
+				if !tc.stepped {
 					if d != nil {
 						t.Errorf("recorded %+v without stepping aside", d)
 					}
@@ -313,15 +308,8 @@ func TestTheGuardSeesKubeControllerManagerThroughTheBinarysCache(t *testing.T) {
 					t.Fatal(err)
 				}
 				synctest.Wait()
-				select {
-				case <-g.SteppedAside():
-					if !tc.stepped {
-						t.Error("stepped aside")
-					}
-				default:
-					if tc.stepped {
-						t.Error("did not step aside")
-					}
+				if stepped := g.hasSteppedAside(); stepped != tc.stepped {
+					t.Errorf("stepped aside: %v, want %v", stepped, tc.stepped)
 				}
 				cancel()
 			})
