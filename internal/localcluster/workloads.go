@@ -164,8 +164,10 @@ const ActorsOnly = "--controllers=-evictionrequest-controller,-imperative-evicti
 
 // StartUpstreamControllers starts Kubernetes 1.38's eviction request
 // controllers as kube-controller-manager runs them, with its identity and
-// its client limits, and waits until their caches synced.
-func (c *Cluster) StartUpstreamControllers(ctx context.Context) error {
+// its client limits, with the cluster's flags for them and then args (for
+// one of the two only: --controllers=NAME), and waits until their caches
+// synced.
+func (c *Cluster) StartUpstreamControllers(ctx context.Context, args ...string) error {
 	kubeconfig, err := c.writeKubeconfig("kube-controller-manager", loopbackURL("https", c.apiPort), c.pki.controllerManager)
 	if err != nil {
 		return err
@@ -175,7 +177,7 @@ func (c *Cluster) StartUpstreamControllers(ctx context.Context) error {
 		return err
 	}
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	args := append([]string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=" + metrics, "--v=2"}, c.cfg.UpstreamControllerArgs...)
+	args = slices.Concat([]string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=" + metrics, "--v=2"}, c.cfg.UpstreamControllerArgs, args)
 	p, err := c.run("upstream-eviction-controllers", nil, "eviction-controllers", args...)
 	if err != nil {
 		return err

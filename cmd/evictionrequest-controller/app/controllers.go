@@ -24,6 +24,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 )
 
@@ -39,6 +40,7 @@ type knownController struct {
 // from Kubernetes 1.38 on, the project's own for the node drain and the
 // eviction API bridge.
 var knownControllers = []knownController{
+	{name: stepaside.ControllerName},
 	{name: lifecycle.ControllerName},
 	{name: evictor.ControllerName},
 	{name: nodedrain.ControllerName, offByDefault: true},
@@ -58,9 +60,10 @@ func controllersHelp() string {
 	return fmt.Sprintf("Controllers to run, as kube-controller-manager's --controllers: '*' runs those on by default (%s), 'name' runs one, '-name' stops one; "+
 		"the flag may be given several times. Off by default: %s (also --enable-node-drain-controller, --enable-eviction-bridge). "+
 		"On Kubernetes 1.38 and later, kube-controller-manager runs evictionrequest-controller and imperative-eviction-responder-controller itself "+
-		"when its EvictionRequestAPI feature gate is on: these two then step aside on their own at the first write of kube-controller-manager's they see, "+
-		"and record it in the ConfigMap evictionrequest-controller-stepped-aside of the Lease's namespace, which keeps them aside across restarts until an admin deletes it; "+
-		"name them with '-' to run the node drain and the bridge only.",
+		"when its EvictionRequestAPI feature gate is on: each of these two then steps aside on its own at the first write of its namesake it sees "+
+		"(trusted while the ValidatingAdmissionPolicy "+stepaside.PolicyName+" reserves the name for kube-controller-manager), "+
+		"and records it in the ConfigMap "+stepaside.RecordName+" of its namespace, which keeps it aside across restarts until an admin removes it; "+
+		"name them with '-' to run the node drain and the bridge only, or name "+stepaside.ControllerName+" with '-' to never step aside on their own.",
 		strings.Join(on, ", "), strings.Join(off, ", "))
 }
 

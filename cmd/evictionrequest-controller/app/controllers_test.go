@@ -22,7 +22,6 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
-	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 )
@@ -43,6 +42,7 @@ func TestControllersFlag(t *testing.T) {
 			[]string{"step-aside-guard", "evictionrequest-controller", "evictionrequest-node-drain"}},
 		{[]string{"--enable-evictor=false"}, []string{"step-aside-guard", "evictionrequest-controller"}},
 		{[]string{"--controllers="}, nil},
+		{[]string{"--controllers=*,-step-aside-guard"}, []string{"evictionrequest-controller", "imperative-eviction-responder-controller"}},
 	} {
 		o := parseOptions(t, tc.args...)
 		if err := o.Validate(); err != nil {
@@ -50,7 +50,7 @@ func TestControllersFlag(t *testing.T) {
 			continue
 		}
 		var got []string
-		for _, d := range o.controllers(stepaside.New(clock.RealClock{}, nil, nil, nil)) {
+		for _, d := range o.controllers(stepaside.New(stepaside.Config{})) {
 			if d.Enabled {
 				got = append(got, d.Name)
 			}

@@ -18,6 +18,7 @@ package app
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -72,15 +73,11 @@ func (o *Options) Run(ctx context.Context) error {
 		descriptors, ready = append(descriptors, controllers...), append(ready, check)
 	}
 	m := &controllermanager.Manager{
-		Name:           componentName,
-		LeaderElection: o.LeaderElection,
-		Client:         client,
-		EventClient:    eventClient,
-		// Every write of the controllers is a server-side apply: the
-		// caches need not hold managedFields, about a third of an
-		// Eviction, but kube-controller-manager's entries, which tell the
-		// guard that it runs; and of pods only what their readers read.
-		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(stepaside.CacheTransform)},
+		Name:               componentName,
+		LeaderElection:     o.LeaderElection,
+		Client:             client,
+		EventClient:        eventClient,
+		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cacheTransform)},
 		MetricsBindAddress: o.MetricsBindAddress,
 		ReadyChecks:        ready,
 		Controllers:        descriptors,
@@ -94,26 +91,38 @@ func (o *Options) Run(ctx context.Context) error {
 func (o *Options) controllers(guard *stepaside.Guard) []controllermanager.Descriptor {
 	controller := o.enabled(lifecycle.ControllerName, false)
 	responder := o.enabled(evictor.ControllerName, false) && o.Evictor
+	// The guard runs beside either unless turned off by name: it is how
+	// they make way for kube-controller-manager's, not a job of its own.
+	guarded := (controller || responder) && !slices.Contains(o.Controllers, "-"+stepaside.ControllerName)
 	return []controllermanager.Descriptor{
-		{Name: stepaside.ControllerName, Enabled: controller || responder, Init: guarding(guard)},
-		{Name: lifecycle.ControllerName, Enabled: controller, Init: yielding(guard, o.newEvictionRequestController)},
-		{Name: evictor.ControllerName, Enabled: responder, Init: yielding(guard, o.newEvictor)},
+		{Name: stepaside.ControllerName, Enabled: guarded, Init: guarding(guard)},
+		{Name: lifecycle.ControllerName, Enabled: controller, Init: yielding(guard, stepaside.EvictionRequestController, o.newEvictionRequestController)},
+		{Name: evictor.ControllerName, Enabled: responder, Init: yielding(guard, stepaside.ImperativeEvictionResponder, o.newEvictor)},
 		assembly.NodeDrain(o.NodeDrain, o.Client),
 	}
 }
 
-// newGuard returns the guard of the process's controllers, which records
-// its event with a recorder of its own, stopped by the function returned,
-// and its decision in its namespace.
+// newGuard returns the guard of the process's controllers, which trusts
+// kube-controller-manager's field managers while the policy that reserves
+// them is in force, records its event with a recorder of its own, stopped
+// by the function returned, and its decisions in its namespace.
 func (o *Options) newGuard(client, eventClient kubernetes.Interface) (*stepaside.Guard, func()) {
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: componentName})
-	metrics.SteppedAside.Set(0)
-	// The record lives in the namespace the process runs in, where its
-	// Role lets it be read, whatever Lease it elects its leader on.
-	rec := &stepaside.Record{ConfigMaps: client.CoreV1(), Namespace: options.InstallNamespace(), CallTimeout: o.Client.CallTimeout}
-	return stepaside.New(clock.RealClock{}, recorder, rec, func() { metrics.SteppedAside.Set(1) }), broadcaster.Shutdown
+	for _, c := range stepaside.Counterparts {
+		metrics.SteppedAside.WithLabelValues(string(c)).Set(0)
+	}
+	return stepaside.New(stepaside.Config{
+		Clock:    clock.RealClock{},
+		Recorder: recorder,
+		// The record lives in the namespace the process runs in, where
+		// its Role lets it be read, whatever Lease it elects its leader on.
+		Record:      &stepaside.Record{ConfigMaps: client.CoreV1(), Namespace: options.InstallNamespace(), CallTimeout: o.Client.CallTimeout},
+		Policy:      &stepaside.Policy{Client: client.AdmissionregistrationV1(), Name: stepaside.PolicyName, CallTimeout: o.Client.CallTimeout},
+		OnStep:      func(c stepaside.Counterpart) { metrics.SteppedAside.WithLabelValues(string(c)).Set(1) },
+		OnUntrusted: func(c stepaside.Counterpart) { metrics.StepAsideUntrustedWrites.WithLabelValues(string(c)).Inc() },
+	}), broadcaster.Shutdown
 }
 
 // guarding builds the guard's watch of each term's Evictions and
@@ -126,14 +135,14 @@ func guarding(guard *stepaside.Guard) controllermanager.InitFunc {
 }
 
 // yielding builds a controller with init that stops once guard steps
-// aside.
-func yielding(guard *stepaside.Guard, init controllermanager.InitFunc) controllermanager.InitFunc {
+// aside for counterpart.
+func yielding(guard *stepaside.Guard, counterpart stepaside.Counterpart, init controllermanager.InitFunc) controllermanager.InitFunc {
 	return func(ctx context.Context, cc *controllermanager.Context) (controllermanager.Controller, error) {
 		c, err := init(ctx, cc)
 		if err != nil {
 			return nil, err
 		}
-		return guard.Yielding(c), nil
+		return guard.Yielding(counterpart, c), nil
 	}
 }
 

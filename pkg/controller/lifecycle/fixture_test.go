@@ -34,7 +34,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
-	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -104,8 +104,9 @@ func resourceOf(obj runtime.Object) string {
 }
 
 // cachedAsTheBinary is the transform of evictionrequest-controller's
-// informers.
-var cachedAsTheBinary = stepaside.CacheTransform
+// informers, as far as the controller reads them: pods trimmed, and of
+// managedFields the entries it declares it reads (ManagersTakenOver).
+var cachedAsTheBinary = cachetransform.TrimPodsStripManagedFieldsBut(ManagersTakenOver...)
 
 // cacheOf is the cache of informer, for the fixture to fill as the binary
 // fills it.

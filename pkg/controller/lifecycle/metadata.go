@@ -71,6 +71,9 @@ func (c *Controller) syncMetadata(ctx context.Context, key string) (time.Duratio
 	if !labelsChanged(ev.Labels, labels) && !added {
 		return 0, nil
 	}
+	if err := c.takeOverEviction(ctx, ev); err != nil {
+		return 0, err
+	}
 	apply := lifecycleapply.Eviction(ev.Name, ev.Namespace).WithLabels(labels).WithOwnerReferences(owners...).
 		WithSpec(lifecycleapply.EvictionSpec().WithTarget(lifecycleapply.EvictionTarget().
 			WithPod(lifecycleapply.EvictionPodReference().WithName(ref.Name).WithUID(ref.UID))))

@@ -114,6 +114,9 @@ func ownedStatus(status lifecyclev1alpha1.EvictionStatus) lifecyclev1alpha1.Evic
 // field manager: the fields of a responder's entry that the controller does
 // not set stay the responder's.
 func (c *Controller) applyStatus(ctx context.Context, ev *lifecyclev1alpha1.Eviction, status lifecyclev1alpha1.EvictionStatus) (*lifecyclev1alpha1.Eviction, error) {
+	if err := c.takeOverEviction(ctx, ev); err != nil {
+		return nil, err
+	}
 	apply := lifecycleapply.EvictionStatus().WithObservedGeneration(*status.ObservedGeneration).WithConditions(conditionsApply(status.Conditions)...)
 	for _, r := range status.Requesters {
 		apply.WithRequesters(lifecycleapply.Requester().WithName(r.Name).WithIntent(r.Intent))

@@ -164,6 +164,9 @@ func (c *Controller) writeRequestConditions(ctx context.Context, er *lifecyclev1
 	if apiequality.Semantic.DeepEqual(ownedConditions(er.Status.Conditions), conditions) && ptr.Deref(er.Status.ObservedGeneration, 0) == er.Generation {
 		return nil
 	}
+	if err := c.takeOverRequest(ctx, er); err != nil {
+		return err
+	}
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
 	_, err := c.client.LifecycleV1alpha1().EvictionRequests(er.Namespace).ApplyStatus(callCtx,

@@ -18,6 +18,9 @@ package ha
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +35,8 @@ import (
 	"github.com/evictionrequest/apiserver/artifacts"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
@@ -129,30 +134,28 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 	if writes := writesDuring(t, ev, 30*time.Second); writes > 4 {
 		t.Errorf("the held Eviction was written %d times in the 30 s after Kubernetes' controllers started beside ours, want a few at most", writes)
 	}
-	framework.WaitForSample(t, func() framework.MetricSamples {
-		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
-	}, "evictionrequest_lifecycle_controller_stepped_aside", 1)
-	// The record names the write ours stepped aside at, and the event is
-	// on that object: any Eviction or request Kubernetes' controllers
-	// wrote first, this test's or one another test left in flight.
-	var recorded *corev1.ConfigMap
-	framework.Eventually(t, time.Minute, "the record of ours stepping aside", func(ctx context.Context) (err error) {
-		recorded, err = f.Kube.CoreV1().ConfigMaps(artifacts.Namespace).Get(ctx, stepaside.RecordName, metav1.GetOptions{})
-		return err
-	})
-	kind, key, _ := strings.Cut(recorded.Data["object"], " ")
-	writtenNS, writtenName, _ := strings.Cut(key, "/")
-	if recorded.Data["fieldManager"] == "" || writtenName == "" {
-		t.Fatalf("the record names no write: %v", recorded.Data)
-	}
-	// kube-apiserver takes no event in a namespace being deleted (one
-	// another test left, whose Evictions were still in flight).
-	if writtenNS == ns {
-		f.WaitForEvents(t, writtenNS, kind, writtenName, stepaside.EventStepAside)
-	} else if got, err := f.Kube.CoreV1().Namespaces().Get(t.Context(), writtenNS, metav1.GetOptions{}); err == nil && got.Status.Phase == corev1.NamespaceActive {
-		f.WaitForEvents(t, writtenNS, kind, writtenName, stepaside.EventStepAside)
-	} else {
-		t.Logf("ours stepped aside at a write in namespace %s, being deleted: no event there to look for", writtenNS)
+	waitSteppedAside(t, stepaside.Counterparts...)
+	// The record names, for each, the write it stepped aside at, and the
+	// event is on that object: any Eviction or request Kubernetes'
+	// controllers wrote first, this test's or one another test left in
+	// flight.
+	recorded := waitRecorded(t, stepaside.Counterparts...)
+	for _, c := range stepaside.Counterparts {
+		d := recorded[c]
+		kind, key, _ := strings.Cut(d.Object, " ")
+		writtenNS, writtenName, _ := strings.Cut(key, "/")
+		if writtenName == "" || d.Place == "" {
+			t.Fatalf("the record names no write for %s: %+v", c, d)
+		}
+		// kube-apiserver takes no event in a namespace being deleted (one
+		// another test left, whose Evictions were still in flight).
+		if writtenNS == ns {
+			f.WaitForEvents(t, writtenNS, kind, writtenName, stepaside.EventStepAside)
+		} else if got, err := f.Kube.CoreV1().Namespaces().Get(t.Context(), writtenNS, metav1.GetOptions{}); err == nil && got.Status.Phase == corev1.NamespaceActive {
+			f.WaitForEvents(t, writtenNS, kind, writtenName, stepaside.EventStepAside)
+		} else {
+			t.Logf("%s stepped aside at a write in namespace %s, being deleted: no event there to look for", c, writtenNS)
+		}
 	}
 
 	t.Run("and stay aside after a restart", func(t *testing.T) {
@@ -165,9 +168,7 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 		if err := f.RestartLifecycleControllerWith(ctx, lifecycleArgs...); err != nil {
 			t.Fatal(err)
 		}
-		framework.WaitForSample(t, func() framework.MetricSamples {
-			return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
-		}, "evictionrequest_lifecycle_controller_stepped_aside", 1)
+		waitSteppedAside(t, stepaside.Counterparts...)
 		pod := f.CreatePod(t, ns, "after-restart-0", framework.PodOptions{})
 		framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/after-restart"), pod)
 		// The pod gone is what this test is about; Kubernetes' own
@@ -231,4 +232,164 @@ func TestTheLifecycleControllersHandOverBothWays(t *testing.T) {
 			}
 		})
 	}
+}
+
+// steppedAsideSample is the sample of the metric of ours stepping aside
+// for c.
+func steppedAsideSample(c stepaside.Counterpart) string {
+	return fmt.Sprintf(`evictionrequest_lifecycle_controller_stepped_aside{controller="%s"}`, c)
+}
+
+// waitSteppedAside waits until the metric says ours stepped aside for each
+// of counterparts.
+func waitSteppedAside(t *testing.T, counterparts ...stepaside.Counterpart) framework.MetricSamples {
+	t.Helper()
+	var samples framework.MetricSamples
+	for _, c := range counterparts {
+		samples = framework.WaitForSample(t, func() framework.MetricSamples {
+			return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+		}, steppedAsideSample(c), 1)
+	}
+	return samples
+}
+
+// waitRecorded waits until the step-aside record holds a decision for each
+// of counterparts, and returns its decisions.
+func waitRecorded(t *testing.T, counterparts ...stepaside.Counterpart) map[stepaside.Counterpart]stepaside.Decision {
+	t.Helper()
+	rec := &stepaside.Record{ConfigMaps: f.Kube.CoreV1(), Namespace: artifacts.Namespace, CallTimeout: 10 * time.Second}
+	var loaded *stepaside.Loaded
+	framework.Eventually(t, time.Minute, fmt.Sprintf("the record of ours stepping aside for %v", counterparts), func(ctx context.Context) (err error) {
+		if loaded, err = rec.Load(ctx); err != nil {
+			return err
+		}
+		for _, c := range counterparts {
+			if loaded == nil || loaded.Decisions[c] == (stepaside.Decision{}) {
+				return fmt.Errorf("%s is not recorded: %+v", c, loaded)
+			}
+		}
+		return nil
+	})
+	return loaded.Decisions
+}
+
+// Kube-controller-manager may run one of its two controllers of
+// lifecycle.k8s.io only (its --controllers): ours of that one steps aside,
+// ours of the other goes on, and the flows work on the two side by side.
+// An Eviction after the step-aside is written by kube-controller-manager's
+// controller and by ours of the other job, and by nothing else: no fight,
+// and nobody missing.
+func TestKubeControllerManagerRunningOneControllerStepsOursOfThatOneAside(t *testing.T) {
+	managers := map[stepaside.Counterpart]string{
+		stepaside.EvictionRequestController:   lifecycle.FieldManager,
+		stepaside.ImperativeEvictionResponder: evictor.FieldManager,
+	}
+	for _, upstream := range stepaside.Counterparts {
+		t.Run(string(upstream), func(t *testing.T) {
+			restoreOurControllers(t)
+			ns := f.NewNamespace(t)
+			if err := f.StartUpstreamControllers(t.Context(), "--controllers="+string(upstream)); err != nil {
+				t.Fatal(err)
+			}
+			// Evictions until ours of the same job stepped aside: the first
+			// may be written by both, as the guard sees the first write.
+			framework.Eventually(t, 3*time.Minute, "ours of "+string(upstream)+" to step aside", func(ctx context.Context) error {
+				pod := f.CreatePod(t, ns, fmt.Sprintf("warm-up-%d", time.Now().UnixNano()%100000), framework.PodOptions{})
+				framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/warm-up"), pod)
+				f.WaitForPodGone(t, ns, pod.Name)
+				samples := framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+				if v, _ := samples.Value(steppedAsideSample(upstream)); v != 1 {
+					return fmt.Errorf("ours of %s still run", upstream)
+				}
+				return nil
+			})
+			other := stepaside.ImperativeEvictionResponder
+			if upstream == other {
+				other = stepaside.EvictionRequestController
+			}
+			samples := framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+			if v := samples.Sample(t, steppedAsideSample(other)); v != 0 {
+				t.Errorf("ours of %s stepped aside too, with nobody else running it", other)
+			}
+			if recorded := waitRecorded(t, upstream); recorded[other] != (stepaside.Decision{}) {
+				t.Errorf("the record holds %s too: %+v", other, recorded)
+			}
+
+			pod := f.CreatePod(t, ns, "after", framework.PodOptions{})
+			framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/after", requester.Options{KeepAfterPod: true}), pod)
+			ev := f.WaitForEviction(t, pod, "the pod evicted",
+				framework.ConditionIs(lifecyclev1alpha1.EvictionConditionTargetEvicted, lifecyclev1alpha1.EvictionConditionReasonPodDeleted))
+			if _, granted := f.AuditedEvictions(t, ns, pod.Name); granted != 1 {
+				t.Errorf("%d evictions of the pod granted, want 1", granted)
+			}
+			writers := map[string]bool{}
+			for _, e := range ev.ManagedFields {
+				writers[e.Manager] = true
+			}
+			if !writers[string(upstream)] || !writers[managers[other]] || writers[managers[upstream]] || writers[string(other)] {
+				t.Errorf("the Eviction was written by %v, want kube-controller-manager's %s and ours of %s only", slices.Sorted(maps.Keys(writers)), upstream, other)
+			}
+		})
+	}
+}
+
+// Ours take over the fields kube-controller-manager's controller left when
+// it handed its objects back: an Eviction labelled by it for two
+// requesters loses the label of the one whose request goes, once ours
+// write it, instead of keeping it for ever (and rewriting at every
+// resync), and kube-controller-manager's entry is gone from it.
+func TestOursTakeOverTheFieldsKubeControllerManagerLeft(t *testing.T) {
+	restoreOurControllers(t)
+	ctx := t.Context()
+	if err := f.RestartLifecycleControllerWith(ctx, append(lifecycleArgs, localcluster.ActorsOnly)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.StartUpstreamControllers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ns := f.NewNamespace(t)
+	const holder, stays, goes = "e2e.example.com/holds", "e2e.example.com/stays", "e2e.example.com/goes"
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	heldResponder(t, ns, holder, release)
+	pod := podWithResponder(t, ns, "db-0", holder)
+	framework.RequestEviction(t, f.NewLifecycleRequester(t, stays, requester.Options{KeepAfterPod: true}), pod)
+	leaving := framework.RequestEviction(t, f.NewLifecycleRequester(t, goes, requester.Options{KeepAfterPod: true}), pod)
+	f.WaitForEviction(t, pod, "both requesters labelled by kube-controller-manager's controller", func(ev *lifecyclev1alpha1.Eviction) error {
+		if ev.Labels[stays] == "" || ev.Labels[goes] == "" || !writtenBy(ev, string(stepaside.EvictionRequestController)) {
+			return fmt.Errorf("labels %v", ev.Labels)
+		}
+		return nil
+	})
+
+	f.StopUpstreamControllers()
+	if err := handBackToOurs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Kube.LifecycleV1alpha1().EvictionRequests(ns).Delete(ctx, leaving.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitForEviction(t, pod, "the label of the request gone removed by ours", func(ev *lifecyclev1alpha1.Eviction) error {
+		if _, ok := ev.Labels[goes]; ok || ev.Labels[stays] == "" {
+			return fmt.Errorf("labels %v", ev.Labels)
+		}
+		if writtenBy(ev, string(stepaside.EvictionRequestController)) {
+			return fmt.Errorf("kube-controller-manager's controller still holds fields: %v", managersOf(ev))
+		}
+		return nil
+	})
+}
+
+// writtenBy is true when manager holds fields of ev.
+func writtenBy(ev *lifecyclev1alpha1.Eviction, manager string) bool {
+	return slices.Contains(managersOf(ev), manager)
+}
+
+// managersOf are the field managers of ev.
+func managersOf(ev *lifecyclev1alpha1.Eviction) []string {
+	var managers []string
+	for _, e := range ev.ManagedFields {
+		managers = append(managers, e.Manager)
+	}
+	return managers
 }

@@ -54,6 +54,13 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/util/lifecycleindex"
 )
 
+// ManagersTakenOver are the field managers whose fields the evictor takes
+// over before it writes an Eviction (takeover): the name an earlier release
+// of the evictor applied under, and kube-controller-manager's evictor's,
+// whose fields it leaves behind when it hands its objects back. The caches
+// of the evictor keep their managedFields entries.
+var ManagersTakenOver = []string{legacyFieldManager, ControllerName}
+
 const (
 	// Name is the responder the evictor answers as.
 	Name = lifecycleutil.Evictor
@@ -64,6 +71,9 @@ const (
 	// FieldManager is the field manager of its writes, apart from
 	// kube-controller-manager's (ControllerName), as the controller's.
 	FieldManager = "evictionrequest.github.io/imperative-eviction-responder"
+	// legacyFieldManager is the field manager an earlier release of the
+	// evictor applied under.
+	legacyFieldManager = "evictionrequest-evictor"
 	// HeartbeatInterval is how often the evictor heartbeats while it waits
 	// for a pod to terminate or for its next attempt: well within the
 	// 20-minute deadline, and never more often than every 20 seconds.

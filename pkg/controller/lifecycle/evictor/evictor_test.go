@@ -41,7 +41,7 @@ import (
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
-	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
+	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
 var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -78,8 +78,9 @@ func newFixture(t testing.TB, objects ...runtime.Object) *fixture {
 		f.evicted = append(f.evicted, eviction.Name+"@"+string(ptr.Deref(eviction.DeleteOptions.Preconditions.UID, "")))
 		return true, nil, f.refuseErr
 	})
-	// Cached as evictionrequest-controller caches them.
-	transform := stepaside.CacheTransform
+	// Cached as evictionrequest-controller caches them, as far as the
+	// evictor reads them.
+	transform := cachetransform.TrimPodsStripManagedFieldsBut(ManagersTakenOver...)
 	factory := cachetest.KubeInformers(f.kube, transform)
 	evictions, pods := factory.Lifecycle().V1alpha1().Evictions(), factory.Core().V1().Pods()
 	c, err := NewController(ctx, f.kube, evictions, pods, f.clock, Options{})

@@ -33,6 +33,7 @@ import (
 	policyutil "github.com/evictionrequest/apiserver/pkg/api/policy/v1"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
+	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/takeover"
 )
 
 // report is what one sync has to say in the evictor's entry of the
@@ -170,6 +171,10 @@ func (c *Controller) write(ctx context.Context, ev *lifecyclev1alpha1.Eviction, 
 	if r.complete {
 		// As upstream's evictor: the turn ended now, as expected.
 		entry.WithExpectedCompletionTime(metav1.NewTime(now)).WithCompletionTime(metav1.NewTime(now))
+	}
+	if err := takeover.TakeOver(ctx, ev, ManagersTakenOver, FieldManager,
+		takeover.Eviction(c.client.LifecycleV1alpha1(), ev.Namespace, ev.Name, FieldManager, c.callTimeout)); err != nil {
+		return err
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()

@@ -60,13 +60,25 @@ var (
 		Help:           "Number of responder turns that ended, by the state they ended in (Completed, Interrupted, Canceled).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"state"})
-	// SteppedAside is 1 once this process's two controllers stepped aside
-	// for another's (kube-controller-manager's), 0 while they run.
-	SteppedAside = metrics.NewGauge(&metrics.GaugeOpts{
+	// SteppedAside is 1 for each of this process's two controllers that
+	// stepped aside for kube-controller-manager's of the same name, 0
+	// while it runs.
+	SteppedAside = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace: namespace, Subsystem: "lifecycle_controller", Name: "stepped_aside",
-		Help:           "1 once evictionrequest-controller's own evictionrequest-controller and imperative-eviction-responder-controller stepped aside for another controller of lifecycle.k8s.io (kube-controller-manager's, Kubernetes 1.38 and later), 0 while they run.",
+		Help: "1 once evictionrequest-controller's own controller (label controller: evictionrequest-controller or imperative-eviction-responder-controller) " +
+			"stepped aside for kube-controller-manager's of the same name (Kubernetes 1.38 and later), 0 while it runs.",
 		StabilityLevel: metrics.ALPHA,
-	})
+	}, []string{"controller"})
+	// StepAsideUntrustedWrites counts the writes under the field manager of
+	// one of kube-controller-manager's controllers that the step-aside
+	// guard saw but could not trust: the policy that reserves the name was
+	// not in force, so anyone may have written them.
+	StepAsideUntrustedWrites = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Subsystem: "lifecycle_controller", Name: "step_aside_untrusted_writes_total",
+		Help: "Number of writes under the field manager of kube-controller-manager's controller (label controller) that the step-aside guard saw " +
+			"while the ValidatingAdmissionPolicy evictionrequest-reserved-field-managers was not in force: nothing proves who made them, so nothing stepped aside.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"controller"})
 	// EvictorEvictions counts the default evictor's API-initiated evictions
 	// by result.
 	EvictorEvictions = metrics.NewCounterVec(&metrics.CounterOpts{
@@ -207,7 +219,7 @@ var (
 // Register registers the metrics with the legacy registry, once.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(EvictionsCreated, ResponderTurns, EvictorEvictions, EvictionDuration, ResponderTimeouts, SteppedAside)
+		legacyregistry.MustRegister(EvictionsCreated, ResponderTurns, EvictorEvictions, EvictionDuration, ResponderTimeouts, SteppedAside, StepAsideUntrustedWrites)
 		legacyregistry.CustomMustRegister(gauges, objects)
 	})
 }

@@ -19,7 +19,10 @@ package stepaside
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -30,14 +33,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	lifecycleapply "k8s.io/client-go/applyconfigurations/lifecycle/v1alpha1"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
@@ -45,102 +45,34 @@ import (
 
 var start = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 
-// written is an Eviction whose status each manager wrote at its time.
-func written(entries ...metav1.ManagedFieldsEntry) *lifecyclev1alpha1.Eviction {
+// eviction is an Eviction with entries.
+func eviction(entries ...metav1.ManagedFieldsEntry) *lifecyclev1alpha1.Eviction {
 	return &lifecyclev1alpha1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pod-1-db-0", ManagedFields: entries}}
 }
 
+// request is an EvictionRequest with entries.
+func request(entries ...metav1.ManagedFieldsEntry) *lifecyclev1alpha1.EvictionRequest {
+	return &lifecyclev1alpha1.EvictionRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "drain-db-0", ManagedFields: entries}}
+}
+
+// applied is an entry of manager's apply of subresource at.
+func applied(manager Counterpart, subresource string, at time.Time) metav1.ManagedFieldsEntry {
+	return metav1.ManagedFieldsEntry{Manager: string(manager), Operation: metav1.ManagedFieldsOperationApply, Subresource: subresource, Time: &metav1.Time{Time: at}}
+}
+
 // status is an entry of manager's status applied at.
-func status(manager string, at time.Time) metav1.ManagedFieldsEntry {
-	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", Time: &metav1.Time{Time: at}}
+func status(manager Counterpart, at time.Time) metav1.ManagedFieldsEntry {
+	return applied(manager, "status", at)
 }
 
-const (
-	upstreamController = "evictionrequest-controller"
-	upstreamEvictor    = "imperative-eviction-responder-controller"
-)
+// trusted is a Verifier of a policy in force; distrusted one that is not.
+type trusted struct{}
 
-// The guard steps aside at a write of kube-controller-manager's controllers
-// it sees happen (an entry of theirs new to an update, or with a new time,
-// or on an object created after the first list), once, with an event, the
-// metric's callback and a record; not at its own controllers' writes, and
-// not at entries of the first list: those of a kube-controller-manager that
-// handed its objects over and stopped, or of an earlier release of this
-// project (which used upstream's field manager), written before this
-// process started whatever its clock says.
-func TestTheGuardStepsAsideForKubeControllerManagersWrites(t *testing.T) {
-	ours := status(lifecycle.FieldManager, start)
-	for _, tc := range []struct {
-		name    string
-		observe func(h handler)
-		stepped bool
-	}{
-		{"kube-controller-manager's evictor writes for the first time", func(h handler) {
-			h.OnUpdate(written(ours), written(ours, status(upstreamEvictor, start)))
-		}, true},
-		{"kube-controller-manager's controller writes again", func(h handler) {
-			h.OnUpdate(written(status(upstreamController, start)), written(status(upstreamController, start.Add(time.Second))))
-		}, true},
-		{"an object kube-controller-manager wrote appears after the first list", func(h handler) {
-			h.OnAdd(written(status(upstreamController, start)), false)
-		}, true},
-		{"an object kube-controller-manager wrote, in the first list", func(h handler) {
-			h.OnAdd(written(status(upstreamController, start.Add(time.Hour))), true)
-		}, false},
-		{"this project's controller writes beside an old entry of kube-controller-manager's", func(h handler) {
-			old := status(upstreamEvictor, start.Add(-time.Hour))
-			h.OnUpdate(written(old, ours), written(old, status(lifecycle.FieldManager, start.Add(time.Second))))
-		}, false},
-		{"this project's evictor writes", func(h handler) {
-			h.OnUpdate(written(), written(status(evictor.FieldManager, start)))
-		}, false},
-		{"an object restored from a backup after the first list, with kube-controller-manager's old entries", func(h handler) {
-			h.OnAdd(written(status(upstreamController, start.Add(-24*time.Hour))), false)
-		}, false},
-		{"an object restored over itself, kube-controller-manager's entry older", func(h handler) {
-			h.OnUpdate(written(status(upstreamController, start)), written(status(upstreamController, start.Add(-time.Minute))))
-		}, false},
-		{"a resync", func(h handler) {
-			obj := written(status(upstreamController, start))
-			h.OnUpdate(obj, obj)
-		}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				recorder := record.NewFakeRecorder(4)
-				client := fake.NewClientset()
-				calls := 0
-				g := New(testingclock.NewFakeClock(start.Add(time.Second)), recorder, &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second}, func() { calls++ })
-				h := g.Handler(t.Context())
-				tc.observe(h)
-				tc.observe(h)
-				synctest.Wait()
-				d, err := g.record.Load(t.Context())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if stepped := g.hasSteppedAside(); stepped != tc.stepped {
-					t.Fatalf("stepped aside: %v, want %v", stepped, tc.stepped)
-				}
-				if !tc.stepped {
-					if d != nil {
-						t.Errorf("recorded %+v without stepping aside", d)
-					}
-					return
-				}
-				if calls != 1 || len(recorder.Events) != 1 {
-					t.Errorf("%d calls and %d events, want one of each", calls, len(recorder.Events))
-				}
-				if event := <-recorder.Events; !strings.Contains(event, EventStepAside) {
-					t.Errorf("event %q, want %s", event, EventStepAside)
-				}
-				if d == nil || (d.Manager != upstreamEvictor && d.Manager != upstreamController) || d.Object != "Eviction shop/pod-1-db-0" {
-					t.Errorf("recorded %+v, want the write and the object", d)
-				}
-			})
-		})
-	}
-}
+func (trusted) Verify(context.Context) error { return nil }
+
+type distrusted struct{}
+
+func (distrusted) Verify(context.Context) error { return errors.New("no policy") }
 
 // handler is what an informer calls.
 type handler = interface {
@@ -148,28 +80,211 @@ type handler = interface {
 	OnUpdate(any, any)
 }
 
-// The decision outlives the process: a guard whose record says an earlier
-// process stepped aside keeps its controllers from starting, in every term,
-// before anything is written; without a record they run. A record that
-// cannot be read holds the yielding controllers, retried until it can be,
-// while the others (the actors) run.
-func TestARecordedStepAsideHoldsAcrossRestarts(t *testing.T) {
+// observed is what a guard did.
+type observed struct {
+	stepped   []Counterpart
+	untrusted []Counterpart
+	events    []string
+	recorded  *Loaded
+}
+
+// observe runs a guard of policy on what the informer shows twice (a
+// step-aside happens once) and returns what it did.
+func observe(t *testing.T, policy Verifier, show func(handler)) observed {
+	t.Helper()
+	var got observed
+	synctest.Test(t, func(t *testing.T) {
+		recorder := record.NewFakeRecorder(8)
+		client := fake.NewClientset()
+		var mu sync.Mutex
+		g := New(Config{
+			Clock: testingclock.NewFakeClock(start.Add(time.Second)), Recorder: recorder, Policy: policy,
+			Record:      &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second},
+			OnStep:      func(c Counterpart) { mu.Lock(); got.stepped = append(got.stepped, c); mu.Unlock() },
+			OnUntrusted: func(c Counterpart) { mu.Lock(); got.untrusted = append(got.untrusted, c); mu.Unlock() },
+		})
+		h := g.Handler(t.Context())
+		show(h)
+		synctest.Wait()
+		show(h)
+		synctest.Wait()
+		for len(recorder.Events) > 0 {
+			got.events = append(got.events, <-recorder.Events)
+		}
+		var err error
+		if got.recorded, err = g.cfg.Record.Load(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range Counterparts {
+			if want := slices.Contains(got.stepped, c); g.hasSteppedAside(c) != want {
+				t.Errorf("%s: stepped aside %v, but OnStep called: %v", c, g.hasSteppedAside(c), want)
+			}
+		}
+	})
+	return got
+}
+
+// The guard steps aside for a counterpart at a write of its that it sees
+// happen, at a place the built-in roles cannot write (an Eviction, an
+// EvictionRequest's status), and for that counterpart alone: once, with an
+// event naming what it saw, the metric's callback and a record. Each case
+// that does not step aside differs from one that does in one input only:
+// the place, the time, the first list, the manager.
+func TestTheGuardStepsAsideForWhatOnlyKubeControllerManagerWrites(t *testing.T) {
+	controller, evictorCP := EvictionRequestController, ImperativeEvictionResponder
 	for _, tc := range []struct {
-		name                   string
-		recorded, unreadable   bool
-		runs, runsOnceReadable bool
+		name    string
+		show    func(h handler)
+		stepped []Counterpart
+		place   string
 	}{
-		{name: "recorded", recorded: true},
-		{name: "not recorded", runs: true},
-		{name: "the record cannot be read at first", unreadable: true, runsOnceReadable: true},
-		{name: "recorded, and cannot be read at first", recorded: true, unreadable: true},
+		{"kube-controller-manager's evictor writes an Eviction's status", func(h handler) {
+			h.OnUpdate(eviction(), eviction(status(evictorCP, start)))
+		}, []Counterpart{evictorCP}, "Eviction status"},
+		{"kube-controller-manager's controller writes an Eviction's status again", func(h handler) {
+			h.OnUpdate(eviction(status(controller, start)), eviction(status(controller, start.Add(time.Second))))
+		}, []Counterpart{controller}, "Eviction status"},
+		{"kube-controller-manager's controller writes an EvictionRequest's status", func(h handler) {
+			h.OnUpdate(request(), request(status(controller, start)))
+		}, []Counterpart{controller}, "EvictionRequest status"},
+		{"kube-controller-manager's controller creates an Eviction after the first list", func(h handler) {
+			h.OnAdd(eviction(applied(controller, "", start)), false)
+		}, []Counterpart{controller}, "Eviction"},
+		{"both write an Eviction's status", func(h handler) {
+			h.OnUpdate(eviction(), eviction(status(controller, start), status(evictorCP, start)))
+		}, []Counterpart{controller, evictorCP}, "Eviction status"},
+
+		{"an Eviction kube-controller-manager wrote a moment ago, in the first list", func(h handler) {
+			h.OnAdd(eviction(applied(controller, "", start)), true)
+		}, nil, ""},
+		{"an EvictionRequest written under kube-controller-manager's controller's name, as a namespace editor may", func(h handler) {
+			h.OnUpdate(request(), request(applied(controller, "", start)))
+		}, nil, ""},
+		{"an EvictionRequest created under the evictor's name, as a namespace editor may", func(h handler) {
+			h.OnAdd(request(applied(evictorCP, "", start)), false)
+		}, nil, ""},
+		{"an EvictionRequest's status written under the evictor's name, where the evictor never writes", func(h handler) {
+			h.OnUpdate(request(), request(status(evictorCP, start)))
+		}, nil, ""},
+		{"an Eviction written under the evictor's name, where the evictor never writes", func(h handler) {
+			h.OnUpdate(eviction(), eviction(applied(evictorCP, "", start)))
+		}, nil, ""},
+		{"this project's controller and evictor write", func(h handler) {
+			ours := metav1.ManagedFieldsEntry{Manager: lifecycle.FieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", Time: &metav1.Time{Time: start}}
+			theEvictors := metav1.ManagedFieldsEntry{Manager: evictor.FieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", Time: &metav1.Time{Time: start}}
+			h.OnUpdate(eviction(), eviction(ours, theEvictors))
+		}, nil, ""},
+		{"an Eviction restored from a backup after the first list, with kube-controller-manager's old entries", func(h handler) {
+			h.OnAdd(eviction(applied(controller, "", start.Add(-24*time.Hour))), false)
+		}, nil, ""},
+		{"an Eviction whose entry is dated well ahead of now", func(h handler) {
+			h.OnAdd(eviction(applied(controller, "", start.Add(time.Hour))), false)
+		}, nil, ""},
+		{"an Eviction restored over itself, kube-controller-manager's entry older", func(h handler) {
+			h.OnUpdate(eviction(status(controller, start)), eviction(status(controller, start.Add(-time.Minute))))
+		}, nil, ""},
+		{"a resync", func(h handler) {
+			obj := eviction(status(controller, start))
+			h.OnUpdate(obj, obj)
+		}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := observe(t, trusted{}, tc.show)
+			slices.Sort(got.stepped)
+			slices.Sort(tc.stepped)
+			if !slices.Equal(got.stepped, tc.stepped) {
+				t.Fatalf("stepped aside for %v, want %v", got.stepped, tc.stepped)
+			}
+			if len(tc.stepped) == 0 {
+				if got.recorded != nil || len(got.events) > 0 {
+					t.Errorf("recorded %+v and events %v without stepping aside", got.recorded, got.events)
+				}
+				return
+			}
+			if len(got.events) != len(tc.stepped) {
+				t.Errorf("events %v, want one per step-aside", got.events)
+			}
+			for _, event := range got.events {
+				if !strings.Contains(event, EventStepAside) || !strings.Contains(event, "on this "+tc.place+" at ") || !strings.Contains(event, PolicyName) {
+					t.Errorf("event %q, want %s naming the write seen (%s) and the policy", event, EventStepAside, tc.place)
+				}
+			}
+			if got.recorded == nil || !slices.Equal(slices.Sorted(maps.Keys(got.recorded.Decisions)), tc.stepped) {
+				t.Fatalf("recorded %+v, want a decision for each of %v", got.recorded, tc.stepped)
+			}
+			for c, d := range got.recorded.Decisions {
+				kind, _, _ := strings.Cut(tc.place, " ")
+				object := map[string]string{"Eviction": "Eviction shop/pod-1-db-0", "EvictionRequest": "EvictionRequest shop/drain-db-0"}[kind]
+				if d.Object != object || d.Place != tc.place || d.Written.Before(start) || d.Written.After(start.Add(time.Second)) {
+					t.Errorf("%s recorded %+v, want the object, %s and the time of the write", c, d, tc.place)
+				}
+			}
+		})
+	}
+}
+
+// A field manager's name proves who wrote only while the policy that
+// reserves it is in force: otherwise the guard counts the write as
+// untrusted (the metric) and steps aside for nothing.
+func TestTheGuardTrustsANameOnlyUnderThePolicy(t *testing.T) {
+	show := func(h handler) {
+		h.OnUpdate(eviction(), eviction(status(ImperativeEvictionResponder, start)))
+	}
+	for _, tc := range []struct {
+		name    string
+		policy  Verifier
+		stepped bool
+	}{
+		{"in force", trusted{}, true},
+		{"not in force", distrusted{}, false},
+		{"none configured", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := observe(t, tc.policy, show)
+			if stepped := len(got.stepped) > 0; stepped != tc.stepped {
+				t.Errorf("stepped aside %v, want %v", got.stepped, tc.stepped)
+			}
+			if untrusted := len(got.untrusted) > 0; untrusted == tc.stepped {
+				t.Errorf("untrusted writes %v, want them counted only when not stepping aside", got.untrusted)
+			}
+		})
+	}
+}
+
+// A recorded decision outlives the process: a guard whose record names a
+// counterpart keeps that controller alone from starting, in every term,
+// before anything is written; without a record both run. A record that
+// cannot be read holds the yielding controllers, retried until it can be,
+// while the others (the actors) run. A record of an earlier release (which
+// trusted any writer's field manager) decides nothing; one an admin wrote
+// without data holds both.
+func TestARecordedStepAsideHoldsAcrossRestarts(t *testing.T) {
+	decision := `{"object":"Eviction shop/pod-1-db-0","place":"Eviction status","written":"2026-11-28T12:00:00Z"}`
+	for _, tc := range []struct {
+		name       string
+		data       map[string]string // nil: no record
+		unreadable bool
+		runs       map[Counterpart]bool
+	}{
+		{name: "not recorded", runs: map[Counterpart]bool{EvictionRequestController: true, ImperativeEvictionResponder: true}},
+		{name: "recorded for the evictor", data: map[string]string{string(ImperativeEvictionResponder): decision},
+			runs: map[Counterpart]bool{EvictionRequestController: true}},
+		{name: "recorded for the controller", data: map[string]string{string(EvictionRequestController): decision},
+			runs: map[Counterpart]bool{ImperativeEvictionResponder: true}},
+		{name: "an earlier release's record", data: map[string]string{"fieldManager": "evictionrequest-controller", "object": "EvictionRequest shop/x", "written": "2026-11-28T12:00:00Z"},
+			runs: map[Counterpart]bool{EvictionRequestController: true, ImperativeEvictionResponder: true}},
+		{name: "an admin's record without data", data: map[string]string{}, runs: map[Counterpart]bool{}},
+		{name: "the record cannot be read at first", unreadable: true, runs: map[Counterpart]bool{EvictionRequestController: true, ImperativeEvictionResponder: true}},
+		{name: "recorded for the evictor, and cannot be read at first", data: map[string]string{string(ImperativeEvictionResponder): decision}, unreadable: true,
+			runs: map[Counterpart]bool{EvictionRequestController: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				client := fake.NewClientset()
 				rec := &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second}
-				if tc.recorded {
-					if err := rec.Save(t.Context(), Decision{Manager: upstreamController, Object: "Eviction shop/pod-1-db-0", Written: start}); err != nil {
+				if tc.data != nil {
+					cm := recordWith(rec.Namespace, tc.data)
+					if _, err := client.CoreV1().ConfigMaps(rec.Namespace).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -181,45 +296,56 @@ func TestARecordedStepAsideHoldsAcrossRestarts(t *testing.T) {
 					}
 					return false, nil, nil
 				})
-				calls := 0
-				g := New(testingclock.NewFakeClock(start), record.NewFakeRecorder(1), rec, func() { calls++ })
+				g := New(Config{Clock: testingclock.NewFakeClock(start), Recorder: record.NewFakeRecorder(1), Record: rec, Policy: trusted{}})
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
 				if _, err := Watch(ctx, g); err != nil {
 					t.Fatal(err)
 				}
-				var guarded, actor atomic.Bool
-				running := func(ran *atomic.Bool) controllermanager.Controller {
-					return controllermanager.RunFunc(func(ctx context.Context) error {
-						ran.Store(true)
-						<-ctx.Done()
-						return nil
-					})
+				ran := map[Counterpart]*atomic.Bool{}
+				for _, c := range Counterparts {
+					flag := &atomic.Bool{}
+					ran[c] = flag
+					go func() { _ = g.Yielding(c, running(flag)).Run(ctx) }()
 				}
-				go func() { _ = g.Yielding(running(&guarded)).Run(ctx) }()
+				var actor atomic.Bool
 				go func() { _ = running(&actor).Run(ctx) }()
 				synctest.Wait()
-				if guarded.Load() != tc.runs || !actor.Load() {
-					t.Errorf("the guarded controller ran: %v, want %v; the actor ran: %v, want true", guarded.Load(), tc.runs, actor.Load())
-				}
 				if tc.unreadable {
+					for _, c := range Counterparts {
+						if ran[c].Load() {
+							t.Errorf("%s ran before the record could be read", c)
+						}
+					}
 					readable.Store(true)
 					time.Sleep(retry.Cap)
 					synctest.Wait()
-					if guarded.Load() != tc.runsOnceReadable {
-						t.Errorf("once the record could be read, the guarded controller ran: %v, want %v", guarded.Load(), tc.runsOnceReadable)
+				}
+				for _, c := range Counterparts {
+					if ran[c].Load() != tc.runs[c] {
+						t.Errorf("%s ran: %v, want %v", c, ran[c].Load(), tc.runs[c])
 					}
 				}
-				if stepped := calls == 1; stepped != tc.recorded {
-					t.Errorf("the metric's callback was called %d times, want it called once if and only if recorded", calls)
+				if !actor.Load() {
+					t.Error("the actor did not run")
 				}
 			})
 		})
 	}
 }
 
+// running is a controller that says it ran and runs until stopped.
+func running(ran *atomic.Bool) controllermanager.Controller {
+	return controllermanager.RunFunc(func(ctx context.Context) error {
+		ran.Store(true)
+		<-ctx.Done()
+		return nil
+	})
+}
+
 // The decision is recorded even when writing it fails at first and the
-// term that took it ends meanwhile: the next leader reads it.
+// term that took it ends meanwhile: the next leader reads it. A second
+// counterpart's decision joins the first in the same record.
 func TestTheDecisionIsRecordedAfterTheTermEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		client := fake.NewClientset()
@@ -231,88 +357,51 @@ func TestTheDecisionIsRecordedAfterTheTermEnds(t *testing.T) {
 			return false, nil, nil
 		})
 		rec := &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second}
-		g := New(testingclock.NewFakeClock(start), record.NewFakeRecorder(1), rec, nil)
+		g := New(Config{Clock: testingclock.NewFakeClock(start), Recorder: record.NewFakeRecorder(2), Record: rec, Policy: trusted{}})
 		ctx, cancel := context.WithCancel(t.Context())
-		g.Handler(ctx).OnUpdate(written(), written(status(upstreamEvictor, start)))
+		g.Handler(ctx).OnUpdate(eviction(), eviction(status(ImperativeEvictionResponder, start)))
 		synctest.Wait()
 		cancel()
 		time.Sleep(3 * retry.Cap)
 		synctest.Wait()
-		if d, err := rec.Load(t.Context()); err != nil || d == nil || d.Manager != upstreamEvictor {
-			t.Errorf("recorded %+v (%v), want kube-controller-manager's evictor's write", d, err)
+		g.Handler(t.Context()).OnUpdate(request(), request(status(EvictionRequestController, start)))
+		synctest.Wait()
+		loaded, err := rec.Load(t.Context())
+		if err != nil || loaded == nil {
+			t.Fatalf("record %+v (%v)", loaded, err)
+		}
+		if got := slices.Sorted(maps.Keys(loaded.Decisions)); !slices.Equal(got, Counterparts) {
+			t.Errorf("recorded %v, want both counterparts", got)
 		}
 	})
 }
 
-// A yielding controller stops when the guard steps aside; a controller
-// that does not yield goes on.
-func TestYieldingControllersStopWhenTheGuardStepsAside(t *testing.T) {
+// A yielding controller stops when the guard steps aside for its
+// counterpart; one yielding to the other counterpart, and a controller that
+// does not yield, go on.
+func TestYieldingControllersStopWhenTheGuardStepsAsideForTheirCounterpart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := New(testingclock.NewFakeClock(start), record.NewFakeRecorder(1), nil, nil)
-		var yieldingStopped, otherStopped bool
-		running := func(stopped *bool) controllermanager.Controller {
+		g := New(Config{Clock: testingclock.NewFakeClock(start), Recorder: record.NewFakeRecorder(1), Policy: trusted{}})
+		var evictorStopped, controllerStopped, otherStopped atomic.Bool
+		stoppable := func(stopped *atomic.Bool) controllermanager.Controller {
 			return controllermanager.RunFunc(func(ctx context.Context) error {
 				<-ctx.Done()
-				*stopped = true
+				stopped.Store(true)
 				return nil
 			})
 		}
 		ctx, cancel := context.WithCancel(t.Context())
-		go func() { _ = g.Yielding(running(&yieldingStopped)).Run(ctx) }()
-		go func() { _ = running(&otherStopped).Run(ctx) }()
+		go func() { _ = g.Yielding(ImperativeEvictionResponder, stoppable(&evictorStopped)).Run(ctx) }()
+		go func() { _ = g.Yielding(EvictionRequestController, stoppable(&controllerStopped)).Run(ctx) }()
+		go func() { _ = stoppable(&otherStopped).Run(ctx) }()
 		synctest.Wait()
-		g.Handler(ctx).OnUpdate(written(), written(status(upstreamEvictor, start)))
+		g.Handler(ctx).OnUpdate(eviction(), eviction(status(ImperativeEvictionResponder, start)))
 		synctest.Wait()
-		if !yieldingStopped || otherStopped {
-			t.Errorf("the yielding controller stopped: %v, the other: %v; want only the yielding one", yieldingStopped, otherStopped)
+		if !evictorStopped.Load() || controllerStopped.Load() || otherStopped.Load() {
+			t.Errorf("stopped: the evictor %v, the controller %v, the other %v; want only the evictor",
+				evictorStopped.Load(), controllerStopped.Load(), otherStopped.Load())
 		}
 		cancel()
 		synctest.Wait()
 	})
-}
-
-// Through a cache built as the binary builds it (CacheTransform, which
-// strips managedFields but kube-controller-manager's entries), the guard
-// still sees kube-controller-manager write, and not this project's
-// controllers: were the transform to drop upstream's entries, the guard
-// would never step aside.
-func TestTheGuardSeesKubeControllerManagerThroughTheBinarysCache(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		manager string
-		stepped bool
-	}{
-		{"kube-controller-manager's evictor", upstreamEvictor, true},
-		{"this project's controller", lifecycle.FieldManager, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				ev := written()
-				client := fake.NewClientset(ev)
-				factory := cachetest.KubeInformers(client, CacheTransform)
-				informer := factory.Lifecycle().V1alpha1().Evictions().Informer()
-				// The fake clientset stamps its entries with the bubble's clock.
-				g := New(clock.RealClock{}, record.NewFakeRecorder(4), nil, nil)
-				ctx, cancel := context.WithCancel(t.Context())
-				defer cancel()
-				if _, err := Watch(ctx, g, informer); err != nil {
-					t.Fatal(err)
-				}
-				factory.Start(ctx.Done())
-				defer factory.Shutdown()
-				synctest.Wait()
-				// A server-side apply, as both controllers write: the fake
-				// clientset's field manager records the entry.
-				apply := lifecycleapply.Eviction(ev.Name, ev.Namespace).WithLabels(map[string]string{"written-by": "test"})
-				if _, err := client.LifecycleV1alpha1().Evictions(ev.Namespace).Apply(ctx, apply, metav1.ApplyOptions{FieldManager: tc.manager, Force: true}); err != nil {
-					t.Fatal(err)
-				}
-				synctest.Wait()
-				if stepped := g.hasSteppedAside(); stepped != tc.stepped {
-					t.Errorf("stepped aside: %v, want %v", stepped, tc.stepped)
-				}
-				cancel()
-			})
-		})
-	}
 }
