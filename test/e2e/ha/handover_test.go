@@ -118,8 +118,10 @@ func handBackToOurs(ctx context.Context) error {
 // With Kubernetes 1.38's controllers started beside ours, as a cluster
 // whose feature gates turn EvictionRequestAPI on everywhere has them, the
 // two never fight: an Eviction held by a responder that never answers is
-// written no more than a few times in the 30 s that follow, ours step aside
-// (its metric and an event say so), and Kubernetes' go on alone.
+// written no more than a few times in the 30 s that follow, ours of each
+// job step aside once kube-controller-manager's of that job writes (its
+// metric and an event say so: the evictor's at the first eviction that
+// reaches the evictor's turn), and Kubernetes' go on alone.
 func TestTheLifecycleControllersNeverFight(t *testing.T) {
 	restoreOurControllers(t)
 	ns := f.NewNamespace(t)
@@ -134,7 +136,12 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 	if writes := writesDuring(t, ev, 30*time.Second); writes > 4 {
 		t.Errorf("the held Eviction was written %d times in the 30 s after Kubernetes' controllers started beside ours, want a few at most", writes)
 	}
-	waitSteppedAside(t, stepaside.Counterparts...)
+	waitSteppedAside(t, stepaside.EvictionRequestController)
+	// The held Eviction never reaches the evictor's turn: another does.
+	plain := f.CreatePod(t, ns, "plain-0", framework.PodOptions{})
+	framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/never-fight"), plain)
+	f.WaitForPodGone(t, ns, plain.Name)
+	waitSteppedAside(t, stepaside.ImperativeEvictionResponder)
 	// The record names, for each, the write it stepped aside at, and the
 	// event is on that object: any Eviction or request Kubernetes'
 	// controllers wrote first, this test's or one another test left in
