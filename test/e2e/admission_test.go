@@ -414,7 +414,9 @@ func TestPodDeleteAuthorizationOnEveryWritePath(t *testing.T) {
 		},
 		"status server-side apply": func() error {
 			status := []byte(fmt.Sprintf(`{"apiVersion":"coordination.k8s.io/v1alpha1","kind":"EvictionRequest","metadata":{"name":%q,"namespace":%q},"status":{"message":"touched"}}`, created.Name, ns))
-			_, err := client.Patch(ctx, created.Name, types.ApplyPatchType, status, metav1.PatchOptions{FieldManager: user}, "status")
+			// Forced: the message is the controller's, which would be a
+			// conflict before admission is asked.
+			_, err := client.Patch(ctx, created.Name, types.ApplyPatchType, status, metav1.PatchOptions{FieldManager: user, Force: ptr.To(true)}, "status")
 			return err
 		},
 		"delete":            func() error { return client.Delete(ctx, created.Name, metav1.DeleteOptions{}) },

@@ -51,16 +51,16 @@ func ControllerStatusChanges(newStatus, oldStatus *coordination.EvictionRequestS
 		changes = append(changes, field.Forbidden(fldPath.Child("podEvictionStatus"),
 			"only the eviction request controller counts the failed evictions of the pod"))
 	}
-	if !apiequality.Semantic.DeepEqual(completeCondition(newStatus), completeCondition(oldStatus)) {
+	if !apiequality.Semantic.DeepEqual(completeConditionIn(newStatus), completeConditionIn(oldStatus)) {
 		changes = append(changes, field.Forbidden(fldPath.Child("conditions").Key(string(coordination.EvictionRequestComplete)),
 			"only the eviction request controller completes a request"))
 	}
 	return changes
 }
 
-// completeCondition returns the Complete condition of status, nil when it
+// completeConditionIn returns the Complete condition of status, nil when it
 // has none.
-func completeCondition(status *coordination.EvictionRequestStatus) *metav1.Condition {
+func completeConditionIn(status *coordination.EvictionRequestStatus) *metav1.Condition {
 	for i := range status.Conditions {
 		if internalutil.IsCompleteCondition(status.Conditions[i]) {
 			return &status.Conditions[i]
