@@ -122,11 +122,25 @@ enabled; "" otherwise.
 {{/*
 The arguments, volume mount and volume of the bridge's caller
 authentication, for the component of api when it serves the bridge with
-evictionBridge.clientAuthentication on; "" otherwise.
+evictionBridge.clientAuthentication on; the argument that lets it serve any
+caller when the admin set allowUnauthenticatedCallers; "" otherwise. A
+bridge with neither fails the render: it would act, with its own rights,
+for whoever reaches its port.
 */}}
 {{- define "evictionrequest.bridgeAuthentication" -}}
 {{- $auth := .ctx.Values.evictionBridge.clientAuthentication }}
-{{- if and $auth.enabled (eq (include "evictionrequest.bridgeAPI" .ctx) .api) }}
+{{- $serves := eq (include "evictionrequest.bridgeAPI" .ctx) .api }}
+{{- if and $serves (not $auth.enabled) }}
+{{- if not $auth.allowUnauthenticatedCallers }}
+{{- fail "evictionBridge.enabled needs evictionBridge.clientAuthentication.enabled=true with the CA of kube-apiserver's client certificate for the bridge in evictionBridge.clientAuthentication.caBundle (docs/eviction-bridge.md, \"Authenticating kube-apiserver\"), so that the bridge serves kube-apiserver only; or, to serve whoever reaches its port, evictionBridge.clientAuthentication.allowUnauthenticatedCallers=true" }}
+{{- end }}
+{{- if eq .part "args" }}
+- --eviction-bridge-allow-unauthenticated-callers
+{{- end }}
+{{- else if and $serves $auth.enabled }}
+{{- if $auth.allowUnauthenticatedCallers }}
+{{- fail "evictionBridge.clientAuthentication.allowUnauthenticatedCallers contradicts evictionBridge.clientAuthentication.enabled: set one of them" }}
+{{- end }}
 {{- if not $auth.caBundle }}
 {{- fail "evictionBridge.clientAuthentication.caBundle is required with evictionBridge.clientAuthentication.enabled: the CA of kube-apiserver's client certificate for the bridge" }}
 {{- end }}
