@@ -41,6 +41,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apiserver/authentication"
 	generatedopenapi "github.com/evictionrequest/apiserver/pkg/generated/openapi"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
+	"github.com/evictionrequest/apiserver/pkg/util/servingcert"
 )
 
 // Config builds the server configuration from the options.
@@ -126,6 +127,7 @@ func (o *Options) applyRecommended(c *genericapiserver.RecommendedConfig) error 
 	if err := ro.SecureServing.ApplyToConfig(&c.Config); err != nil {
 		return err
 	}
+	servingcert.Register(servingcert.APIServer, c.SecureServing.Cert)
 	if err := ro.Authentication.ApplyTo(&c.Authentication, c.SecureServing, c.OpenAPIConfig); err != nil {
 		return err
 	}

@@ -59,6 +59,10 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	metrics.Register()
+	metricsServer, err := o.Metrics.MetricsServer(o.Kubeconfig, serviceDNSNames())
+	if err != nil {
+		return err
+	}
 	klog.FromContext(ctx).Info("Starting evictionrequest-controller", "version", version.Get(), "controllers", o.Controllers)
 	guard, stopGuard := o.newGuard(client, eventClient)
 	defer stopGuard()
@@ -80,10 +84,10 @@ func (o *Options) Run(ctx context.Context) error {
 		// caches need not hold managedFields, about a third of an
 		// Eviction, but kube-controller-manager's entries, which tell the
 		// guard that it runs; and of pods only what their readers read.
-		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(stepaside.CacheTransform)},
-		MetricsBindAddress: o.MetricsBindAddress,
-		ReadyChecks:        ready,
-		Controllers:        descriptors,
+		InformerOptions: []informers.SharedInformerOption{informers.WithTransform(stepaside.CacheTransform)},
+		Metrics:         metricsServer,
+		ReadyChecks:     ready,
+		Controllers:     descriptors,
 	}
 	return m.Run(ctx)
 }
