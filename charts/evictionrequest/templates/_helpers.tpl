@@ -290,3 +290,90 @@ helm install and upgrade check it; helm template cannot.
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+The RBAC of a component that serves /metrics with delegated authentication
+and authorization, as kube-controller-manager does (name: its service
+account): system:auth-delegator (TokenReview, SubjectAccessReview), and
+read access to kube-system/extension-apiserver-authentication (the client
+CA and request header settings), by a ClusterRole limited to that name
+rather than a RoleBinding in kube-system, so that no object of the chart
+lives outside the release namespace.
+*/}}
+{{- define "evictionrequest.delegatedAuthRBAC" -}}
+{{- $ns := .ctx.Release.Namespace }}
+# Delegated authentication (TokenReview) and authorization
+# (SubjectAccessReview) of the callers of /metrics.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ .name }}:system:auth-delegator
+  labels:
+    {{- include "evictionrequest.labels" (dict "ctx" .ctx "name" .name) | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: system:auth-delegator
+subjects:
+- kind: ServiceAccount
+  name: {{ .name }}
+  namespace: {{ $ns }}
+---
+# The client CA and request header settings kube-apiserver publishes in
+# kube-system/extension-apiserver-authentication: that one ConfigMap by name.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ .name }}:extension-apiserver-authentication-reader
+  labels:
+    {{- include "evictionrequest.labels" (dict "ctx" .ctx "name" .name) | nindent 4 }}
+rules:
+- apiGroups: [""]
+  resources: ["configmaps"]
+  resourceNames: ["extension-apiserver-authentication"]
+  verbs: ["get", "list", "watch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ .name }}:extension-apiserver-authentication-reader
+  labels:
+    {{- include "evictionrequest.labels" (dict "ctx" .ctx "name" .name) | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ .name }}:extension-apiserver-authentication-reader
+subjects:
+- kind: ServiceAccount
+  name: {{ .name }}
+  namespace: {{ $ns }}
+{{- end }}
+
+{{/*
+The ingress rule of a component's metrics port: from the scrapers of
+networkPolicy.metricsScrapers only; none when it is empty (an empty from
+would admit every source). kubelet's probes, from the node, are always
+allowed.
+*/}}
+{{- define "evictionrequest.metricsIngress" -}}
+{{- with .Values.networkPolicy.metricsScrapers }}
+- ports:
+  - port: 8080
+  from:
+    {{- toYaml . | nindent 4 }}
+{{- end }}
+{{- end }}
+
+{{/*
+The ingress rule of a port kube-apiserver calls (the APIService, a
+webhook): from networkPolicy.kubeAPIServer, or from anywhere when it is
+empty, kube-apiserver often running outside the pod network.
+*/}}
+{{- define "evictionrequest.kubeAPIServerIngress" -}}
+- ports:
+  - port: 8443
+  {{- with .Values.networkPolicy.kubeAPIServer }}
+  from:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}

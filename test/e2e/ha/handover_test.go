@@ -130,7 +130,7 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 		t.Errorf("the held Eviction was written %d times in the 30 s after Kubernetes' controllers started beside ours, want a few at most", writes)
 	}
 	framework.WaitForSample(t, func() framework.MetricSamples {
-		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+		return framework.ScrapeProcessMetrics(t, f.LifecycleController())
 	}, "evictionrequest_lifecycle_controller_stepped_aside", 1)
 	// The record names the write ours stepped aside at, and the event is
 	// on that object: any Eviction or request Kubernetes' controllers
@@ -166,7 +166,7 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 			t.Fatal(err)
 		}
 		framework.WaitForSample(t, func() framework.MetricSamples {
-			return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+			return framework.ScrapeProcessMetrics(t, f.LifecycleController())
 		}, "evictionrequest_lifecycle_controller_stepped_aside", 1)
 		pod := f.CreatePod(t, ns, "after-restart-0", framework.PodOptions{})
 		framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/after-restart"), pod)
