@@ -35,9 +35,7 @@ import (
 
 // readOnlyAtUpgrade are the values no render shows: the chart reads them
 // only through lookup, against the cluster, at helm upgrade.
-var readOnlyAtUpgrade = map[string]string{
-	"apiserver.servingCertificate.generated.renewBeforeDays": "when an upgrade generates a new certificate",
-}
+var readOnlyAtUpgrade = map[string]string{}
 
 // extraBases are configurations beside the chart's scenarios under which
 // values that no scenario turns on take effect, given as values files (the

@@ -231,12 +231,14 @@ component's own service account and evictionBridge.exemptUsers pass.
 {{- end }}
 
 {{/*
-The serving certificate of mode generated, as JSON: ca.crt, tls.crt and
-tls.key (PEM) and notAfter (Unix seconds). One per render, whichever
+The serving certificate of mode generated, as JSON: ca.crt, ca.key (the
+key of the CA, with which evictionrequest-apiserver's leader renews the
+certificate), tls.crt and tls.key (PEM) and notAfter (Unix seconds). One per render, whichever
 template asks first (the Secret, the APIService, the Deployment's checksum):
 computed once and kept in .Values._generatedServingCertificate, which the
 schema, checked before the templates run, never sees. The Secret of an
-earlier install is kept unless it expires within renewBeforeDays.
+earlier install (which the leader renews) is kept unless it expires within
+renewBeforeDays.
 */}}
 {{- define "evictionrequest.generatedServingCertificate" -}}
 {{- if not (hasKey .Values "_generatedServingCertificate") }}
@@ -248,6 +250,9 @@ earlier install is kept unless it expires within renewBeforeDays.
 {{- $notAfter := get ($existing.metadata.annotations | default dict) "evictionrequest.github.io/not-after" | default "0" | atoi }}
 {{- if and (hasKey $existing.data "ca.crt") (gt $notAfter (add $now (mul $cert.generated.renewBeforeDays 86400))) }}
 {{- $kept = dict "ca.crt" (index $existing.data "ca.crt" | b64dec) "tls.crt" (index $existing.data "tls.crt" | b64dec) "tls.key" (index $existing.data "tls.key" | b64dec) "notAfter" $notAfter }}
+{{- if hasKey $existing.data "ca.key" }}
+{{- $_ := set $kept "ca.key" (index $existing.data "ca.key" | b64dec) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- if not $kept }}
@@ -255,7 +260,7 @@ earlier install is kept unless it expires within renewBeforeDays.
 {{- $host := printf "evictionrequest-apiserver.%s.svc" .Release.Namespace }}
 {{- $ca := genCA "evictionrequest-apiserver-ca" $days }}
 {{- $serving := genSignedCert $host nil (list $host (printf "%s.cluster.local" $host)) $days $ca }}
-{{- $kept = dict "ca.crt" $ca.Cert "tls.crt" $serving.Cert "tls.key" $serving.Key "notAfter" (add $now (mul $days 86400)) }}
+{{- $kept = dict "ca.crt" $ca.Cert "ca.key" $ca.Key "tls.crt" $serving.Cert "tls.key" $serving.Key "notAfter" (add $now (mul $days 86400)) }}
 {{- end }}
 {{- $_ := set .Values "_generatedServingCertificate" $kept }}
 {{- end }}

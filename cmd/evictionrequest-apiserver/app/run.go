@@ -105,6 +105,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := applyBridge(o.Bridge, config, o.Controller, o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile); err != nil {
 		return nil, err
 	}
+	if err := applyServingCertificate(o.ServingCertificate, o.Bridge, config, o.Controller); err != nil {
+		return nil, err
+	}
 	return config, nil
 }
 
