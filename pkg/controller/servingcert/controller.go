@@ -101,7 +101,7 @@ func (c *Controller) sync(ctx context.Context) (time.Time, error) {
 	}
 	r, err := Renew(c.Clock.Now(), secret.Data, c.Policy)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("Secret %s: %w", c.SecretName, err)
+		return time.Time{}, fmt.Errorf("the serving certificate of Secret %s: %w", c.SecretName, err)
 	}
 	data := secret.Data
 	if r.Data != nil {
