@@ -25,6 +25,7 @@ import (
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -60,7 +61,7 @@ func Serve(ctx context.Context, s *MetricsServer, health, ready []healthz.Health
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
 	healthz.InstallHandler(mux, append([]healthz.HealthChecker{healthz.PingHealthz}, health...)...)
-	healthz.InstallReadyzHandler(mux, append([]healthz.HealthChecker{healthz.PingHealthz}, ready...)...)
+	healthz.InstallReadyzHandler(mux, append([]healthz.HealthChecker{healthz.PingHealthz, s.clientCALoaded()}, ready...)...)
 	stopCh := make(chan struct{})
 	stopped, _, err := s.Serving.Serve(s.handlerChain(mux), metricsShutdownTimeout, stopCh)
 	if err != nil {
@@ -71,6 +72,17 @@ func Serve(ctx context.Context, s *MetricsServer, health, ready []healthz.Health
 		close(stopCh)
 		<-stopped
 	}, nil
+}
+
+// clientCALoaded keeps the process out of /readyz until its delegated
+// authentication knows the client CAs: until then a scraper's client
+// certificate is not asked for.
+func (s *MetricsServer) clientCALoaded() healthz.HealthChecker {
+	var requestHeaderCA dynamiccertificates.CAContentProvider
+	if rh := s.Authentication.RequestHeaderConfig; rh != nil {
+		requestHeaderCA = rh.CAContentProvider
+	}
+	return ClientCAReadyCheck(s.Serving.ClientCA, requestHeaderCA)
 }
 
 // handlerChain puts handler behind the filters kube-controller-manager's

@@ -19,9 +19,11 @@ package controllermanager
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -133,3 +135,43 @@ func get(ctx context.Context, t *testing.T, url, token string) int {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode
 }
+
+// Until delegated authentication has loaded the client CAs (an informer's
+// moment after the start), /readyz fails: a scraper's client certificate
+// would not be asked for, and it would be served as anonymous.
+func TestServeIsNotReadyUntilTheClientCAIsLoaded(t *testing.T) {
+	s := metricsServer(t)
+	ca := &loadingCA{}
+	s.Serving.ClientCA = ca
+	_, ctx := ktesting.NewTestContext(t)
+	stop, err := Serve(ctx, s, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	readyz := "https://" + s.Serving.Listener.Addr().String() + "/readyz"
+	if got := get(ctx, t, readyz, ""); got == http.StatusOK {
+		t.Errorf("GET /readyz before the client CA is loaded: %d, want a failure", got)
+	}
+	certPEM, _, err := certutil.GenerateSelfSignedCertKey("client-ca", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca.content.Store(&certPEM)
+	if got := get(ctx, t, readyz, ""); got != http.StatusOK {
+		t.Errorf("GET /readyz once the client CA is loaded: %d, want 200", got)
+	}
+}
+
+// loadingCA is a client CA whose bundle arrives later, as the ConfigMap's.
+type loadingCA struct{ content atomic.Pointer[[]byte] }
+
+func (c *loadingCA) Name() string { return "loading" }
+func (c *loadingCA) CurrentCABundleContent() []byte {
+	if p := c.content.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+func (c *loadingCA) VerifyOptions() (x509.VerifyOptions, bool) { return x509.VerifyOptions{}, false }
+func (c *loadingCA) AddListener(dynamiccertificates.Listener)  {}
