@@ -51,7 +51,7 @@ type WorkloadOptions struct {
 }
 
 // startWorkload starts one process of the Deployment name of the overlay,
-// which runs binary and serves /metrics, /healthz and /readyz on
+// which runs binary and serves /metrics, /healthz and /readyz over HTTPS on
 // --metrics-bind-address: with the Deployment's arguments, authenticated
 // with pair as its service account (the overlay applied its RBAC), on a free
 // port; and waits until it is ready. The harness runs one process of a
@@ -89,9 +89,12 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	if err != nil {
 		return nil, err
 	}
-	p.MetricsURL = "http://" + metrics + "/metrics"
+	p.MetricsURL = "https://" + metrics + "/metrics"
+	if p.MetricsClient, err = c.metricsClient(); err != nil {
+		return nil, err
+	}
 	err = c.waitUntilReady(ctx, p, opts.Name, func(ctx context.Context) error {
-		return httpGetOK(ctx, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0]), "ok")
+		return httpGetOK(ctx, probeClient, "https://"+metrics+"/readyz", "ok")
 	})
 	if err != nil || !bridge {
 		return p, err

@@ -84,7 +84,10 @@ type Options struct {
 	AuthorizationClient *AuthorizationClientOptions
 	Controller          *ControllerOptions
 	Bridge              *options.BridgeOptions
-	Logs                *logsapi.LoggingConfiguration
+	// ServingCertificate renews the serving certificate the chart
+	// generates, on the controllers' leader.
+	ServingCertificate *ServingCertificateOptions
+	Logs               *logsapi.LoggingConfiguration
 	// ComponentGlobalsRegistry holds the effective version and the feature gates.
 	ComponentGlobalsRegistry basecompatibility.ComponentGlobalsRegistry
 
@@ -122,6 +125,7 @@ func NewOptions() *Options {
 		AuthorizationClient:                 NewAuthorizationClientOptions(),
 		Controller:                          NewControllerOptions(),
 		Bridge:                              options.NewBridgeOptions(),
+		ServingCertificate:                  NewServingCertificateOptions(),
 		Logs:                                logsapi.NewLoggingConfiguration(),
 		ComponentGlobalsRegistry:            compatibility.DefaultComponentGlobalsRegistry,
 		SelfSignedCertHosts:                 serviceDNSNames(options.InstallNamespace()),
@@ -158,6 +162,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.EmbeddedEtcd.AddFlags(fss.FlagSet("embedded etcd"))
 	secureServing := fss.FlagSet("secure serving")
 	ro.SecureServing.AddFlags(secureServing)
+	o.ServingCertificate.AddFlags(secureServing)
 	secureServing.StringSliceVar(&o.SelfSignedCertHosts, "self-signed-cert-hosts", o.SelfSignedCertHosts,
 		"DNS names, besides localhost, of the self-signed serving certificate generated when --tls-cert-file is not set. "+
 			"Include <service>.<namespace>.svc of the Service the APIService points to.")
@@ -211,6 +216,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.AuthorizationClient.Validate()...)
 	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.Bridge.Validate()...)
+	errs = append(errs, o.ServingCertificate.Validate(o.Controller.Enabled)...)
 	if o.Bridge.Enabled && !o.Controller.Enabled {
 		// The bridge's caBundle keeper and janitor run among the
 		// controllers, on their leader: without them nothing would keep

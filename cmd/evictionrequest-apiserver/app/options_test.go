@@ -172,6 +172,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{[]string{"--anonymous-auth-paths=healthz"}, "--anonymous-auth-paths"},
 		{[]string{"--embedded-etcd-client-port=23790", "--embedded-etcd-peer-port=23790"}, "--embedded-etcd-peer-port"},
 		{[]string{"--enable-eviction-bridge", "--enable-evictionrequest-controller=false"}, "--enable-evictionrequest-controller"},
+		{[]string{"--enable-eviction-bridge"}, "--eviction-bridge-client-ca-file"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			o := parse(t, append([]string{"--embedded-etcd-data-dir=" + t.TempDir()}, tc.args...)...)

@@ -66,9 +66,10 @@ type Options struct {
 	// Bridge is the eviction API bridge, served with TLS on SecureServing.
 	Bridge        *options.BridgeOptions
 	SecureServing *genericoptions.SecureServingOptions
-	// MetricsBindAddress serves /metrics, /healthz and /readyz.
-	MetricsBindAddress string
-	Logs               *logsapi.LoggingConfiguration
+	// Metrics serves /metrics, /healthz and /readyz over HTTPS, /metrics
+	// to the callers kube-apiserver authorizes.
+	Metrics *options.MetricsServingOptions
+	Logs    *logsapi.LoggingConfiguration
 }
 
 // NewOptions returns the defaults: the controller and the default evictor,
@@ -85,12 +86,12 @@ func NewOptions() *Options {
 		// status, the evictor's entry, the requests' status, the eviction):
 		// past this rate kube-apiserver on two cores, not the client, is
 		// the limit (make bench-drain; docs/benchmarks.md has the figures).
-		Client:             options.NewClientOptions(300, 600),
-		LeaderElection:     options.NewLeaderElection(componentName),
-		Bridge:             options.NewBridgeOptions(),
-		SecureServing:      newSecureServing(),
-		MetricsBindAddress: ":8080",
-		Logs:               logsapi.NewLoggingConfiguration(),
+		Client:         options.NewClientOptions(300, 600),
+		LeaderElection: options.NewLeaderElection(componentName),
+		Bridge:         options.NewBridgeOptions(),
+		SecureServing:  newSecureServing(),
+		Metrics:        options.NewMetricsServingOptions(),
+		Logs:           logsapi.NewLoggingConfiguration(),
 	}
 }
 
@@ -117,8 +118,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	bridgeFlags := fss.FlagSet("eviction bridge")
 	o.Bridge.AddFlags(bridgeFlags)
 	o.SecureServing.AddFlags(bridgeFlags)
-	fs = fss.FlagSet("metrics")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of /metrics, /healthz and /readyz; \"0\" serves none.")
+	o.Metrics.AddFlags(fss.FlagSet("metrics"), fss.FlagSet("metrics authentication and authorization"))
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
 	return fss
 }
@@ -151,6 +151,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.NodeDrain.Validate()...)
 	errs = append(errs, o.Client.Validate()...)
 	errs = append(errs, o.Bridge.Validate()...)
+	errs = append(errs, o.Metrics.Validate()...)
 	if o.Bridge.Enabled {
 		errs = append(errs, o.SecureServing.Validate()...)
 	}

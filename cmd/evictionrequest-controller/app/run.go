@@ -60,6 +60,10 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	metrics.Register()
+	metricsServer, err := o.Metrics.MetricsServer(o.Kubeconfig, serviceDNSNames())
+	if err != nil {
+		return err
+	}
 	klog.FromContext(ctx).Info("Starting evictionrequest-controller", "version", version.Get(), "controllers", o.Controllers)
 	guard, stopGuard := o.newGuard(client, eventClient)
 	defer stopGuard()
@@ -73,14 +77,14 @@ func (o *Options) Run(ctx context.Context) error {
 		descriptors, ready = append(descriptors, controllers...), append(ready, check)
 	}
 	m := &controllermanager.Manager{
-		Name:               componentName,
-		LeaderElection:     o.LeaderElection,
-		Client:             client,
-		EventClient:        eventClient,
-		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cacheTransform)},
-		MetricsBindAddress: o.MetricsBindAddress,
-		ReadyChecks:        ready,
-		Controllers:        descriptors,
+		Name:            componentName,
+		LeaderElection:  o.LeaderElection,
+		Client:          client,
+		EventClient:     eventClient,
+		InformerOptions: []informers.SharedInformerOption{informers.WithTransform(cacheTransform)},
+		Metrics:         metricsServer,
+		ReadyChecks:     ready,
+		Controllers:     descriptors,
 	}
 	return m.Run(ctx)
 }

@@ -111,7 +111,7 @@ func TestBudgetRefusesThenRelaxed(t *testing.T) {
 			failed := `imperative_eviction_responder_controller_failed_evictions_total{eviction="` + ev.Name + `",namespace="` + ns + `",target_name="db-0",target_type="pod"}`
 			var metrics framework.MetricSamples
 			framework.Eventually(t, 30*time.Second, failed+" to count both refusals", func(context.Context) error {
-				metrics = framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+				metrics = framework.ScrapeProcessMetrics(t, f.LifecycleController())
 				if v, _ := metrics.Value(failed); v < 2 {
 					return fmt.Errorf("%s = %v", failed, v)
 				}

@@ -115,7 +115,7 @@ func TestKubectlDrainTimesOutOnAHeldPod(t *testing.T) {
 	if want := "requested through the eviction API by " + localcluster.AdminUser; !strings.Contains(status.Stdout, want) {
 		t.Errorf("kubectl evictionrequest status lacks %q:\n%s%s", want, status.Stdout, status.Stderr)
 	}
-	framework.CheckBridgeMetrics(t, framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL), framework.ScrapeMetrics(t, f.AdminConfig))
+	framework.CheckBridgeMetrics(t, framework.ScrapeProcessMetrics(t, f.LifecycleController()), framework.ScrapeMetrics(t, f.AdminConfig))
 	framework.WaitFor(t, "the bridge to withdraw its EvictionRequest", func(ctx context.Context) (bool, error) {
 		list, err := f.Kube.LifecycleV1alpha1().EvictionRequests(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -128,7 +128,7 @@ func TestKubectlDrainTimesOutOnAHeldPod(t *testing.T) {
 		}
 		return nil
 	})
-	if v := framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL).Sample(t, "evictionrequest_eviction_bridge_withdrawals_total"); v < 1 {
+	if v := framework.ScrapeProcessMetrics(t, f.LifecycleController()).Sample(t, "evictionrequest_eviction_bridge_withdrawals_total"); v < 1 {
 		t.Errorf("withdrawals_total = %v, want at least the withdrawal of this test", v)
 	}
 }
@@ -162,7 +162,7 @@ func TestTheBridgeActsOnlyForKubeAPIServer(t *testing.T) {
 		}}))
 	}
 	metricsOf := func() framework.MetricSamples {
-		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+		return framework.ScrapeProcessMetrics(t, f.LifecycleController())
 	}
 	const refused = `evictionrequest_eviction_bridge_refused_calls_total{reason="unauthenticated"}`
 	before, _ := metricsOf().Value(refused)
