@@ -35,30 +35,6 @@ import (
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
-// grantCluster grants user rules cluster-wide, through a ClusterRole and a
-// ClusterRoleBinding named name, deleted when the test ends.
-func grantCluster(t *testing.T, user, name string, rules ...rbacv1.PolicyRule) {
-	t.Helper()
-	ctx := t.Context()
-	if _, err := f.Kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	if _, err := f.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = f.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
-		_ = f.Kube.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
-	})
-}
-
 // annotate merge-patches annotations onto node as client, returning the
 // error.
 func annotate(t *testing.T, client kubernetes.Interface, node string, annotations map[string]string) error {
@@ -86,7 +62,7 @@ func TestOnlyThoseWithADrainsRightsStartOne(t *testing.T) {
 	t.Parallel()
 	node := f.NewNode(t)
 	user := "node-patcher-" + node
-	grantCluster(t, user, user+"-nodes", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes", "nodes/status"}, Verbs: []string{"get", "patch", "update"}})
+	f.GrantCluster(t, user, user+"-nodes", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes", "nodes/status"}, Verbs: []string{"get", "patch", "update"}})
 	patcher, err := kubernetes.NewForConfig(f.ImpersonatingConfig(user))
 	if err != nil {
 		t.Fatal(err)
@@ -105,13 +81,13 @@ func TestOnlyThoseWithADrainsRightsStartOne(t *testing.T) {
 	_, err = drain.SetNodeConditions(t.Context(), patcher.CoreV1(), node, nil, time.Now(), "kubelet", shutdown)
 	wantForbidden(t, "a graceful shutdown reported by "+user, err, "only its kubelet (system:node:"+node+")")
 
-	grantCluster(t, user, user+"-evict", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}})
+	f.GrantCluster(t, user, user+"-evict", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}})
 	framework.Eventually(t, time.Minute, user+" starting a drain once it may evict", func(context.Context) error {
 		return annotate(t, patcher, node, map[string]string{nodedrain.DrainAnnotation: "true", drain.DeadlineAnnotation: "30m", drain.OnDeadlineAnnotation: "evict"})
 	})
 	wantForbidden(t, "a deadline that deletes, without delete pods", annotate(t, patcher, node, map[string]string{drain.OnDeadlineAnnotation: "delete"}), deletePods)
 
-	grantCluster(t, user, user+"-delete", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"delete"}})
+	f.GrantCluster(t, user, user+"-delete", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"delete"}})
 	framework.Eventually(t, time.Minute, user+" setting a drain that deletes once it may delete pods", func(context.Context) error {
 		return annotate(t, patcher, node, map[string]string{drain.OnDeadlineAnnotation: "delete"})
 	})
