@@ -32,6 +32,9 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
@@ -92,4 +95,19 @@ func TestOnlyThoseWithADrainsRightsStartOne(t *testing.T) {
 		return annotate(t, patcher, node, map[string]string{drain.OnDeadlineAnnotation: "delete"})
 	})
 	f.SetNodeConditionAsKubelet(t, node, corev1.NodeGracefulNodeShutdownInProgress, corev1.ConditionTrue, "NodeShutdown")
+}
+
+// A user who may only patch nodes/status cannot start a drain for a
+// graceful shutdown by conditions the policy and the node drain could
+// read differently (a look-alike of the kubelet's message, two
+// GracefulNodeShutdownInProgress conditions in either order): the policy
+// refuses the write or the node drain ignores it, and the node's pod gets
+// no EvictionRequest.
+func TestAStatusPatcherStartsNoShutdownDrain(t *testing.T) {
+	t.Parallel()
+	nodeDrain, err := participant.New(evictionapi.Coordination, nodedrain.DefaultRequesterName, f.Kube, f.Clientset, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.CheckAStatusPatcherStartsNoShutdownDrain(t, nodeDrain)
 }
