@@ -368,6 +368,19 @@ func TestGracefulNodeShutdownInProgressRequestsAndWithdraws(t *testing.T) {
 	f.CheckGracefulShutdownConditionDrain(t, nodeDrain)
 }
 
+// A user who may only patch nodes/status cannot start a drain for a
+// graceful shutdown on lifecycle.k8s.io either: the policy refuses the
+// write or the node drain ignores it, and the node's pod gets no
+// EvictionRequest.
+func TestAStatusPatcherStartsNoShutdownDrain(t *testing.T) {
+	t.Parallel()
+	nodeDrain, err := participant.New(evictionapi.Lifecycle, lifecyclecontroller.DefaultNodeDrainRequester, f.Kube, nil, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.CheckAStatusPatcherStartsNoShutdownDrain(t, nodeDrain)
+}
+
 // The declarative drain's deadline: a Node annotated with a deadline and
 // delete gets the pod a PodDisruptionBudget keeps deleted at the deadline,
 // and ends Drained.
