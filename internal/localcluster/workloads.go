@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/evictionrequest/apiserver/artifacts"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
 
 const (
@@ -75,8 +76,8 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	replace := map[string]string{"metrics-bind-address": metrics, "kubeconfig": ""}
 	args := []string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=" + metrics}
-	bridge := slices.Contains(w.args, "--enable-eviction-bridge")
-	if bridge {
+	servesBridge := runsController(w.args, bridge.Name)
+	if servesBridge {
 		// The eviction API bridge serves with the cluster's serving
 		// certificate on a port of its own, and puts the cluster's serving
 		// CA in its webhook's caBundle.
@@ -96,7 +97,7 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	err = c.waitUntilReady(ctx, p, opts.Name, func(ctx context.Context) error {
 		return httpGetOK(ctx, probeClient, "https://"+metrics+"/readyz", "ok")
 	})
-	if err != nil || !bridge {
+	if err != nil || !servesBridge {
 		return p, err
 	}
 	if opts.BridgePort != 0 {

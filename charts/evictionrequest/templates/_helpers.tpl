@@ -192,7 +192,6 @@ The node drain's arguments, when the component of api runs it.
 {{- define "evictionrequest.nodeDrainArgs" -}}
 {{- $d := .ctx.Values.nodeDrain }}
 {{- if eq (include "evictionrequest.nodeDrainAPI" .ctx) .api }}
-- --enable-node-drain-controller
 {{- if $d.drainOnMaintenancePlanned }}
 - --drain-on-maintenance-planned
 {{- end }}
@@ -381,4 +380,30 @@ empty, kube-apiserver often running outside the pod network.
   from:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+{{- end }}
+
+{{/*
+evictionrequest.controllersArg is the one --controllers argument of the
+binary of an API (.api: coordination for the server, lifecycle for
+evictionrequest-controller), in kube-controller-manager's syntax: '*' and
+the controllers off by default that the values turn on (the node drain, the
+bridge), less, with controller.actorsOnly, the two that kube-controller-
+manager runs from 1.38 on. Nothing when it says only '*'. One argument,
+because a second --controllers adds to the first: the list must keep '*'.
+*/}}
+{{- define "evictionrequest.controllersArg" -}}
+{{- $names := list "*" }}
+{{- if and (eq .api "lifecycle") .ctx.Values.controller.actorsOnly }}
+{{- $names = append $names "-evictionrequest-controller" }}
+{{- $names = append $names "-imperative-eviction-responder-controller" }}
+{{- end }}
+{{- if eq (include "evictionrequest.nodeDrainAPI" .ctx) .api }}
+{{- $names = append $names "evictionrequest-node-drain" }}
+{{- end }}
+{{- if eq (include "evictionrequest.bridgeAPI" .ctx) .api }}
+{{- $names = append $names "eviction-bridge" }}
+{{- end }}
+{{- if gt (len $names) 1 }}
+- --controllers={{ join "," $names }}
+{{- end }}
 {{- end }}

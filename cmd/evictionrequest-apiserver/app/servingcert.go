@@ -91,7 +91,7 @@ func (o *ServingCertificateOptions) Validate(controllers bool) []error {
 		errs = append(errs, errors.New("--serving-certificate-secret needs --serving-certificate-apiservice"))
 	}
 	if !controllers {
-		errs = append(errs, errors.New("--serving-certificate-secret needs --enable-evictionrequest-controller: the controllers' leader renews the certificate"))
+		errs = append(errs, errors.New("--serving-certificate-secret needs the server's controllers (--controllers=* or a name): their leader renews the certificate"))
 	}
 	return errs
 }

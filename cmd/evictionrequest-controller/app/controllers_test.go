@@ -80,5 +80,6 @@ func parseOptions(t *testing.T, args ...string) *Options {
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
+	o.Complete()
 	return o
 }

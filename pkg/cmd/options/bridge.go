@@ -33,6 +33,7 @@ import (
 // sends the evictions of pods with interceptors or responders through
 // EvictionRequests.
 type BridgeOptions struct {
+	// Enabled serves the bridge: decided by --controllers (Complete).
 	Enabled bool
 	// Inactivity is how long the bridge keeps its request without an
 	// eviction of the pod reaching it.
@@ -71,9 +72,6 @@ func NewBridgeOptions() *BridgeOptions {
 
 // AddFlags adds the bridge's flags to fs.
 func (o *BridgeOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.Enabled, "enable-eviction-bridge", o.Enabled,
-		"Serve the eviction API bridge at "+bridge.Path+" on the secure port, for a ValidatingWebhookConfiguration on pods/eviction "+
-			"(the eviction-bridge component): evictions of pods with interceptors (responders) wait for their eviction step.")
 	fs.DurationVar(&o.Inactivity, "eviction-bridge-inactivity-timeout", o.Inactivity,
 		"How long the bridge keeps its request for a pod once no eviction of it reaches the bridge: then it withdraws.")
 	fs.DurationVar(&o.RetryAfter, "eviction-bridge-retry-after", o.RetryAfter, "Retry-After of the bridge's 429 answers.")
@@ -112,7 +110,7 @@ func (o *BridgeOptions) Validate() []error {
 	}
 	switch {
 	case o.ClientCAFile == "" && !o.AllowUnauthenticatedCallers:
-		errs = append(errs, errors.New("--enable-eviction-bridge needs --eviction-bridge-client-ca-file, the CA of the client certificate kube-apiserver presents to the bridge "+
+		errs = append(errs, errors.New("the eviction API bridge (--controllers=eviction-bridge) needs --eviction-bridge-client-ca-file, the CA of the client certificate kube-apiserver presents to the bridge "+
 			"(its admission configuration, docs/eviction-bridge.md), so that the bridge serves kube-apiserver only; "+
 			"or, to serve any caller that reaches its port, --"+AllowUnauthenticatedCallersFlag))
 	case o.ClientCAFile != "" && o.AllowUnauthenticatedCallers:

@@ -39,9 +39,10 @@ func TestBridgeOptionsRequireCallerAuthentication(t *testing.T) {
 		{args: []string{"--eviction-bridge-client-ca-file=ca.crt", "--eviction-bridge-allow-unauthenticated-callers"}, want: []string{"contradicts"}},
 	} {
 		o := NewBridgeOptions()
+		o.Enabled = true
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		o.AddFlags(fs)
-		if err := fs.Parse(append([]string{"--enable-eviction-bridge"}, tc.args...)); err != nil {
+		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
 		errs := o.Validate()

@@ -109,7 +109,7 @@ func upgrade(t *testing.T) {
 	// them), so the Deployment runs none, which would contend for the
 	// Lease.
 	args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " ")
-	if *dep.Spec.Replicas != 0 || !strings.Contains(args, "--enable-eviction-bridge") || !strings.Contains(args, "--eviction-bridge-client-ca-file=") {
+	if *dep.Spec.Replicas != 0 || !strings.Contains(args, ",eviction-bridge") || !strings.Contains(args, "--eviction-bridge-client-ca-file=") {
 		t.Errorf("the upgraded Deployment: %d replicas, args %s; want none in the cluster, and the bridge", *dep.Spec.Replicas, args)
 	}
 	webhook, err := f.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "evictionrequest-eviction-bridge", metav1.GetOptions{})
