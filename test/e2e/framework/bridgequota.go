@@ -154,12 +154,16 @@ func fillerRequester(api evictionapi.API) string {
 
 // evictUntilRefused evicts pod through kube-apiserver until the answer is
 // a 429 that says want, and returns it; an eviction that goes through
-// fails the test: every pod it evicts is protected.
+// fails the test: every pod it evicts is protected. Each eviction is
+// kubectl's (Pods().EvictV1) without client-go's own retries of a 429,
+// up to ten Retry-Afters in one call: the test sees every answer.
 func (f *Framework) evictUntilRefused(t *testing.T, pod *corev1.Pod, want string) error {
 	t.Helper()
 	var refusal error
-	Eventually(t, time.Minute, fmt.Sprintf("the eviction of %s refused saying %q", pod.Name, want), func(ctx context.Context) error {
-		err := f.Kube.CoreV1().Pods(pod.Namespace).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}})
+	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}}
+	Eventually(t, 2*time.Minute, fmt.Sprintf("the eviction of %s refused saying %q", pod.Name, want), func(ctx context.Context) error {
+		err := f.Kube.CoreV1().RESTClient().Post().Namespace(pod.Namespace).Resource("pods").Name(pod.Name).SubResource("eviction").
+			MaxRetries(0).Body(eviction).Do(ctx).Error()
 		switch {
 		case err == nil:
 			t.Fatalf("the eviction of pod %s/%s, whose interceptor or responder holds it, went through", pod.Namespace, pod.Name)
