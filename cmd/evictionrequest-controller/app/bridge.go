@@ -59,9 +59,11 @@ func (o *Options) startBridge(ctx context.Context, config *rest.Config) ([]contr
 		return nil, nil, err
 	}
 	// The bridge writes by patch or apply, and reads the annotations of
-	// its requests: its cache keeps all of them but managedFields, and of
-	// pods what TrimPod keeps.
-	factory := informers.NewSharedInformerFactoryWithOptions(clients.Kube, 0, informers.WithTransform(cachetransform.TrimPodsStripManagedFields))
+	// its requests and when the server recorded its last write of them
+	// (the janitor): its cache keeps all of them but the managedFields of
+	// other managers, and of pods what TrimPod keeps.
+	factory := informers.NewSharedInformerFactoryWithOptions(clients.Kube, 0,
+		informers.WithTransform(cachetransform.TrimPodsStripManagedFieldsBut(bridge.LifecycleRequester)))
 	b, err := assembly.NewEvictionBridge(o.Bridge, assembly.BridgeDeps{
 		API: evictionapi.Lifecycle, Clients: clients,
 		Informers: participant.Informers{Kube: factory}, Own: []assembly.InformerFactory{factory},

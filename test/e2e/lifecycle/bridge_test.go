@@ -32,6 +32,7 @@ import (
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
@@ -186,4 +187,18 @@ func TestTheBridgeActsOnlyForKubeAPIServer(t *testing.T) {
 	if after, _ := metricsOf().Value(refused); after < before+4 {
 		t.Errorf("%s went from %v to %v, want at least 4 more", refused, before, after)
 	}
+}
+
+// A full ResourceQuota of lifecycle.k8s.io EvictionRequests keeps a pod
+// with a responder: the bridge cannot create its request, and refuses the
+// eviction with a 429 naming the quota rather than fail open; once the
+// quota has room, the request is created on the next retry with its
+// annotations in that one write.
+func TestAFullQuotaKeepsThePodTheBridgeCannotRequest(t *testing.T) {
+	t.Parallel()
+	f.CheckAFullQuotaKeepsAProtectedPod(t, evictionapi.Lifecycle, framework.PodOptions{Mutate: func(p *corev1.Pod) {
+		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder("e2e.example.com/hold", 5000)}
+	}}, func() framework.MetricSamples {
+		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+	})
 }
