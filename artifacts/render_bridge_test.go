@@ -64,7 +64,7 @@ func TestTheEvictionBridgeOverlays(t *testing.T) {
 				t.Fatalf("the webhook calls %s%s, served by no Deployment of the overlay", service.Name, *service.Path)
 			}
 			args := dep.Spec.Template.Spec.Containers[0].Args
-			for _, want := range []string{"--enable-eviction-bridge", "--eviction-bridge-webhook-configuration=" + config.Name} {
+			for _, want := range []string{"--controllers=*,eviction-bridge", "--eviction-bridge-webhook-configuration=" + config.Name} {
 				if !slices.Contains(args, want) {
 					t.Errorf("Deployment %s lacks %s: %v", dep.Name, want, args)
 				}

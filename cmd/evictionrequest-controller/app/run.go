@@ -113,8 +113,11 @@ func (o *Options) newGuard(client, eventClient kubernetes.Interface) (*stepaside
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: componentName})
+	// Each series exists from the start, so that the alerts' rules read
+	// zero rather than nothing.
 	for _, c := range stepaside.Counterparts {
 		metrics.SteppedAside.WithLabelValues(string(c)).Set(0)
+		metrics.StepAsideUntrustedWrites.WithLabelValues(string(c))
 	}
 	return stepaside.New(stepaside.Config{
 		Clock:    clock.RealClock{},
