@@ -199,6 +199,6 @@ func TestAFullQuotaKeepsThePodTheBridgeCannotRequest(t *testing.T) {
 	f.CheckAFullQuotaKeepsAProtectedPod(t, evictionapi.Lifecycle, framework.PodOptions{Mutate: func(p *corev1.Pod) {
 		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder("e2e.example.com/hold", 5000)}
 	}}, func() framework.MetricSamples {
-		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+		return framework.ScrapeProcessMetrics(t, f.LifecycleController())
 	})
 }
