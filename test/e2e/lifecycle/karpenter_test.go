@@ -27,7 +27,6 @@ import (
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/surge"
-	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
 // respondedBy opts a Deployment's pods in to the responder name at
@@ -72,7 +71,6 @@ func TestKarpenterWaitsForAResponderThatNeverAnswers(t *testing.T) {
 // budgets of Karpenter's and of our node drain, whichever controllers run
 // the Evictions.
 func TestKarpenterAndTheDeclarativeDrainKeepTheirBudgets(t *testing.T) {
-	framework.OurControllersOnly(t)
 	t.Parallel()
 	f.CheckKarpenterAndDeclarativeDrainBudgets(t)
 }
