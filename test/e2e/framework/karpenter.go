@@ -64,7 +64,9 @@ func (f *Framework) KarpenterNodePool(t testing.TB, ns string, opts localcluster
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = f.Dynamic.Resource(localcluster.NodePoolResource).Delete(context.Background(), ns, metav1.DeleteOptions{})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = f.Dynamic.Resource(localcluster.NodePoolResource).Delete(ctx, ns, metav1.DeleteOptions{})
 	})
 }
 
