@@ -323,18 +323,15 @@ const KarpenterNodeRepair = "FEATURE_GATES=NodeRepair=true"
 
 // KarpenterRebootCondition is the node condition on which Karpenter's KWOK
 // provider reboots a node (with the NodeRepair feature gate), draining it
-// for at most rebootDrain first.
+// for at most a minute first (the terminationGracePeriod of its reboot
+// policy).
 const KarpenterRebootCondition corev1.NodeConditionType = "KWOKRebootRequired"
-
-// rebootDrain is the terminationGracePeriod of the KWOK provider's reboot
-// policy: how long Karpenter drains a node before it reboots it anyway.
-const rebootDrain = time.Minute
 
 // CheckKarpenterGivesUpAtARebootsDeadline checks, on api, that a disruption
 // Karpenter calls off leaves nothing requested once the eviction API
 // bridge's inactivity time-out, inactivity, passes: Karpenter's KWOK
 // provider reboots a node whose KarpenterRebootCondition is True, draining
-// it for at most rebootDrain; the eviction of a pod whose interceptor
+// it for at most a minute; the eviction of a pod whose interceptor
 // (responder) holder never answers is refused until then, Karpenter stops
 // asking and reboots the node with the pod on it, and the bridge, asked no
 // more, withdraws: the request ends with withdrawn (our API's Canceled, or
