@@ -18,9 +18,9 @@ limitations under the License.
 // foreground: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 // kwok, evictionrequest-apiserver registered with the aggregator (or, with
 // --api=lifecycle, kube-apiserver's own lifecycle.k8s.io API and
-// evictionrequest-controller), the surge interceptor, and a node run by the
-// real kubelet (--kubelet-nodes). Ctrl-C or SIGTERM stops every process it
-// started.
+// evictionrequest-controller), the surge interceptor, a node run by the
+// real kubelet (--kubelet-nodes) and, with --karpenter, Karpenter. Ctrl-C
+// or SIGTERM stops every process it started.
 //
 // local-up node shutdown|cancel|kill NODE acts on a real kubelet node of
 // a running local control plane, from another terminal: a graceful
@@ -56,6 +56,8 @@ func main() {
 	overlay := flag.String("overlay", "", "Overlay of artifacts/ to deploy; empty is the API's with the eviction API bridge (bridge, lifecycle-bridge). For coordination also default (one server with its embedded etcd, no bridge) or ha (two replicas behind the APIService on a three-member etcd); for lifecycle also lifecycle.")
 	controllers := flag.String("lifecycle-controllers", "ours", "With --api=lifecycle, whose evictionrequest-controller and imperative-eviction-responder-controller run: "+
 		"ours (evictionrequest-controller's) or upstream (Kubernetes 1.38's, as kube-controller-manager runs them; evictionrequest-controller then runs the actors only).")
+	karpenter := flag.Bool("karpenter", false, "Run Karpenter's KWOK provider as the node autoscaler, with its CRDs, a KWOKNodeClass and the NodePool "+
+		karpenterNodePool+" (consolidation after "+karpenterConsolidateAfter+"), its evictions going through the eviction API bridge: docs/karpenter.md.")
 	klog.InitFlags(nil)
 	flag.Parse()
 
@@ -76,7 +78,7 @@ func main() {
 		os.Exit(2)
 	}
 	cfg := localcluster.Config{Dir: *dir, BinDir: *binDir, Nodes: *nodes, KubeletNodes: *kubeletNodes, Overlay: *overlay, Lifecycle: parsed == evictionapi.Lifecycle,
-		UpstreamControllers: parsed == evictionapi.Lifecycle && *controllers == "upstream"}
+		UpstreamControllers: parsed == evictionapi.Lifecycle && *controllers == "upstream", Karpenter: *karpenter}
 	if err := run(ctx, cfg); err != nil {
 		klog.Background().Error(err, "Local control plane failed")
 		os.Exit(1)
@@ -108,10 +110,16 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 		return err
 	}
 	defer cluster.Stop()
+	if cfg.Karpenter {
+		pool := localcluster.NewKarpenterNodePool(karpenterNodePool, localcluster.KarpenterNodePoolOptions{ConsolidateAfter: karpenterConsolidateAfter})
+		if _, err := cluster.CreateKarpenterNodePool(ctx, pool); err != nil {
+			return err
+		}
+	}
 
 	kubectl, _ := filepath.Abs(filepath.Join(cfg.BinDir, "kubectl"))
 	fmt.Printf("Local control plane ready: export KUBECONFIG=%s; %s api-resources --api-group=%s; %s get evictionrequests.%s -A (logs in %s; Ctrl-C stops it)%s\n",
-		cluster.KubeconfigPath, kubectl, group, kubectl, group, cluster.LogDir(), kubeletNodesHint(cluster, cfg.BinDir))
+		cluster.KubeconfigPath, kubectl, group, kubectl, group, cluster.LogDir(), kubeletNodesHint(cluster, cfg.BinDir)+karpenterHint(cfg))
 
 	for {
 		select {
@@ -127,6 +135,21 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 			logger.Error(p.Err(), "A redundant component exited; the cluster goes on without it", "component", p.Name, "log", p.LogFile)
 		}
 	}
+}
+
+// The NodePool of --karpenter.
+const (
+	karpenterNodePool         = "default"
+	karpenterConsolidateAfter = "30s"
+)
+
+// karpenterHint tells where Karpenter's nodes come from.
+func karpenterHint(cfg localcluster.Config) string {
+	if !cfg.Karpenter {
+		return ""
+	}
+	return fmt.Sprintf("; Karpenter runs NodePool %s: pods with the node selector %s=%s get its nodes (docs/karpenter.md)",
+		karpenterNodePool, localcluster.NodePoolLabel, karpenterNodePool)
 }
 
 // kubeletNodesHint tells how to shut the real kubelet nodes down.

@@ -17,7 +17,7 @@ limitations under the License.
 // Package localcluster runs a real Kubernetes control plane on loopback with
 // evictionrequest-apiserver registered behind the aggregator: etcd,
 // kube-apiserver, kube-controller-manager, kube-scheduler, kwok and our
-// server (and, on request, the surge interceptor), each a child
+// server (and, on request, the surge interceptor and Karpenter), each a child
 // process on free ports. `make run` and the e2e suite both use it.
 package localcluster
 
@@ -98,6 +98,14 @@ type Config struct {
 	// as LifecycleOverlay deploys it: both APIs at once, as an admin who
 	// applies both overlays has them.
 	LifecycleController bool
+	// Karpenter runs Karpenter's KWOK provider (the karpenter binary of
+	// BinDir) as the cluster's node autoscaler, after Karpenter's CRDs and
+	// a KWOKNodeClass (KarpenterNodeClass) are installed; NodePools are
+	// created with CreateKarpenterNodePool. Its nodes are kwok nodes.
+	Karpenter bool
+	// KarpenterEnv are settings of Karpenter, which it reads from its
+	// environment: FEATURE_GATES=..., BATCH_MAX_DURATION=5s, say.
+	KarpenterEnv []string
 	// Logf reports progress; nil is silent.
 	Logf func(format string, args ...any)
 }
@@ -141,6 +149,8 @@ type Cluster struct {
 	// lifecycleControllerArgs.
 	lifecycleController     *Process
 	lifecycleControllerArgs []string
+	// karpenter runs with Config.Karpenter.
+	karpenter *Process
 	// upstreamControllers runs with Config.UpstreamControllers.
 	upstreamControllers *Process
 	// servers are the replicas of our server the APIService reaches,
@@ -228,6 +238,12 @@ func (c *Cluster) start(ctx context.Context) error {
 			what string
 			run  func(context.Context) error
 		}{"the surge interceptor", c.startSurgeInterceptor})
+	}
+	if c.cfg.Karpenter {
+		steps = append(steps, struct {
+			what string
+			run  func(context.Context) error
+		}{"Karpenter", c.startKarpenter})
 	}
 	for _, step := range steps {
 		c.cfg.Logf("Starting %s", step.what)

@@ -114,6 +114,7 @@ type pki struct {
 	controllerManager *keyPair
 	scheduler         *keyPair
 	kwok              *keyPair
+	karpenter         *keyPair
 	evictionServer    *keyPair
 	surgeInterceptor  *keyPair
 	// lifecycleController is evictionrequest-controller's service account.
@@ -156,6 +157,7 @@ func newPKI(dir string) (*pki, error) {
 			organization: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth}},
 		{p.clusterCA, &p.scheduler, certRequest{name: "kube-scheduler", commonName: "system:kube-scheduler", usage: x509.ExtKeyUsageClientAuth}},
 		{p.clusterCA, &p.kwok, certRequest{name: "kwok", commonName: "kwok", organization: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth}},
+		{p.clusterCA, &p.karpenter, certRequest{name: "karpenter", commonName: KarpenterUser, organization: []string{"system:masters"}, usage: x509.ExtKeyUsageClientAuth}},
 		// Our server authenticates as its service account, so the RBAC of
 		// artifacts/ is what authorizes it, as in a real cluster.
 		{p.clusterCA, &p.evictionServer, certRequest{name: "evictionrequest-apiserver-client",

@@ -50,5 +50,9 @@ func TestMain(m *testing.M) {
 		}
 		cfg.ServerArgs = append(cfg.ServerArgs, "--eviction-bridge-inactivity-timeout="+bridgeInactivity.String(),
 			"--completed-evictionrequest-ttl="+completedTTL.String())
+		// Karpenter, whose evictions go through the bridge; node repair
+		// reboots a node on a condition of its KWOK provider.
+		cfg.Karpenter = true
+		cfg.KarpenterEnv = []string{framework.KarpenterNodeRepair}
 	}))
 }

@@ -18,6 +18,7 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -28,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
@@ -89,6 +91,9 @@ func (f *Framework) CheckDeclarativeDrainPoolBudget(t *testing.T) {
 type PoolDrains struct {
 	// MaxDraining is the most nodes seen DrainInProgress=True at once.
 	MaxDraining int
+	// MaxDisrupted is the most nodes seen at once with Karpenter's taint
+	// of a node it disrupts (localcluster.DisruptedTaint).
+	MaxDisrupted int
 	// Queued are the nodes seen waiting, by the declarative drain's or the
 	// plugin's queued reason.
 	Queued map[string]bool
@@ -99,7 +104,8 @@ type PoolDrains struct {
 
 // WatchPoolDrains watches the nodes of the pool (PoolLabel) of namespace ns until the
 // test ends, and returns what it has seen so far: every version of every
-// node, so that no moment with too many drains goes unseen.
+// node, so that no moment with too many drains goes unseen. A deleted node
+// no longer counts.
 func (f *Framework) WatchPoolDrains(t *testing.T, ns string) func() PoolDrains {
 	t.Helper()
 	w, err := f.Kube.CoreV1().Nodes().Watch(t.Context(), metav1.ListOptions{LabelSelector: PoolLabel + "=" + ns})
@@ -109,16 +115,23 @@ func (f *Framework) WatchPoolDrains(t *testing.T, ns string) func() PoolDrains {
 	t.Cleanup(w.Stop)
 	var mu sync.Mutex
 	seen := PoolDrains{Queued: map[string]bool{}}
-	draining, reasons := map[string]bool{}, map[string]string{}
+	draining, disrupted, reasons := map[string]bool{}, map[string]bool{}, map[string]string{}
 	go func() {
 		for event := range w.ResultChan() {
 			node, ok := event.Object.(*corev1.Node)
-			if !ok || event.Type == watch.Deleted {
+			if !ok {
 				continue
 			}
 			cond := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
 			mu.Lock()
+			if event.Type == watch.Deleted {
+				delete(draining, node.Name)
+				delete(disrupted, node.Name)
+				mu.Unlock()
+				continue
+			}
 			draining[node.Name] = cond != nil && cond.Status == corev1.ConditionTrue
+			disrupted[node.Name] = slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == localcluster.DisruptedTaint })
 			if cond != nil && (cond.Reason == nodedrain.ReasonDrainQueued || cond.Reason == plugin.ReasonDrainQueued) {
 				seen.Queued[node.Name] = true
 			}
@@ -139,6 +152,13 @@ func (f *Framework) WatchPoolDrains(t *testing.T, ns string) func() PoolDrains {
 				}
 			}
 			seen.MaxDraining = max(seen.MaxDraining, n)
+			n = 0
+			for _, d := range disrupted {
+				if d {
+					n++
+				}
+			}
+			seen.MaxDisrupted = max(seen.MaxDisrupted, n)
 			mu.Unlock()
 		}
 	}()

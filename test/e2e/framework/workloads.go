@@ -35,12 +35,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 )
 
-// PoolLabel keeps the pods of a test's Deployments on the test's own nodes.
-const PoolLabel = "e2e.evictionrequest.example.com/pool"
+// PoolLabel keeps the pods of a test's Deployments on the test's own nodes,
+// labelled with the test's namespace. It is Karpenter's label of a
+// NodePool's nodes: the NodePool of a Karpenter test, named after its
+// namespace, is its pool, and the suite's declarative node drain budgets
+// drains per value of it (NodeDrainArgs), as docs/drains.md has admins do.
+const PoolLabel = localcluster.NodePoolLabel
 
 // PoolNode creates a node of the test in its pool.
 func (f *Framework) PoolNode(t testing.TB, ns string) string {
@@ -70,7 +75,16 @@ func (f *Framework) Cordon(t testing.TB, name string) {
 // waits until it is available.
 func (f *Framework) CreateDeployment(t testing.TB, ns, name string, replicas int32, interceptorName string, mutate func(*appsv1.Deployment)) *appsv1.Deployment {
 	t.Helper()
-	ctx := t.Context()
+	dep, err := f.Kube.AppsV1().Deployments(ns).Create(t.Context(), NewDeployment(ns, name, replicas, interceptorName, mutate), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WaitForReplicas(t, ns, name, replicas)
+	return dep
+}
+
+// NewDeployment is the Deployment CreateDeployment creates.
+func NewDeployment(ns, name string, replicas int32, interceptorName string, mutate func(*appsv1.Deployment)) *appsv1.Deployment {
 	template := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{
@@ -82,7 +96,7 @@ func (f *Framework) CreateDeployment(t testing.TB, ns, name string, replicas int
 		template.Annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: interceptorName}
 	}
 	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
@@ -95,11 +109,6 @@ func (f *Framework) CreateDeployment(t testing.TB, ns, name string, replicas int
 	if mutate != nil {
 		mutate(dep)
 	}
-	dep, err := f.Kube.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WaitForReplicas(t, ns, name, replicas)
 	return dep
 }
 

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
@@ -34,6 +35,10 @@ import (
 
 // f is the cluster of the package.
 var f *framework.Framework
+
+// bridgeInactivity is the eviction API bridge's inactivity time-out in
+// the suite, short enough to watch a withdrawal.
+const bridgeInactivity = 15 * time.Second
 
 func TestMain(m *testing.M) {
 	// A directory apart from the other suites', whose clusters may still
@@ -55,6 +60,10 @@ func TestMain(m *testing.M) {
 		// The lifecycle overlay with the eviction API bridge, serving
 		// kube-apiserver only; it acts in the namespaces that opt in.
 		cfg.Overlay = localcluster.LifecycleBridgeOverlay
-		cfg.ServerArgs = append(framework.NodeDrainArgs(), "--v=2", "--eviction-bridge-inactivity-timeout=15s")
+		cfg.ServerArgs = append(framework.NodeDrainArgs(), "--v=2", "--eviction-bridge-inactivity-timeout="+bridgeInactivity.String())
+		// Karpenter, whose evictions go through the bridge; node repair
+		// reboots a node on a condition of its KWOK provider.
+		cfg.Karpenter = true
+		cfg.KarpenterEnv = []string{framework.KarpenterNodeRepair}
 	}))
 }
