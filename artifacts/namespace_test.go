@@ -35,8 +35,7 @@ var clusterScoped = map[string]bool{
 
 // Every overlay that MovesNamespace installs in another namespace through
 // the kustomization of examples/namespace: each namespaced object is in
-// it, and nothing names evictionrequest-system any more but the
-// PriorityClass of that name.
+// it, and nothing names evictionrequest-system any more.
 func TestEveryOverlayInstallsInAnotherNamespace(t *testing.T) {
 	const ns = "team-evictions"
 	for _, overlay := range Overlays {
@@ -55,9 +54,6 @@ func TestEveryOverlayInstallsInAnotherNamespace(t *testing.T) {
 				if !clusterScoped[obj.GetKind()] && obj.GetNamespace() != ns {
 					t.Errorf("%s %s is in namespace %q", obj.GetKind(), obj.GetName(), obj.GetNamespace())
 				}
-				if obj.GetKind() == "PriorityClass" {
-					continue
-				}
 				if where := namesDefaultNamespace(t, obj); where != "" {
 					t.Errorf("%s %s still names evictionrequest-system: %s", obj.GetKind(), obj.GetName(), where)
 				}
@@ -74,7 +70,7 @@ func TestEveryOverlayInstallsInAnotherNamespace(t *testing.T) {
 }
 
 // namesDefaultNamespace returns the line of obj that names
-// evictionrequest-system other than as the PriorityClass of its pods.
+// evictionrequest-system.
 func namesDefaultNamespace(t *testing.T, obj *unstructured.Unstructured) string {
 	t.Helper()
 	data, err := yaml.Marshal(obj.Object)
@@ -82,7 +78,7 @@ func namesDefaultNamespace(t *testing.T, obj *unstructured.Unstructured) string 
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if strings.Contains(line, Namespace) && strings.TrimSpace(line) != "priorityClassName: "+Namespace {
+		if strings.Contains(line, Namespace) {
 			return strings.TrimSpace(line)
 		}
 	}

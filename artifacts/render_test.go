@@ -110,8 +110,10 @@ func checkHardened(t *testing.T, name string, spec corev1.PodSpec) {
 	if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("%s: pod security context %+v, want non-root and RuntimeDefault seccomp", name, sc)
 	}
-	if spec.PriorityClassName == "" {
-		t.Errorf("%s: no priority class", name)
+	// The built-in class the metrics-server and descheduler charts use:
+	// every cluster has it, and a drain's pods rank below it.
+	if spec.PriorityClassName != "system-cluster-critical" {
+		t.Errorf("%s: priority class %q, want system-cluster-critical", name, spec.PriorityClassName)
 	}
 	if spec.NodeSelector[corev1.LabelOSStable] != "linux" {
 		t.Errorf("%s: node selector %v, want %s=linux (the image is linux only)", name, spec.NodeSelector, corev1.LabelOSStable)

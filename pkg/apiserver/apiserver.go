@@ -27,6 +27,7 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/utils/clock"
 
+	"github.com/evictionrequest/apiserver/pkg/api/internalscheme"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
@@ -97,12 +98,12 @@ func (c completedConfig) New() (*EvictionRequestServer, error) {
 	if err := genericServer.AddReadyzChecks(controllermanager.ClientCAReadyCheck(clientCA, requestHeaderCA)); err != nil {
 		return nil, err
 	}
-	evictionRequests, evictionRequestStatus, err := evictionrequeststorage.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter, c.ExtraConfig.Clock)
+	evictionRequests, evictionRequestStatus, err := evictionrequeststorage.NewREST(internalscheme.Scheme, c.GenericConfig.RESTOptionsGetter, c.ExtraConfig.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("creating the storage of evictionrequests: %w", err)
 	}
 
-	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(coordination.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(coordination.GroupName, internalscheme.Scheme, metav1.ParameterCodec, internalscheme.Codecs)
 	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
 		"evictionrequests":        evictionRequests,
 		"evictionrequests/status": evictionRequestStatus,

@@ -50,8 +50,9 @@ var extraBases = map[string]map[string]any{
 	},
 	"the bridge serving any caller": {"evictionBridge": map[string]any{"enabled": true,
 		"clientAuthentication": map[string]any{"allowUnauthenticatedCallers": true, "caBundle": "example"}}},
-	"budgets by maxUnavailable": budgets("", 1),
-	"budgets by minAvailable":   budgets(1, ""),
+	"a PriorityClass of the admin's own": {"priorityClass": map[string]any{"create": true, "name": "evictionrequest-system"}},
+	"budgets by maxUnavailable":          budgets("", 1),
+	"budgets by minAvailable":            budgets(1, ""),
 }
 
 // budgets is every PodDisruptionBudget on, with minAvailable and

@@ -32,8 +32,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
+	"github.com/evictionrequest/apiserver/pkg/api/internalscheme"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	clientset "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 )
 
@@ -149,7 +149,7 @@ func TestProtobuf(t *testing.T) {
 	legacy.TypeMeta = metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "EvictionRequest"}
 	legacy.UID = "legacy-uid"
 	legacy.CreationTimestamp = metav1.Now()
-	legacyJSON, err := runtime.Encode(apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion), legacy)
+	legacyJSON, err := runtime.Encode(internalscheme.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion), legacy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -269,18 +269,22 @@ renewBeforeDays.
 {{/*
 Fails when another release, or an overlay of artifacts/, installed the
 product in this cluster already: its cluster-wide objects (the APIService,
-the FlowSchemas, the admission policies, the PriorityClass) are named once
+the FlowSchemas, the admission policies, the PriorityClass it creates) are named once
 per cluster, and two installs would fight over them. Read with lookup, so
 helm install and upgrade check it; helm template cannot.
 */}}
 {{- define "evictionrequest.oneReleasePerCluster" -}}
-{{- range $object := list
+{{- $objects := list
   (list "apiregistration.k8s.io/v1" "APIService" "v1alpha1.coordination.k8s.io")
   (list "flowcontrol.apiserver.k8s.io/v1" "FlowSchema" "evictionrequest-apiserver")
   (list "flowcontrol.apiserver.k8s.io/v1" "FlowSchema" "evictionrequest-controller")
   (list "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicy" "evictionrequest-node-drain")
-  (list "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicy" "evictionrequest-pod-interceptors")
-  (list "scheduling.k8s.io/v1" "PriorityClass" $.Values.priorityClass.name) }}
+  (list "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicy" "evictionrequest-pod-interceptors") }}
+{{- /* A PriorityClass the chart only uses (system-cluster-critical) is no one's. */}}
+{{- if $.Values.priorityClass.create }}
+{{- $objects = append $objects (list "scheduling.k8s.io/v1" "PriorityClass" $.Values.priorityClass.name) }}
+{{- end }}
+{{- range $object := $objects }}
 {{- $found := lookup (index $object 0) (index $object 1) "" (index $object 2) }}
 {{- if $found }}
 {{- $annotations := $found.metadata.annotations | default dict }}

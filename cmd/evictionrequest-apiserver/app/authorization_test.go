@@ -37,7 +37,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/evictionrequest/apiserver/pkg/apiserver"
+	"github.com/evictionrequest/apiserver/pkg/api/internalscheme"
 )
 
 // reviewServer answers SubjectAccessReviews as kube-apiserver would, in
@@ -112,7 +112,7 @@ func TestLimitedAuthorizerReplacesTheLibrarys(t *testing.T) {
 	defer kube.Close()
 
 	o := parse(t, "--authorization-kubeconfig="+kubeconfigFor(t, kube.URL), "--authorization-kube-api-qps=50", "--authorization-kube-api-burst=5")
-	c := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	c := genericapiserver.NewRecommendedConfig(internalscheme.Codecs)
 	// Standing in for the library's authorizer: one that is kept would
 	// deny everything below.
 	c.Authorization.Authorizer = authorizerfactory.NewAlwaysDenyAuthorizer()

@@ -26,8 +26,8 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/pkg/api/internalscheme"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
-	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/registry/coordination/evictionrequest/storage"
 	"github.com/evictionrequest/apiserver/pkg/registry/registrytest"
 )
@@ -70,7 +70,7 @@ func TestEmbeddedEtcdKeepsObjectsAcrossRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer stop()
-		r, _, err := storage.NewREST(apiserver.Scheme, registrytest.NewRESTOptions([]string{url}), clock.RealClock{})
+		r, _, err := storage.NewREST(internalscheme.Scheme, registrytest.NewRESTOptions([]string{url}), clock.RealClock{})
 		if err != nil {
 			t.Fatal(err)
 		}

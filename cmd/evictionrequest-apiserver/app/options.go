@@ -40,8 +40,8 @@ import (
 	"k8s.io/component-base/metrics"
 
 	evictionrequestadmission "github.com/evictionrequest/apiserver/pkg/admission/plugin/evictionrequest"
+	"github.com/evictionrequest/apiserver/pkg/api/internalscheme"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
@@ -121,7 +121,7 @@ func NewOptions() *Options {
 	o := &Options{
 		RecommendedOptions: genericoptions.NewRecommendedOptions(
 			defaultEtcdPathPrefix,
-			apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion),
+			internalscheme.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion),
 		),
 		EmbeddedEtcd:                        NewEmbeddedEtcdOptions(),
 		AuthorizationClient:                 NewAuthorizationClientOptions(),

@@ -33,6 +33,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
+	"github.com/evictionrequest/apiserver/pkg/api/internalscheme"
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
@@ -61,7 +62,7 @@ func parse(t *testing.T, args ...string) *Options {
 // secure port.
 func controllerManager(t *testing.T, o *Options) *controllermanager.Manager {
 	t.Helper()
-	config := &apiserver.Config{GenericConfig: genericapiserver.NewRecommendedConfig(apiserver.Codecs)}
+	config := &apiserver.Config{GenericConfig: genericapiserver.NewRecommendedConfig(internalscheme.Codecs)}
 	config.GenericConfig.ClientConfig = &rest.Config{Host: "https://127.0.0.1:1"}
 	// The server's generic factory, which its run installs TrimPods on.
 	config.GenericConfig.SharedInformerFactory = informers.NewSharedInformerFactory(kubefake.NewClientset(), 0) //nolint:forbidigo // no cache is read

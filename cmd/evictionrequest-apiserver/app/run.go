@@ -35,6 +35,7 @@ import (
 	"k8s.io/utils/clock"
 	netutils "k8s.io/utils/net"
 
+	"github.com/evictionrequest/apiserver/pkg/api/internalscheme"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
@@ -56,7 +57,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	// the codec from the media type, and so does this.
 	storageCodec, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
 		StorageMediaType:  o.RecommendedOptions.Etcd.DefaultStorageMediaType,
-		StorageSerializer: apiserver.Codecs,
+		StorageSerializer: internalscheme.Codecs,
 		StorageVersion:    v1alpha1.SchemeGroupVersion,
 		MemoryVersion:     coordination.SchemeGroupVersion,
 	})
@@ -65,8 +66,8 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.Codec = storageCodec
 
-	serverConfig := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
-	namer := openapi.NewDefinitionNamer(apiserver.Scheme)
+	serverConfig := genericapiserver.NewRecommendedConfig(internalscheme.Codecs)
+	namer := openapi.NewDefinitionNamer(internalscheme.Scheme)
 	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
 	serverConfig.OpenAPIConfig.Info.Title = "EvictionRequest"
 	serverConfig.OpenAPIConfig.Info.Version = v1alpha1.SchemeGroupVersion.Version

@@ -16,10 +16,10 @@ limitations under the License.
 
 // Package eviction holds the steps of an eviction that the controllers of
 // both EvictionRequest APIs take, so that neither copies the other: whose
-// turn is next and how a turn ends (the deadline itself is
-// pkg/api/heartbeat's), what became of the target pod,
-// the API-initiated eviction with its backoff and the pods it skips, and
-// the reasons of the events. Each controller is an adapter that reads and
+// turn is next and how a turn ends (the deadline itself is each API's rule:
+// pkg/apis/coordination/helper, pkg/api/lifecycle/v1alpha1), what became of
+// the target pod, the API-initiated eviction with its backoff and the pods
+// it skips, and the reasons of the events. Each controller is an adapter that reads and
 // writes its own API's objects around these rules.
 package eviction
 

@@ -24,7 +24,6 @@ import (
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/evictionrequest/apiserver/pkg/api/heartbeat"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
@@ -190,7 +189,7 @@ func (c *Controller) judge(now time.Time, ev *lifecyclev1alpha1.Eviction, t *tur
 	if status.StartTime != nil {
 		since = *status.StartTime
 	}
-	deadline := heartbeat.Deadline(status.HeartbeatTime, since, c.heartbeatDeadline)
+	deadline := lifecycleutil.ResponderDeadline(status.HeartbeatTime, since, c.heartbeatDeadline)
 	end := eviction.Judge(status.CompletionTime != nil, deadline, now)
 	reason := EventResponderHandedOff
 	switch end {

@@ -24,15 +24,15 @@ import (
 	etcd3testing "k8s.io/apiserver/pkg/storage/etcd3/testing"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 
+	"github.com/evictionrequest/apiserver/pkg/api/internalscheme"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/apiserver"
 )
 
 // NewRESTOptions returns the options of a store that keeps EvictionRequests,
 // encoded as v1alpha1 like the server does, in the etcd at serverURLs.
 func NewRESTOptions(serverURLs []string) generic.RESTOptions {
-	config := storagebackend.NewDefaultConfig("/registry/coordination.k8s.io", apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion))
+	config := storagebackend.NewDefaultConfig("/registry/coordination.k8s.io", internalscheme.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion))
 	config.Transport.ServerList = serverURLs
 	return generic.RESTOptions{
 		StorageConfig:           config.ForResource(coordination.Resource("evictionrequests")),

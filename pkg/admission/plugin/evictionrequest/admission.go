@@ -42,9 +42,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 
-	internalutil "github.com/evictionrequest/apiserver/pkg/api/coordination"
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/helper"
 )
 
 // PluginName is the name of the plugin in --enable-admission-plugins and
@@ -270,10 +270,10 @@ func validateRequestersLocked(a admission.Attributes, newER, oldER *coordination
 		return nil
 	}
 	path := field.NewPath("spec", "requesters")
-	if internalutil.CancellationForbidden(&oldER.Status) {
+	if helper.CancellationForbidden(&oldER.Status) {
 		return invalid(a, field.Forbidden(path, "may not change while status.evictionRequestCancellationPolicy is Forbid"))
 	}
-	if internalutil.IsComplete(&oldER.Status) {
+	if helper.IsComplete(&oldER.Status) {
 		return invalid(a, field.Forbidden(path, "may not change once the Complete condition is True"))
 	}
 	return nil
@@ -282,7 +282,7 @@ func validateRequestersLocked(a admission.Attributes, newER, oldER *coordination
 // validateDeletion refuses to delete a request whose cancellation policy is
 // Forbid while its pod still exists and has not terminated.
 func (p *Plugin) validateDeletion(ctx context.Context, a admission.Attributes, er *coordination.EvictionRequest) error {
-	if !internalutil.CancellationForbidden(&er.Status) {
+	if !helper.CancellationForbidden(&er.Status) {
 		return nil
 	}
 	// The cache may still hold a pod that is gone: only a live read may

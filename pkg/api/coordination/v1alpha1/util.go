@@ -29,7 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/helper"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
@@ -181,7 +181,7 @@ func IsHeldBy(er *v1alpha1.EvictionRequest, name string) bool {
 // unless it heartbeats: spec.heartbeatDeadlineSeconds after its last
 // heartbeat, or after er was created.
 func HeartbeatDeadline(er *v1alpha1.EvictionRequest) time.Time {
-	return coordination.HeartbeatDeadline(er.Status.HeartbeatTime, er.CreationTimestamp, er.Spec.HeartbeatDeadlineSeconds)
+	return helper.HeartbeatDeadline(er.Status.HeartbeatTime, er.CreationTimestamp, er.Spec.HeartbeatDeadlineSeconds)
 }
 
 // HeartbeatDeadlineDuration is er's spec.heartbeatDeadlineSeconds as a

@@ -61,3 +61,15 @@ func NextHeartbeat(last *metav1.Time, now time.Time) metav1.Time {
 	}
 	return metav1.NewTime(now)
 }
+
+// ResponderDeadline is when the active responder is passed over: within
+// after its last heartbeat, or after since (when its turn began) when it has
+// not sent one. The rule is the one of coordination.k8s.io's interceptors
+// (pkg/apis/coordination/helper.HeartbeatDeadline), counted from the turn
+// instead of the request's creation.
+func ResponderDeadline(last *metav1.Time, since metav1.Time, within time.Duration) time.Time {
+	if last != nil {
+		since = *last
+	}
+	return since.Add(within)
+}

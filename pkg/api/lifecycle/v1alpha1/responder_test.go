@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 func TestResponderMessageCutsOnACharacter(t *testing.T) {
@@ -58,5 +59,16 @@ func TestNextHeartbeatKeepsARecentOne(t *testing.T) {
 	}
 	if got := NextHeartbeat(nil, now); !got.Time.Equal(now) {
 		t.Errorf("a first heartbeat = %v, want now", got)
+	}
+}
+
+func TestResponderDeadlineCountsFromTheLastHeartbeat(t *testing.T) {
+	start := metav1.NewTime(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	last := metav1.NewTime(start.Add(7 * time.Minute))
+	if got, want := ResponderDeadline(nil, start, 20*time.Minute), start.Add(20*time.Minute); !got.Equal(want) {
+		t.Errorf("without a heartbeat: %s, want %s", got, want)
+	}
+	if got, want := ResponderDeadline(ptr.To(last), start, 20*time.Minute), last.Add(20*time.Minute); !got.Equal(want) {
+		t.Errorf("after a heartbeat: %s, want %s", got, want)
 	}
 }

@@ -27,10 +27,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/evictionrequest/apiserver/pkg/api/internalscheme"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/validation"
-	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/registry/coordination/evictionrequest"
 )
 
@@ -43,9 +43,9 @@ import (
 var (
 	fuzzNow      = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	gvk          = v1alpha1.SchemeGroupVersion.WithKind("EvictionRequest")
-	decoder      = apiserver.Codecs.UniversalDecoder(coordination.SchemeGroupVersion)
-	storageCodec = apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)
-	strategy     = evictionrequest.NewStrategy(apiserver.Scheme)
+	decoder      = internalscheme.Codecs.UniversalDecoder(coordination.SchemeGroupVersion)
+	storageCodec = internalscheme.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)
+	strategy     = evictionrequest.NewStrategy(internalscheme.Scheme)
 )
 
 const seedEvictionRequest = `{

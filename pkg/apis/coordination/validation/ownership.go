@@ -21,8 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	internalutil "github.com/evictionrequest/apiserver/pkg/api/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/helper"
 )
 
 // ControllerStatusChanges names the changes from oldStatus to newStatus
@@ -39,7 +39,7 @@ import (
 // admission plugin decides from the caller's rights.
 func ControllerStatusChanges(newStatus, oldStatus *coordination.EvictionRequestStatus, fldPath *field.Path) field.ErrorList {
 	var changes field.ErrorList
-	if internalutil.ActiveInterceptor(newStatus) != internalutil.ActiveInterceptor(oldStatus) {
+	if helper.ActiveInterceptor(newStatus) != helper.ActiveInterceptor(oldStatus) {
 		changes = append(changes, field.Forbidden(fldPath.Child("activeInterceptorName"),
 			"only the eviction request controller selects the active interceptor and hands the request on"))
 	}
@@ -62,7 +62,7 @@ func ControllerStatusChanges(newStatus, oldStatus *coordination.EvictionRequestS
 // has none.
 func completeConditionIn(status *coordination.EvictionRequestStatus) *metav1.Condition {
 	for i := range status.Conditions {
-		if internalutil.IsCompleteCondition(status.Conditions[i]) {
+		if helper.IsCompleteCondition(status.Conditions[i]) {
 			return &status.Conditions[i]
 		}
 	}

@@ -29,8 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	internalutil "github.com/evictionrequest/apiserver/pkg/api/coordination"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/helper"
 )
 
 const (
@@ -213,9 +213,9 @@ func validateStatus(status *coordination.EvictionRequestStatus, spec *coordinati
 // status, which is what can make it large: everything else in it has a
 // fixed size or a bound of its own.
 func statusTextBytes(status *coordination.EvictionRequestStatus) int {
-	n := len(internalutil.ActiveInterceptor(status))
+	n := len(helper.ActiveInterceptor(status))
 	for _, c := range status.Conditions {
-		if !internalutil.IsCompleteCondition(c) {
+		if !helper.IsCompleteCondition(c) {
 			n += len(c.Type) + len(c.Reason) + len(c.Message)
 		}
 	}
@@ -227,7 +227,7 @@ func statusTextBytes(status *coordination.EvictionRequestStatus) int {
 func completeConditions(status *coordination.EvictionRequestStatus) int {
 	n := 0
 	for _, c := range status.Conditions {
-		if internalutil.IsCompleteCondition(c) {
+		if helper.IsCompleteCondition(c) {
 			n++
 		}
 	}
@@ -242,8 +242,8 @@ func validateStatusTransition(newER, oldER *coordination.EvictionRequest, fldPat
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("podEvictionStatus", "failedAPIEvictionCounter"), newCount,
 			fmt.Sprintf("may not decrease (was %d)", oldCount)))
 	}
-	newComplete := internalutil.IsComplete(newStatus)
-	if internalutil.IsComplete(oldStatus) && !newComplete {
+	newComplete := helper.IsComplete(newStatus)
+	if helper.IsComplete(oldStatus) && !newComplete {
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("conditions"),
 			fmt.Sprintf("the %s condition may not change once it is True", coordination.EvictionRequestComplete)))
 	}
@@ -256,7 +256,7 @@ func validateStatusTransition(newER, oldER *coordination.EvictionRequest, fldPat
 // highest index, one index down once the active interceptor completed or
 // missed its heartbeat deadline, and to unset on completion.
 func validateActiveInterceptorMove(newER, oldER *coordination.EvictionRequest, newComplete bool, fldPath *field.Path, now time.Time) field.ErrorList {
-	newName, oldName := internalutil.ActiveInterceptor(&newER.Status), internalutil.ActiveInterceptor(&oldER.Status)
+	newName, oldName := helper.ActiveInterceptor(&newER.Status), helper.ActiveInterceptor(&oldER.Status)
 	if newName == oldName {
 		return nil
 	}
@@ -287,7 +287,7 @@ func validateActiveInterceptorMove(newER, oldER *coordination.EvictionRequest, n
 		return field.ErrorList{field.Invalid(fldPath, newName,
 			fmt.Sprintf("may only move to the next interceptor at a lower index in spec.interceptors (%s)", next))}
 	}
-	deadline := coordination.HeartbeatDeadline(oldER.Status.HeartbeatTime, oldER.CreationTimestamp, oldER.Spec.HeartbeatDeadlineSeconds)
+	deadline := helper.HeartbeatDeadline(oldER.Status.HeartbeatTime, oldER.CreationTimestamp, oldER.Spec.HeartbeatDeadlineSeconds)
 	if !oldER.Status.ActiveInterceptorCompleted && now.Add(ClockSkewTolerance).Before(deadline) {
 		return field.ErrorList{field.Forbidden(fldPath, fmt.Sprintf(
 			"may only move from %q once it set status.activeInterceptorCompleted=true or missed its heartbeat deadline", oldName))}

@@ -30,8 +30,8 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/evictionrequest/apiserver/pkg/api/internalscheme"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
-	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/registry/coordination/evictionrequest/storage"
 	"github.com/evictionrequest/apiserver/pkg/registry/registrytest"
 )
@@ -48,7 +48,7 @@ type testStorage struct {
 func newStorage(t *testing.T) *testStorage {
 	t.Helper()
 	clock := testingclock.NewFakePassiveClock(time.Now())
-	r, status, err := storage.NewREST(apiserver.Scheme, registrytest.NewEtcdRESTOptions(t), clock)
+	r, status, err := storage.NewREST(internalscheme.Scheme, registrytest.NewEtcdRESTOptions(t), clock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,28 +16,7 @@ limitations under the License.
 
 package coordination
 
-import (
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/evictionrequest/apiserver/pkg/api/heartbeat"
-)
-
 // DefaultHeartbeatDeadlineSeconds is the default of
 // .spec.heartbeatDeadlineSeconds: 30 minutes, long enough to ride out a
 // restart of an interceptor.
 const DefaultHeartbeatDeadlineSeconds int32 = 1800
-
-// HeartbeatDeadline returns when the active interceptor's heartbeat deadline
-// passes: heartbeatDeadlineSeconds after the last heartbeat, or after the
-// creation of the request when no interceptor has sent one yet. The
-// arguments are the plain fields so that the internal and the versioned types
-// share this one rule.
-func HeartbeatDeadline(heartbeatTime *metav1.Time, creationTimestamp metav1.Time, heartbeatDeadlineSeconds *int32) time.Time {
-	seconds := DefaultHeartbeatDeadlineSeconds
-	if heartbeatDeadlineSeconds != nil {
-		seconds = *heartbeatDeadlineSeconds
-	}
-	return heartbeat.Deadline(heartbeatTime, creationTimestamp, time.Duration(seconds)*time.Second)
-}

@@ -14,12 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package coordination holds the rules about an internal EvictionRequest
-// that validation and the admission plugin share; the same rules of the
-// v1alpha1 type, for clients, are in pkg/api/coordination/v1alpha1.
-package coordination
+// Package helper holds the rules about the internal EvictionRequest that
+// validation and the admission plugin share (as Kubernetes'
+// pkg/apis/<group>/helper); the same rules of the v1alpha1 type, for
+// clients, are in pkg/api/coordination/v1alpha1.
+package helper
 
 import (
+	"time"
+
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -50,4 +53,21 @@ func ActiveInterceptor(status *coordination.EvictionRequestStatus) string {
 		return ""
 	}
 	return *status.ActiveInterceptorName
+}
+
+// HeartbeatDeadline returns when the active interceptor is passed over:
+// heartbeatDeadlineSeconds (coordination.DefaultHeartbeatDeadlineSeconds
+// when unset) after its last heartbeat, or after the creation of the request
+// when no interceptor has sent one yet. The arguments are the plain fields so
+// that the internal and the versioned types share this one rule.
+func HeartbeatDeadline(heartbeatTime *metav1.Time, creationTimestamp metav1.Time, heartbeatDeadlineSeconds *int32) time.Time {
+	seconds := coordination.DefaultHeartbeatDeadlineSeconds
+	if heartbeatDeadlineSeconds != nil {
+		seconds = *heartbeatDeadlineSeconds
+	}
+	since := creationTimestamp
+	if heartbeatTime != nil {
+		since = *heartbeatTime
+	}
+	return since.Add(time.Duration(seconds) * time.Second)
 }

@@ -14,7 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apiserver
+// Package internalscheme holds the scheme of the server: the internal and
+// versioned EvictionRequest types and the meta types every API server serves,
+// and their codecs. It only installs the groups, so that the server, the
+// registry's test helpers and the fuzz tests share one scheme without
+// importing the server (as Kubernetes' pkg/api/legacyscheme).
+package internalscheme
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
