@@ -52,15 +52,17 @@ E2E_PARALLEL ?= 4
 VERSION ?= v0.1.0-$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/evictionrequest/apiserver/pkg/version.version=$(VERSION)
 
+# TIMED runs a recipe's command as a phase of make test (hack/timed.sh):
+# make test prints every phase's time at its end (hack/phases.sh), and
+# keeps them in PHASES_FILE.
+TIMED       := $(CURDIR)/hack/timed.sh
+PHASES_FILE := $(CURDIR)/_output/phases.tsv
+
 .PHONY: build
 build: ## Build evictionrequest-apiserver, evictionrequest-controller, the kubectl plugin, the surge interceptor and the test programs into _output/bin.
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/evictionrequest-apiserver ./cmd/evictionrequest-apiserver
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/evictionrequest-controller ./cmd/evictionrequest-controller
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/kubectl-evictionrequest ./cmd/kubectl-evictionrequest
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/surge-interceptor ./cmd/surge-interceptor
-	$(GO) build -o $(BIN_DIR)/local-up ./hack/local-up
-	$(GO) build -o $(BIN_DIR)/node-host ./hack/node-host
-	$(GO) build -o $(BIN_DIR)/sample-interceptor ./examples/sample-interceptor
+	$(TIMED) "build: the project's binaries" $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/ \
+		./cmd/evictionrequest-apiserver ./cmd/evictionrequest-controller ./cmd/kubectl-evictionrequest ./cmd/surge-interceptor
+	$(TIMED) "build: the harness and the sample interceptor" $(GO) build -o $(BIN_DIR)/ ./hack/local-up ./hack/node-host ./examples/sample-interceptor
 
 # UPSTREAM_CONTROLLERS is Kubernetes 1.38's evictionrequest-controller and
 # imperative-eviction-responder-controller, as kube-controller-manager runs
@@ -75,13 +77,13 @@ tools: $(CLUSTER_BINS) $(UPSTREAM_CONTROLLERS) ## Build etcd, kube-apiserver, ku
 
 $(BIN_DIR)/etcd: hack/tools/etcd/go.mod hack/tools/etcd/go.sum
 	@echo ">> Building etcd from the Go module proxy (seconds once the project is built: it shares most of its packages)"
-	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
+	cd hack/tools/etcd && $(TIMED) "tools: etcd" $(GO) build -o $@ go.etcd.io/etcd/server/v3
 	@touch $@
 
 $(KUBE_BINS) &: hack/tools/kubernetes/go.mod hack/tools/kubernetes/go.sum $(wildcard hack/tools/kubernetes/kubelet-node/*.go hack/tools/kubernetes/kubelet-node/*/*.go)
 	@echo ">> Building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and the kubelet (kubelet-node) $(KUBE_VERSION) from the Go module proxy"
 	@echo ">> The first build takes about ten minutes on 2 cores; later ones reuse the Go build cache"
-	cd hack/tools/kubernetes && $(GO) build -ldflags "$(KUBE_LDFLAGS)" -o $(BIN_DIR)/ \
+	cd hack/tools/kubernetes && $(TIMED) "tools: Kubernetes and the kubelet" $(GO) build -ldflags "$(KUBE_LDFLAGS)" -o $(BIN_DIR)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
 		./kubelet-node
 	@touch $(KUBE_BINS)
@@ -91,7 +93,7 @@ $(DBUS_DAEMON):
 
 $(UPSTREAM_CONTROLLERS): hack/tools/kubernetes-1.38/go.mod hack/tools/kubernetes-1.38/go.sum hack/tools/kubernetes-1.38/eviction-controllers/main.go
 	@echo ">> Building Kubernetes v1.38.0-beta.0's eviction request controllers with Go 1.27 (about two minutes on 2 cores)"
-	cd hack/tools/kubernetes-1.38 && GOTOOLCHAIN=go1.27.3 $(GO) build -ldflags "-s -w" -o $@ ./eviction-controllers
+	cd hack/tools/kubernetes-1.38 && GOTOOLCHAIN=go1.27.3 $(TIMED) "tools: Kubernetes 1.38's controllers" $(GO) build -ldflags "-s -w" -o $@ ./eviction-controllers
 	@touch $@
 
 # HELM_BINS are helm, which the chart's tests and make verify run, and
@@ -104,13 +106,13 @@ helm: $(HELM_BINS) ## Build helm and cyclonedx-gomod into _output/bin (only when
 
 $(HELM_BINS) &: hack/tools/helm/go.mod hack/tools/helm/go.sum
 	@echo ">> Building helm $(HELM_VERSION) and cyclonedx-gomod from the Go module proxy"
-	cd hack/tools/helm && $(GO) build -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION)" -o $(BIN_DIR)/ \
+	cd hack/tools/helm && $(TIMED) "tools: helm and cyclonedx-gomod" $(GO) build -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION)" -o $(BIN_DIR)/ \
 		helm.sh/helm/v4/cmd/helm github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
 	@touch $(HELM_BINS)
 
 $(BIN_DIR)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 	@echo ">> Building kwok from the Go module proxy (seconds once the project is built: it shares most of its packages)"
-	cd hack/tools/kwok && $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
+	cd hack/tools/kwok && $(TIMED) "tools: kwok" $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
 	@touch $@
 
 # API is the EvictionRequest API make run serves: coordination (ours, through
@@ -131,7 +133,13 @@ run: build tools ## Run the local control plane in the foreground: our API with 
 	$(BIN_DIR)/local-up --dir=_output/local --bin-dir=$(BIN_DIR) --api=$(API) --overlay=$(OVERLAY) --lifecycle-controllers=$(LIFECYCLE_CONTROLLERS)
 
 .PHONY: test
-test: verify test-unit test-image test-release test-e2e ## Everything CI runs: verify, unit and storage tests, the image, the release, e2e.
+test: ## Everything CI runs: verify, unit and storage tests, the image, the release, e2e; then the time of each phase (also in _output/phases.tsv).
+	@mkdir -p _output && rm -f $(PHASES_FILE)
+	@start=$$(date +%s); status=0; PHASES=$(PHASES_FILE) $(MAKE) --no-print-directory test-phases || status=$$?; \
+		hack/phases.sh $(PHASES_FILE) $$(($$(date +%s) - start)); exit $$status
+
+.PHONY: test-phases
+test-phases: verify test-unit test-image test-release test-e2e
 
 # UNIT_PACKAGES are the packages of make test-unit; RACE_PACKAGES, those of
 # them with concurrency of their own (controllers, the runner, the SDK, the
@@ -150,14 +158,14 @@ RACE_PACKAGES := ./pkg/controller/... ./pkg/controllermanager/... ./pkg/sdk/... 
 # packages and their tests: go test's own vet pass (-vet=off) would analyse
 # every dependency a second time.
 test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) $(HELM_BINS) ## Unit tests (the race detector on RACE_PACKAGES), storage tests on an embedded etcd, the logind stand-in on a real dbus-daemon, the kubelet nodes' kubelet-node (its configuration, its events in a user namespace) and CRI runtime, every value of the chart rendered (test/chart), make manifests, the server in-process (test/integration), the rendering of the deploy overlays, the alerting rules (promtool) and the harness's load balancer.
-	CGO_ENABLED=1 $(GO) test -race -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) $(RACE_PACKAGES)
-	$(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) $$(comm -23 <($(GO) list $(UNIT_PACKAGES) | sort) <($(GO) list $(RACE_PACKAGES) | sort))
-	cd hack/tools/kubernetes && $(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) ./kubelet-node/...
+	CGO_ENABLED=1 $(TIMED) "unit: with the race detector" $(GO) test -race -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) $(RACE_PACKAGES)
+	$(TIMED) "unit: the others, storage, integration, chart" $(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) $$(comm -23 <($(GO) list $(UNIT_PACKAGES) | sort) <($(GO) list $(RACE_PACKAGES) | sort))
+	cd hack/tools/kubernetes && $(TIMED) "unit: kubelet-node" $(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) ./kubelet-node/...
 
 .PHONY: test-e2e
 test-e2e: build tools $(HELM_BINS) ## The e2e suites on the local control plane, through the kube-apiserver aggregator; the lifecycle.k8s.io suite twice: with our controllers and with Kubernetes 1.38's (ours for the actors only).
-	$(GO) test -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
-	$(GO) test -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/lifecycle/ -args -bin-dir=$(BIN_DIR) -lifecycle-controllers=upstream
+	$(TIMED) "e2e: the suites" $(GO) test -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
+	$(TIMED) "e2e: lifecycle.k8s.io on Kubernetes 1.38's controllers" $(GO) test -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/lifecycle/ -args -bin-dir=$(BIN_DIR) -lifecycle-controllers=upstream
 
 .PHONY: test-long
 test-long: build tools ## Tests too long for make test (more than 20 minutes each): a lifecycle.k8s.io responder that never heartbeats is interrupted after kube-apiserver's 20-minute deadline and the next one takes over, end to end.
@@ -220,7 +228,7 @@ verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verif
 
 .PHONY: verify-gofmt
 verify-gofmt:
-	@out="$$(gofmt -l cmd pkg test hack artifacts)"; if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out="$$($(TIMED) "verify: gofmt" gofmt -l cmd pkg test hack artifacts)"; if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: verify-vet
 verify-vet: ## go vet alone; make verify runs it as golangci-lint's govet.
@@ -228,28 +236,28 @@ verify-vet: ## go vet alone; make verify runs it as golangci-lint's govet.
 
 .PHONY: verify-codegen
 verify-codegen:
-	hack/verify-codegen.sh
+	$(TIMED) "verify: codegen" hack/verify-codegen.sh
 
 .PHONY: verify-lint
 verify-lint: $(BIN_DIR)/golangci-lint ## golangci-lint with .golangci.yaml.
-	$(BIN_DIR)/golangci-lint run ./...
+	$(TIMED) "verify: golangci-lint" $(BIN_DIR)/golangci-lint run ./...
 
 .PHONY: verify-logcheck
 verify-logcheck: $(BIN_DIR)/logcheck ## Kubernetes' structured and contextual logging rules (hack/logcheck.conf).
-	$(BIN_DIR)/logcheck -config hack/logcheck.conf ./...
+	$(TIMED) "verify: logcheck" $(BIN_DIR)/logcheck -config hack/logcheck.conf ./...
 
 .PHONY: verify-mod
 verify-mod: ## go.mod and go.sum of the project and of its tool modules are tidy.
-	hack/verify-mod.sh
+	$(TIMED) "verify: go mod tidy" hack/verify-mod.sh
 
 .PHONY: verify-shellcheck
 verify-shellcheck: ## shellcheck of the shell scripts (installs Debian's shellcheck when missing).
 	@command -v shellcheck >/dev/null || hack/install-debian-packages.sh shellcheck
-	shellcheck .ci/run hack/*.sh
+	$(TIMED) "verify: shellcheck" shellcheck .ci/run hack/*.sh
 
 .PHONY: verify-chart
 verify-chart: $(HELM_BINS) ## helm lint --strict of the chart with its defaults and with each of its ci/*-values.yaml.
-	$(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system
+	$(TIMED) "verify: helm lint" $(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system
 	@for values in charts/evictionrequest/ci/*-values.yaml; do \
 		echo "helm lint --strict charts/evictionrequest --values $$values"; \
 		$(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system --values $$values >/dev/null || { $(BIN_DIR)/helm lint --strict charts/evictionrequest --namespace evictionrequest-system --values $$values; exit 1; }; \
@@ -261,29 +269,29 @@ manifests: $(HELM_BINS) ## Render the chart with each of its ci/*-values.yaml in
 
 .PHONY: verify-manifests
 verify-manifests: $(HELM_BINS) ## Fail when an overlay's install.yaml differs from what make manifests renders.
-	$(GO) run ./hack/manifests --helm=$(BIN_DIR)/helm --verify
+	$(TIMED) "verify: manifests" $(GO) run ./hack/manifests --helm=$(BIN_DIR)/helm --verify
 
 .PHONY: verify-kube-score
 verify-kube-score: $(BIN_DIR)/kube-score ## kube-score over every overlay's install.yaml (the chart with each ci/*-values.yaml); findings fail unless artifacts/kube-score-ignore.txt explains them.
-	KUBE_SCORE=$(BIN_DIR)/kube-score hack/verify-kube-score.sh
+	KUBE_SCORE=$(BIN_DIR)/kube-score $(TIMED) "verify: kube-score" hack/verify-kube-score.sh
 
 $(BIN_DIR)/kube-score: hack/tools/kube-score/go.mod hack/tools/kube-score/go.sum
 	@echo ">> Building kube-score from the Go module proxy"
-	cd hack/tools/kube-score && $(GO) build -o $@ github.com/zegl/kube-score/cmd/kube-score
+	cd hack/tools/kube-score && $(TIMED) "tools: kube-score" $(GO) build -o $@ github.com/zegl/kube-score/cmd/kube-score
 	@touch $@
 
 $(BIN_DIR)/promtool: hack/tools/promtool/go.mod hack/tools/promtool/go.sum
 	@echo ">> Building promtool from the Go module proxy, without Prometheus' service discoveries (remove_all_sd)"
-	cd hack/tools/promtool && $(GO) build -tags remove_all_sd -o $@ github.com/prometheus/prometheus/cmd/promtool
+	cd hack/tools/promtool && $(TIMED) "tools: promtool" $(GO) build -tags remove_all_sd -o $@ github.com/prometheus/prometheus/cmd/promtool
 	@touch $@
 
 $(BIN_DIR)/golangci-lint: hack/tools/golangci-lint/go.mod hack/tools/golangci-lint/go.sum
 	@echo ">> Building golangci-lint from the Go module proxy (about two minutes on 2 cores)"
-	cd hack/tools/golangci-lint && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	cd hack/tools/golangci-lint && $(TIMED) "tools: golangci-lint" $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 	@touch $@
 
 $(BIN_DIR)/logcheck: hack/tools/logcheck/go.mod hack/tools/logcheck/go.sum
-	cd hack/tools/logcheck && $(GO) build -o $@ sigs.k8s.io/logtools/logcheck
+	cd hack/tools/logcheck && $(TIMED) "tools: logcheck" $(GO) build -o $@ sigs.k8s.io/logtools/logcheck
 	@touch $@
 
 .PHONY: update-codegen
@@ -364,14 +372,15 @@ PINNED_VERSION = v$(shell sed -n 's/^appVersion: "\(.*\)"$$/\1/p' charts/evictio
 
 .PHONY: test-release
 test-release: ## Cut the release the tree pins again, for this platform only, into _output/release-test (the tree must not change), and open what it wrote: checksums, krew manifest and archives, the plugin's --version, install YAMLs, image, chart and index, bills of materials, notes.
-	$(MAKE) release VERSION=$(PINNED_VERSION) RELEASE_PLATFORMS=$(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH) \
+	$(TIMED) "release: cut" $(MAKE) --no-print-directory release VERSION=$(PINNED_VERSION) RELEASE_PLATFORMS=$(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH) \
 		RELEASE_IMAGE_PLATFORMS=linux/$(shell $(GO) env GOARCH) RELEASE_DIR=_output/release-test RELEASE_BIN_DIR=_output/release-test-bin
 	@git diff --quiet -- charts/evictionrequest artifacts/overlays || { echo "make release changed the chart or the overlays: the tree pins another version or image than it releases" >&2; exit 1; }
-	$(GO) test -count=1 -ldflags=$(TEST_LDFLAGS) ./test/release/... -args -dir=$(CURDIR)/_output/release-test -version=$(PINNED_VERSION) -helm=$(BIN_DIR)/helm
+	$(TIMED) "release: its tests" $(GO) test -count=1 -ldflags=$(TEST_LDFLAGS) ./test/release/... -args -dir=$(CURDIR)/_output/release-test -version=$(PINNED_VERSION) -helm=$(BIN_DIR)/helm
 
 .PHONY: test-image
-test-image: image ## Open the built image: its config, its layer, and the binary in it running --version.
-	$(GO) test -count=1 -ldflags=$(TEST_LDFLAGS) ./test/image/... -args -layout=$(CURDIR)/_output/image -version=$(VERSION) -revision=$(GIT_COMMIT)
+test-image: ## Build the image and open it: its config, its layer, and the binary in it running --version.
+	$(TIMED) "image: build" $(MAKE) --no-print-directory image
+	$(TIMED) "image: its tests" $(GO) test -count=1 -ldflags=$(TEST_LDFLAGS) ./test/image/... -args -layout=$(CURDIR)/_output/image -version=$(VERSION) -revision=$(GIT_COMMIT)
 
 .PHONY: clean
 clean: ## Remove _output.

@@ -18,6 +18,7 @@ package artifacts
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,8 +55,12 @@ func TestThePolicyAllowsTheServersKubernetesInterceptors(t *testing.T) {
 	}
 }
 
-// Users edit requests but only interceptors write their status; the
-// roles an interceptor, a requester and a drainer need ship ready to bind.
+// Users edit requests but only interceptors write their status, with the
+// right to delete the pods they serve that the server asks of every writer;
+// the roles an interceptor, a requester and a drainer need ship ready to
+// bind, and none of them, nor any other role the install ships, holds the
+// eviction request controller's right (evictionrequests/controller), which
+// only the server's own loopback identity uses.
 func TestUserRoles(t *testing.T) {
 	objects := render(t, "default")
 	rulesOf := func(name string) []rbacv1.PolicyRule {
@@ -73,7 +78,7 @@ func TestUserRoles(t *testing.T) {
 		t.Error("the aggregate-to-edit role lets every editor write the status interceptors own")
 	}
 	for role, want := range map[string][]string{
-		"evictionrequest-interceptor":                 {"evictionrequests/status update"},
+		"evictionrequest-interceptor":                 {"evictionrequests/status update", "pods delete"},
 		"evictionrequest-interceptor-leader-election": {"leases update"},
 		"evictionrequest-requester":                   {"evictionrequests create", "pods delete"},
 		"evictionrequest-drainer":                     {"nodes patch"},
@@ -85,12 +90,23 @@ func TestUserRoles(t *testing.T) {
 			}
 		}
 	}
-	// An interceptor answers without the power to delete pods or to write
-	// Leases: the leader-election role is bound in its own namespace.
-	for _, w := range []string{"pods delete", "leases update"} {
-		resource, verb, _ := strings.Cut(w, " ")
-		if allows(rulesOf("evictionrequest-interceptor"), resource, verb) {
-			t.Errorf("evictionrequest-interceptor allows %s", w)
+	// An interceptor writes no Leases: the leader-election role is bound
+	// in its own namespace.
+	if allows(rulesOf("evictionrequest-interceptor"), "leases", "update") {
+		t.Error("evictionrequest-interceptor allows leases update")
+	}
+	for _, obj := range objects {
+		if obj.GetKind() != "ClusterRole" && obj.GetKind() != "Role" {
+			continue
+		}
+		var role rbacv1.ClusterRole
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range role.Rules {
+			if slices.Contains(r.Resources, "evictionrequests/controller") || slices.Contains(r.Resources, "evictionrequests/*") || slices.Contains(r.Resources, "*") {
+				t.Errorf("%s %s grants the eviction request controller's right: %+v", obj.GetKind(), obj.GetName(), r)
+			}
 		}
 	}
 }

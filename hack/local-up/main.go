@@ -87,7 +87,7 @@ func run(ctx context.Context, cfg localcluster.Config) error {
 	logger := klog.FromContext(ctx)
 	// make run shows the whole product: the node drain requester too, which
 	// also drains the nodes a maintenance tool marks MaintenancePlanned=True.
-	cfg.ServerArgs = []string{"--enable-node-drain-controller", "--drain-on-maintenance-planned"}
+	cfg.ServerArgs = []string{"--controllers=*,evictionrequest-node-drain", "--drain-on-maintenance-planned"}
 	// ... and the eviction API bridge, for the namespaces that opt in,
 	// serving kube-apiserver only (the harness gives kube-apiserver its
 	// client certificate, as docs/eviction-bridge.md has admins do).

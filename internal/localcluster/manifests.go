@@ -35,6 +35,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/artifacts"
+	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 )
 
 // DefaultOverlay is the overlay of artifacts/ the local control plane
@@ -224,6 +225,19 @@ func localArgs(args []string, replace map[string]string) []string {
 		}
 	}
 	return local
+}
+
+// runsController is true when the --controllers arguments among args (a
+// second one adds to the first) run the controller name, one off by
+// default such as the bridge or the node drain.
+func runsController(args []string, name string) bool {
+	var controllers []string
+	for _, arg := range args {
+		if list, ok := strings.CutPrefix(arg, "--controllers="); ok {
+			controllers = append(controllers, strings.Split(list, ",")...)
+		}
+	}
+	return options.ControllerEnabled(name, true, controllers)
 }
 
 // bridgeArgs are the local values of the eviction API bridge's flags that

@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,8 +43,10 @@ type Process struct {
 	Name    string
 	LogFile string
 	// MetricsURL is the /metrics of a workload of the overlay, empty for
-	// the other components.
-	MetricsURL string
+	// the other components; MetricsClient reads it, as a caller its
+	// authorization lets through (nil: any client may).
+	MetricsURL    string
+	MetricsClient *http.Client
 
 	// bin, args and env are its command, to start it again.
 	bin    string

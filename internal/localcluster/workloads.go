@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/evictionrequest/apiserver/artifacts"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
 
 const (
@@ -51,7 +52,7 @@ type WorkloadOptions struct {
 }
 
 // startWorkload starts one process of the Deployment name of the overlay,
-// which runs binary and serves /metrics, /healthz and /readyz on
+// which runs binary and serves /metrics, /healthz and /readyz over HTTPS on
 // --metrics-bind-address: with the Deployment's arguments, authenticated
 // with pair as its service account (the overlay applied its RBAC), on a free
 // port; and waits until it is ready. The harness runs one process of a
@@ -75,8 +76,8 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	replace := map[string]string{"metrics-bind-address": metrics, "kubeconfig": ""}
 	args := []string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=" + metrics}
-	bridge := slices.Contains(w.args, "--enable-eviction-bridge")
-	if bridge {
+	servesBridge := runsController(w.args, bridge.Name)
+	if servesBridge {
 		// The eviction API bridge serves with the cluster's serving
 		// certificate on a port of its own, and puts the cluster's serving
 		// CA in its webhook's caBundle.
@@ -89,11 +90,14 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	if err != nil {
 		return nil, err
 	}
-	p.MetricsURL = "http://" + metrics + "/metrics"
+	p.MetricsURL = "https://" + metrics + "/metrics"
+	if p.MetricsClient, err = c.metricsClient(); err != nil {
+		return nil, err
+	}
 	err = c.waitUntilReady(ctx, p, opts.Name, func(ctx context.Context) error {
-		return httpGetOK(ctx, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0]), "ok")
+		return httpGetOK(ctx, probeClient, "https://"+metrics+"/readyz", "ok")
 	})
-	if err != nil || !bridge {
+	if err != nil || !servesBridge {
 		return p, err
 	}
 	if opts.BridgePort != 0 {

@@ -141,15 +141,19 @@ func (h Histogram) Quantile(q float64) float64 {
 var loopbackClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback only, read-only metrics
 
 // Get reads the /metrics at url, a loopback address over HTTP or HTTPS,
-// within timeout.
-func Get(ctx context.Context, url string, timeout time.Duration) (Samples, error) {
+// within timeout, with client (one that presents credentials to a server
+// that authorizes its scrapers), or anonymously when client is nil.
+func Get(ctx context.Context, client *http.Client, url string, timeout time.Duration) (Samples, error) {
+	if client == nil {
+		client = loopbackClient
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := loopbackClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

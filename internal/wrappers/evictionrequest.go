@@ -77,6 +77,14 @@ func (w *EvictionRequestWrapper) Created(at time.Time) *EvictionRequestWrapper {
 	return w
 }
 
+// AppliedBy records an apply of manager at at in managedFields, as the
+// server records one.
+func (w *EvictionRequestWrapper) AppliedBy(manager string, at time.Time) *EvictionRequestWrapper {
+	w.ManagedFields = append(w.ManagedFields, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply,
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Time: ptr.To(metav1.NewTime(at)), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1("{}")})
+	return w
+}
+
 // Active makes name the active interceptor.
 func (w *EvictionRequestWrapper) Active(name string) *EvictionRequestWrapper {
 	w.Status.ActiveInterceptorName = ptr.To(name)

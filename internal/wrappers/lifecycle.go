@@ -77,6 +77,14 @@ func (w *LifecycleRequestWrapper) Deleting(at time.Time) *LifecycleRequestWrappe
 	return w
 }
 
+// AppliedBy records an apply of manager at at in managedFields, as the
+// server records one.
+func (w *LifecycleRequestWrapper) AppliedBy(manager string, at time.Time) *LifecycleRequestWrapper {
+	w.ManagedFields = append(w.ManagedFields, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply,
+		APIVersion: lifecyclev1alpha1.SchemeGroupVersion.String(), Time: ptr.To(metav1.NewTime(at)), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1("{}")})
+	return w
+}
+
 // Created sets the creation time.
 func (w *LifecycleRequestWrapper) Created(at time.Time) *LifecycleRequestWrapper {
 	w.CreationTimestamp = metav1.NewTime(at)

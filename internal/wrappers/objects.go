@@ -192,6 +192,13 @@ func (w *NodeWrapper) Condition(t corev1.NodeConditionType, status corev1.Condit
 	return w
 }
 
+// Conditions replaces the node's conditions with cs, in their order,
+// duplicates and all.
+func (w *NodeWrapper) Conditions(cs ...corev1.NodeCondition) *NodeWrapper {
+	w.Status.Conditions = cs
+	return w
+}
+
 // DeploymentWrapper builds a Deployment.
 type DeploymentWrapper struct{ appsv1.Deployment }
 

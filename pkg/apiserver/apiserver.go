@@ -94,7 +94,7 @@ func (c completedConfig) New() (*EvictionRequestServer, error) {
 	if rh := c.GenericConfig.Authentication.RequestHeaderConfig; rh != nil {
 		requestHeaderCA = rh.CAContentProvider
 	}
-	if err := genericServer.AddReadyzChecks(clientCAReadyCheck(clientCA, requestHeaderCA)); err != nil {
+	if err := genericServer.AddReadyzChecks(controllermanager.ClientCAReadyCheck(clientCA, requestHeaderCA)); err != nil {
 		return nil, err
 	}
 	evictionRequests, evictionRequestStatus, err := evictionrequeststorage.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter, c.ExtraConfig.Clock)

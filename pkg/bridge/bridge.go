@@ -23,17 +23,21 @@ limitations under the License.
 // so that kubectl drain, autoscalers and deschedulers take part without a
 // change. The answer carries "Eviction triggered evacuation", which the
 // descheduler's background evictions understand, as they do KubeVirt's.
+//
+// One eviction is answered in one pass (Decide): the bridge reads what the
+// answer rests on (observe.go), decides without reading or writing
+// (decide.go), writes the request with its annotations in one write and
+// marks the pod for the descheduler (write.go), and answers. Once it knows
+// the pod is protected, a failure of its own keeps the pod with a 429 that
+// names it (refusal.go); only what it cannot know (whether the namespace
+// opted in, or the pod) is left to the webhook's failurePolicy.
 package bridge
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	admissioninformers "k8s.io/client-go/informers/admissionregistration/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -54,9 +58,11 @@ const (
 	CoordinationRequester = "eviction-bridge.evictionrequest.coordination.k8s.io"
 	LifecycleRequester    = "evictionrequest.github.io/eviction-bridge"
 
-	// Evacuation is in the message of every eviction the bridge refuses:
-	// the descheduler's background evictions (EvictionsInBackground) take a
-	// 429 that says it as an eviction under way, as KubeVirt answers.
+	// Evacuation is in the message of every eviction the bridge refuses
+	// while the pod's request is under way: the descheduler's background
+	// evictions (EvictionsInBackground) take a 429 that says it as an
+	// eviction under way, as KubeVirt answers. A refusal for a failure of
+	// the bridge (OutcomeFailed) does not say it: nothing is under way.
 	Evacuation = "Eviction triggered evacuation"
 
 	// Name names the bridge among a process's controllers, as
@@ -113,20 +119,6 @@ func RequesterName(api evictionapi.API) string {
 	}
 	return CoordinationRequester
 }
-
-// Outcomes of a decision, the label of the decisions metric.
-const (
-	OutcomeNotOptedIn     = "not-opted-in"
-	OutcomeNoParticipants = "no-participants"
-	OutcomePodGone        = "pod-gone"
-	OutcomePodTerminating = "pod-terminating"
-	OutcomeExempt         = "exempt"
-	OutcomeEvictionStep   = "eviction-step"
-	OutcomeComplete       = "request-complete"
-	OutcomeRequested      = "requested"
-	OutcomeInProgress     = "in-progress"
-	OutcomeForbidden      = "cancellation-forbidden"
-)
 
 // Config is what a Bridge works with.
 type Config struct {
@@ -216,111 +208,4 @@ func (b *Bridge) HasSynced() bool {
 		}
 	}
 	return true
-}
-
-// Eviction is one call of pods/eviction, as admission sees it.
-type Eviction struct {
-	Namespace, Pod string
-	// User is the caller's user name; DryRun is true for a dry run, which
-	// writes nothing and is answered as the real one would be.
-	User   string
-	DryRun bool
-	// Authenticated is true when the review came from kube-apiserver, as
-	// its client certificate proved (Config.Callers): only then is User
-	// the name kube-apiserver authenticated.
-	Authenticated bool
-}
-
-// Caller is how the bridge names the caller of e in what it records: the
-// user kube-apiserver reported, marked when the review that named it did
-// not prove it came from kube-apiserver.
-func (e Eviction) Caller() string {
-	if e.Authenticated {
-		return e.User
-	}
-	return e.User + " " + UnauthenticatedMark
-}
-
-// UnauthenticatedMark follows a caller's name that only an unauthenticated
-// review claimed (the bridge runs without --eviction-bridge-client-ca-file).
-const UnauthenticatedMark = "(unauthenticated)"
-
-// Decision is the bridge's answer to an Eviction.
-type Decision struct {
-	Allowed bool
-	// Outcome labels the decision in the metrics.
-	Outcome string
-	// Message, for a refusal, names the request and whose turn it is.
-	Message string
-	// RetryAfter, for a refusal, is how soon to ask again.
-	RetryAfter time.Duration
-}
-
-// Decide answers e. An error is the bridge's own failure, which
-// kube-apiserver treats by the webhook's failurePolicy.
-func (b *Bridge) Decide(ctx context.Context, e Eviction) (Decision, error) {
-	optedIn, err := b.optedIn(ctx, e.Namespace)
-	if err != nil {
-		return Decision{}, err
-	}
-	if !optedIn {
-		return Decision{Allowed: true, Outcome: OutcomeNotOptedIn}, nil
-	}
-	if b.exempted(e.User) {
-		return Decision{Allowed: true, Outcome: OutcomeExempt}, nil
-	}
-	pod, err := b.pod(ctx, e.Namespace, e.Pod)
-	switch {
-	case err != nil:
-		return Decision{}, err
-	case pod == nil:
-		// kube-apiserver answers 404 itself.
-		return Decision{Allowed: true, Outcome: OutcomePodGone}, nil
-	case !b.cfg.Participant.API().DeclaresParticipants(pod):
-		return Decision{Allowed: true, Outcome: OutcomeNoParticipants}, nil
-	case podutil.IsTerminating(pod) || podutil.IsTerminal(pod):
-		return Decision{Allowed: true, Outcome: OutcomePodTerminating}, nil
-	}
-	status, err := b.cfg.Participant.Status(ctx, pod.Namespace, pod.UID)
-	if err != nil {
-		return Decision{}, err
-	}
-	switch {
-	case status.Evicting:
-		return Decision{Allowed: true, Outcome: OutcomeEvictionStep}, nil
-	case status.Complete && !status.Canceled:
-		return Decision{Allowed: true, Outcome: OutcomeComplete}, nil
-	case status.Requested:
-		b.touch(ctx, pod, status, e)
-		return b.refuse(OutcomeInProgress, pod, status), nil
-	case status.Exists && status.Locked:
-		// The active interceptor forbids canceling, so the bridge cannot
-		// join; the eviction goes ahead without it, in its own time.
-		return b.refuse(OutcomeForbidden, pod, status), nil
-	}
-	if !e.DryRun {
-		if status, err = b.request(ctx, pod, e); err != nil {
-			return Decision{}, err
-		}
-	}
-	return b.refuse(OutcomeRequested, pod, status), nil
-}
-
-// pod reads the pod from the cache, or from kube-apiserver when the cache
-// misses it (created a moment ago); nil when it does not exist.
-func (b *Bridge) pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	pod, err := b.cfg.Pods.Pods(namespace).Get(name)
-	if err == nil {
-		return pod, nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return nil, err
-	}
-	callCtx, cancel := context.WithTimeout(ctx, b.cfg.CallTimeout)
-	defer cancel()
-	pod, err = b.cfg.Kube.CoreV1().Pods(namespace).Get(callCtx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return pod, err
 }

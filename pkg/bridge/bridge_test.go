@@ -17,6 +17,7 @@ limitations under the License.
 package bridge
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -277,6 +279,39 @@ func TestTheTrailSaysWhetherTheCallerWasAuthenticated(t *testing.T) {
 				}
 				if callers != wantCallers {
 					t.Errorf("callers %q, want %q", callers, wantCallers)
+				}
+			})
+		})
+	}
+}
+
+// The bridge asks for the eviction in one write: the apply that creates
+// its request carries the call's annotations, so that no request of the
+// bridge is ever without them (the janitor judges by them). On both APIs.
+func TestTheRequestIsWrittenOnceWithItsAnnotations(t *testing.T) {
+	for _, api := range []evictionapi.API{evictionapi.Coordination, evictionapi.Lifecycle} {
+		t.Run(api.Group(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				pod := protectedPod(api).Obj()
+				f := newFixture(t, api, pod)
+				if d := f.decide(pod, drainer, false); d.Outcome != OutcomeRequested {
+					t.Fatalf("decision %+v, want a refusal that requested the eviction", d)
+				}
+				actions := append(f.kube.Actions(), f.evr.Actions()...)
+				if w := writes(actions); !slices.Equal(w, []string{"patch evictionrequests"}) {
+					t.Fatalf("the bridge wrote %v, want one apply of its request", w)
+				}
+				for _, a := range actions {
+					if patch, ok := a.(clienttesting.PatchAction); ok {
+						for _, key := range []string{LastCallAnnotation, CallersAnnotation} {
+							if !bytes.Contains(patch.GetPatch(), []byte(key)) {
+								t.Errorf("the apply of the request lacks %s: %s", key, patch.GetPatch())
+							}
+						}
+					}
+				}
+				if s := f.status(pod); s.Annotations[LastCallAnnotation] == "" || s.Annotations[CallersAnnotation] != drainer {
+					t.Errorf("the request as stored: %+v, want the call recorded", s)
 				}
 			})
 		})

@@ -106,9 +106,9 @@ func newFixtureWith(t *testing.T, api evictionapi.API, cfg Config, objects ...ru
 		t.Fatal(err)
 	}
 	// Cached as the binaries cache them: pods trimmed and the rest without
-	// managedFields, the stricter of the two; requests whole (the bridge
-	// reads their annotations).
-	kube := cachetest.KubeInformers(f.kube, cachetransform.TrimPodsStripManagedFields)
+	// managedFields but the bridge's, the stricter of the two; requests
+	// whole (the bridge reads their annotations).
+	kube := cachetest.KubeInformers(f.kube, cachetransform.TrimPodsStripManagedFieldsBut(LifecycleRequester))
 	factories := participant.Informers{Kube: kube, EvictionRequests: cachetest.EvictionRequestInformers(f.evr, cachetest.Whole)}
 	pods := factories.Kube.Core().V1().Pods()
 	cfg.Participant, cfg.Informers, cfg.Pods, cfg.Kube, cfg.Recorder, cfg.Clock = f.p, factories, pods.Lister(), f.kube, f.recorder, clock.RealClock{}

@@ -122,11 +122,7 @@ func (j *Janitor) sync(ctx context.Context, key string) (time.Duration, error) {
 		// not call again: the request stays until it ends.
 		return 0, nil
 	}
-	last, err := time.Parse(time.RFC3339, status.Annotations[LastCallAnnotation])
-	if err != nil {
-		// Not annotated by the bridge (yet): nothing to judge.
-		return 0, nil
-	}
+	last := lastCall(status)
 	if idle := j.b.cfg.Clock.Now().Sub(last); idle < j.b.cfg.Inactivity {
 		return j.b.cfg.Inactivity - idle, nil
 	}
@@ -142,6 +138,26 @@ func (j *Janitor) sync(ctx context.Context, key string) (time.Duration, error) {
 			"pod", klog.KObj(pod), "lastCall", last, "inactivity", j.b.cfg.Inactivity)
 	}
 	return 0, nil
+}
+
+// lastCall is when an eviction of the pod last reached the bridge, as the
+// janitor judges it: the time the bridge wrote with its request
+// (LastCallAnnotation), but never later than the server's record of the
+// bridge's last write of it, so that a time in the future, which anyone
+// who may patch the request can write, does not keep it for ever. A
+// request without the annotation (written by an older release, whose
+// second write failed, or stripped of it) counts from the server's record
+// alone: the bridge's last write, else the request's creation.
+func lastCall(s participant.Status) time.Time {
+	server := s.Created
+	if s.Written != nil && s.Written.After(server) {
+		server = *s.Written
+	}
+	recorded, err := time.Parse(time.RFC3339, s.Annotations[LastCallAnnotation])
+	if err != nil || (s.Written != nil && recorded.After(*s.Written)) {
+		return server
+	}
+	return recorded
 }
 
 func splitKey(key string) (namespace, name string, uid types.UID, ok bool) {

@@ -22,7 +22,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
 // runJanitor runs the fixture's janitor until the test ends.
@@ -90,4 +94,63 @@ func TestTheJanitorKeepsBackgroundEvictions(t *testing.T) {
 			t.Error("the pod stays marked eviction-in-progress after the bridge withdrew")
 		}
 	})
+}
+
+// A request of the bridge that does not say when an eviction last reached
+// it (an older release wrote the annotation in a second write, which
+// failed) is still withdrawn once no eviction reached it for the
+// inactivity time-out, counted from what the server recorded: the bridge's
+// last write of it, else its creation. A last call written in the future
+// counts from the bridge's last write too: no one keeps the request for
+// ever by writing a time.
+func TestTheJanitorCountsFromWhatTheServerRecorded(t *testing.T) {
+	future := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)
+	lifecycleName := func(pod *wrappers.PodWrapper) string {
+		r, err := requester.NewLifecycle(LifecycleRequester, nil, requester.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.RequestName(pod.Obj().UID)
+	}
+	for _, tc := range []struct {
+		name string
+		api  evictionapi.API
+		// request is the bridge's request of pod, at now.
+		request func(pod *wrappers.PodWrapper, now time.Time) runtime.Object
+	}{
+		{"our API, created by the bridge without the annotation", evictionapi.Coordination, func(pod *wrappers.PodWrapper, now time.Time) runtime.Object {
+			return wrappers.MakeEvictionRequest(pod.Obj(), CoordinationRequester).Created(now).Obj()
+		}},
+		{"our API, joined an hour after its creation without the annotation", evictionapi.Coordination, func(pod *wrappers.PodWrapper, now time.Time) runtime.Object {
+			return wrappers.MakeEvictionRequest(pod.Obj(), "other.example.com", CoordinationRequester).Created(now.Add(-time.Hour)).
+				AppliedBy("other.example.com", now.Add(-time.Hour)).AppliedBy(CoordinationRequester, now).Obj()
+		}},
+		{"our API, a last call in the future", evictionapi.Coordination, func(pod *wrappers.PodWrapper, now time.Time) runtime.Object {
+			return wrappers.MakeEvictionRequest(pod.Obj(), CoordinationRequester).Created(now.Add(-time.Hour)).
+				AppliedBy(CoordinationRequester, now).Annotation(LastCallAnnotation, future).Obj()
+		}},
+		{"lifecycle.k8s.io, created by the bridge without the annotation", evictionapi.Lifecycle, func(pod *wrappers.PodWrapper, now time.Time) runtime.Object {
+			return wrappers.MakeLifecycleRequest(lifecycleName(pod), pod.Obj(), LifecycleRequester).Created(now).Obj()
+		}},
+		{"lifecycle.k8s.io, a last call in the future", evictionapi.Lifecycle, func(pod *wrappers.PodWrapper, now time.Time) runtime.Object {
+			return wrappers.MakeLifecycleRequest(lifecycleName(pod), pod.Obj(), LifecycleRequester).Created(now.Add(-time.Hour)).
+				AppliedBy(LifecycleRequester, now).Annotation(LastCallAnnotation, future).Obj()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				pod := protectedPod(tc.api)
+				f := newFixture(t, tc.api, pod.Obj(), tc.request(pod, time.Now()))
+				f.runJanitor()
+				time.Sleep(DefaultInactivity - time.Minute)
+				if s := f.status(pod.Obj()); !s.Requested {
+					t.Fatalf("withdrawn %v after the bridge's last write, within the inactivity time-out", DefaultInactivity-time.Minute)
+				}
+				time.Sleep(2 * time.Minute)
+				if s := f.status(pod.Obj()); s.Requested {
+					t.Errorf("still requested %v after the bridge's last write: %+v", DefaultInactivity+time.Minute, s)
+				}
+			})
+		})
+	}
 }

@@ -25,13 +25,14 @@ import (
 )
 
 // refuse is the 429 of an eviction the process has not reached the
-// eviction step of: it names the request and whose turn it is.
-func (b *Bridge) refuse(outcome string, pod *corev1.Pod, status participant.Status) Decision {
+// eviction step of: it names the request and whose turn it is, and says
+// Evacuation, for the descheduler, because the pod's eviction is under way.
+func refuse(outcome string, p policy, pod *corev1.Pod, s participant.Status) Decision {
 	return Decision{
 		Outcome:    outcome,
-		RetryAfter: b.cfg.RetryAfter,
+		RetryAfter: p.retryAfter,
 		Message: fmt.Sprintf("%s: pod %s/%s leaves through evictionrequest/%s (%s); %s; retry later",
-			Evacuation, pod.Namespace, pod.Name, status.Request, b.cfg.Participant.API().Group(), turn(status)),
+			Evacuation, pod.Namespace, pod.Name, s.Request, p.api.Group(), turn(s)),
 	}
 }
 
@@ -48,10 +49,39 @@ func turn(s participant.Status) string {
 	return "waiting for the next interceptor or responder"
 }
 
-// requestRef is the bridge's request of pod, for events.
-func (b *Bridge) requestRef(pod *corev1.Pod, status participant.Status) *corev1.ObjectReference {
-	return &corev1.ObjectReference{
-		APIVersion: string(b.cfg.Participant.API()), Kind: "EvictionRequest",
-		Namespace: pod.Namespace, Name: status.Request,
+// The refusals of a protected pod's eviction the bridge could not carry
+// through (OutcomeFailed) name what failed and why, and do not say
+// Evacuation: nothing is under way, and the descheduler, which would take
+// it for an eviction in progress and not ask again for ten minutes or
+// more, asks again at its next run, as after a PodDisruptionBudget's 429.
+
+// statusUnknown refuses the eviction of pod whose request could not be
+// read: the bridge cannot tell whether the eviction step is reached.
+func statusUnknown(p policy, pod *corev1.Pod, err error) Decision {
+	return failed(p, fmt.Sprintf("the EvictionRequest of pod %s/%s (%s) could not be read: %v; the pod is not evicted until the eviction API bridge can tell where its eviction stands",
+		pod.Namespace, pod.Name, p.api.Group(), err))
+}
+
+// requestFailed refuses the eviction of pod whose request the bridge could
+// not write: a full quota, a conflict, a refusal of admission or
+// validation, a time-out of kube-apiserver.
+func requestFailed(p policy, pod *corev1.Pod, s participant.Status, err error) Decision {
+	verb := "created"
+	if s.Exists {
+		verb = "updated"
 	}
+	return failed(p, fmt.Sprintf("the EvictionRequest for pod %s/%s (%s) could not be %s: %v; the pod is not evicted until its request exists",
+		pod.Namespace, pod.Name, p.api.Group(), verb, err))
+}
+
+// markFailed refuses the eviction of pod, whose request exists, that the
+// bridge could not mark for the descheduler: without the mark the
+// descheduler would not know when the eviction ends.
+func markFailed(p policy, pod *corev1.Pod, s participant.Status, err error) Decision {
+	return failed(p, fmt.Sprintf("pod %s/%s leaves through evictionrequest/%s (%s), but could not be annotated %s for the descheduler: %v",
+		pod.Namespace, pod.Name, s.Request, p.api.Group(), EvictionInProgressAnnotation, err))
+}
+
+func failed(p policy, message string) Decision {
+	return Decision{Outcome: OutcomeFailed, RetryAfter: p.retryAfter, Message: message + "; retry later"}
 }

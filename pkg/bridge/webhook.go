@@ -17,6 +17,7 @@ limitations under the License.
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,9 +47,19 @@ const maxReviewBytes = 3 << 20
 // allowed: the webhook configuration selects only pods/eviction. With
 // Config.Callers, a caller that is not kube-apiserver gets 401 or 403
 // before its body is read.
+//
+// kube-apiserver says in the timeout parameter how long it waits for the
+// answer; the bridge stops its work a moment before (answerMargin), so
+// that a write that hangs is answered with a refusal rather than left to
+// the webhook's failurePolicy.
 func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := b.cfg.Clock.Now()
 	ctx := r.Context()
+	if budget, ok := reviewBudget(r); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
 	authenticated, ok := b.authenticate(w, r)
 	if !ok {
 		return
@@ -73,6 +84,7 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		decision, err := b.Decide(ctx, Eviction{Namespace: req.Namespace, Pod: req.Name, User: req.UserInfo.Username,
 			DryRun: isDryRun(req), Authenticated: authenticated})
 		if err != nil {
+			// The bridge cannot tell whether the pod is protected:
 			// kube-apiserver applies the webhook's failurePolicy.
 			metrics.Decisions.WithLabelValues(metrics.OutcomeError).Inc()
 			klog.FromContext(ctx).Error(err, "Deciding an eviction", "pod", klog.KRef(req.Namespace, req.Name))
@@ -119,6 +131,21 @@ func (b *Bridge) authenticate(w http.ResponseWriter, r *http.Request) (authentic
 	}
 	klog.FromContext(r.Context()).V(5).Info("A call of the eviction API bridge from kube-apiserver", "certificate", name)
 	return true, true
+}
+
+// answerMargin is how long before kube-apiserver gives up on a review the
+// bridge stops working on it and answers: the time its answer takes back.
+const answerMargin = time.Second
+
+// reviewBudget is how long the bridge may work on the review r: the
+// timeout kube-apiserver sent with it, less answerMargin (half of a
+// timeout shorter than two margins); false when r names none.
+func reviewBudget(r *http.Request) (time.Duration, bool) {
+	timeout, err := time.ParseDuration(r.URL.Query().Get("timeout"))
+	if err != nil || timeout <= 0 {
+		return 0, false
+	}
+	return timeout - min(answerMargin, timeout/2), true
 }
 
 // isDryRun is true for a dry run: of the request, or of the eviction itself,

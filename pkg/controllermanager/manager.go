@@ -69,11 +69,11 @@ type Manager struct {
 	EvictionRequestInformerOptions []externalversions.SharedInformerOption
 	// Clock is the term contexts' clock; the real one when nil.
 	Clock clock.WithTicker
-	// MetricsBindAddress, when set and not "0", serves /metrics, /healthz
-	// (with the leader check) and /readyz while Run runs; an API server
-	// serves them itself and adds HealthChecks to its own.
-	MetricsBindAddress string
-	// ReadyChecks are added to /readyz of MetricsBindAddress: what the
+	// Metrics, when set, serves /metrics, /healthz (with the leader
+	// check) and /readyz while Run runs; an API server serves them itself
+	// and adds HealthChecks to its own.
+	Metrics *MetricsServer
+	// ReadyChecks are added to /readyz of Metrics: what the
 	// process serves besides its controllers, such as the eviction API
 	// bridge, on every replica.
 	ReadyChecks []healthz.HealthChecker
@@ -104,7 +104,7 @@ func (m *Manager) leaderHealth() *leaderelection.HealthzAdaptor {
 // the Lease is given up and campaigned for again.
 func (m *Manager) Run(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, klog.LoggerWithName(klog.FromContext(ctx), m.Name))
-	stopServing, err := Serve(ctx, m.MetricsBindAddress, m.HealthChecks(), m.ReadyChecks)
+	stopServing, err := Serve(ctx, m.Metrics, m.HealthChecks(), m.ReadyChecks)
 	if err != nil {
 		return err
 	}

@@ -102,18 +102,25 @@ func patchNodeConditions(ctx context.Context, nodes corev1client.NodesGetter, na
 	return err
 }
 
-// FindNodeCondition returns the node's condition of type t, or nil.
+// FindNodeCondition returns the node's first condition of type t, or nil:
+// the one the kubelet, kube-controller-manager and the
+// evictionrequest-node-drain policy read; any that follow are ignored.
 func FindNodeCondition(node *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
-	for i := range node.Status.Conditions {
-		if node.Status.Conditions[i].Type == t {
-			return &node.Status.Conditions[i]
+	return FindCondition(node.Status.Conditions, t)
+}
+
+// FindCondition returns the first of conditions of type t, or nil.
+func FindCondition(conditions []corev1.NodeCondition, t corev1.NodeConditionType) *corev1.NodeCondition {
+	for i := range conditions {
+		if conditions[i].Type == t {
+			return &conditions[i]
 		}
 	}
 	return nil
 }
 
-// IsNodeConditionTrue reports whether the node's condition of type t is
-// True.
+// IsNodeConditionTrue reports whether the node's first condition of type t
+// is True.
 func IsNodeConditionTrue(node *corev1.Node, t corev1.NodeConditionType) bool {
 	c := FindNodeCondition(node, t)
 	return c != nil && c.Status == corev1.ConditionTrue

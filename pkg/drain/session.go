@@ -185,7 +185,7 @@ func (s *Session) request(ctx context.Context, due []candidate) (map[types.UID]p
 	var errs []error
 	workqueue.ParallelizeUntil(ctx, s.h.parallelism(), len(due), func(i int) {
 		c := due[i]
-		status, err := s.h.Participant.Request(ctx, c.pod)
+		status, err := s.h.Participant.Request(ctx, c.pod, nil)
 		if s.h.OnRequested != nil && ctx.Err() == nil {
 			s.h.OnRequested(c.pod, c.late, err)
 		}

@@ -97,7 +97,7 @@ func (f *fakeRequests) Inform(participant.Informers) ([]cache.SharedIndexInforme
 	return nil, nil
 }
 
-func (f *fakeRequests) Request(_ context.Context, pod *corev1.Pod) (participant.Status, error) {
+func (f *fakeRequests) Request(_ context.Context, pod *corev1.Pod, _ map[string]string) (participant.Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.requested = append(f.requested, pod.Name)

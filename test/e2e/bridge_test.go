@@ -37,6 +37,7 @@ import (
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 	coordinationv1alpha1 "github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
@@ -387,4 +388,17 @@ func TestTheBridgeActsOnlyForKubeAPIServer(t *testing.T) {
 	if after, _ := metricsOf().Value(refused); after < before+4 {
 		t.Errorf("%s went from %v to %v, want at least 4 more", refused, before, after)
 	}
+}
+
+// A full ResourceQuota of EvictionRequests keeps a pod with an interceptor:
+// the bridge cannot create its request, and refuses the eviction with a
+// 429 naming the quota rather than fail open; once the quota has room, the
+// request is created on the next retry with its annotations in that one
+// write.
+func TestAFullQuotaKeepsThePodTheBridgeCannotRequest(t *testing.T) {
+	t.Parallel()
+	f.CheckAFullQuotaKeepsAProtectedPod(t, evictionapi.Coordination, framework.PodOptions{Interceptors: []string{"hold.e2e.example.com"}},
+		func() framework.MetricSamples {
+			return framework.ScrapeMetrics(t, f.ServerClientConfig(f.EvictionServer()))
+		})
 }

@@ -87,6 +87,8 @@ func TestMetricsAfterTheFlows(t *testing.T) {
 	// controller's.
 	framework.CheckMonitoredMetrics(t, metrics, "evictionrequest_controller_", "leader_election_", "workqueue_",
 		"!evictionrequest_controller_responder_state", "!evictionrequest_controller_requester_intent", "!evictionrequest_controller_target_responders")
+	// What the certificate expiry alerts read.
+	framework.CheckServingCertificateExpiry(t, metrics, "apiserver")
 
 	// What the API-unavailable alert reads, on kube-apiserver.
 	apiserver := framework.ScrapeMetrics(t, f.AdminConfig)

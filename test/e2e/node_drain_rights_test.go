@@ -32,32 +32,11 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
-
-// grantCluster grants user rules cluster-wide, through a ClusterRole and a
-// ClusterRoleBinding named name, deleted when the test ends.
-func grantCluster(t *testing.T, user, name string, rules ...rbacv1.PolicyRule) {
-	t.Helper()
-	ctx := t.Context()
-	if _, err := f.Kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	if _, err := f.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = f.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
-		_ = f.Kube.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
-	})
-}
 
 // annotate merge-patches annotations onto node as client, returning the
 // error.
@@ -86,7 +65,7 @@ func TestOnlyThoseWithADrainsRightsStartOne(t *testing.T) {
 	t.Parallel()
 	node := f.NewNode(t)
 	user := "node-patcher-" + node
-	grantCluster(t, user, user+"-nodes", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes", "nodes/status"}, Verbs: []string{"get", "patch", "update"}})
+	f.GrantCluster(t, user, user+"-nodes", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes", "nodes/status"}, Verbs: []string{"get", "patch", "update"}})
 	patcher, err := kubernetes.NewForConfig(f.ImpersonatingConfig(user))
 	if err != nil {
 		t.Fatal(err)
@@ -105,15 +84,30 @@ func TestOnlyThoseWithADrainsRightsStartOne(t *testing.T) {
 	_, err = drain.SetNodeConditions(t.Context(), patcher.CoreV1(), node, nil, time.Now(), "kubelet", shutdown)
 	wantForbidden(t, "a graceful shutdown reported by "+user, err, "only its kubelet (system:node:"+node+")")
 
-	grantCluster(t, user, user+"-evict", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}})
+	f.GrantCluster(t, user, user+"-evict", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}})
 	framework.Eventually(t, time.Minute, user+" starting a drain once it may evict", func(context.Context) error {
 		return annotate(t, patcher, node, map[string]string{nodedrain.DrainAnnotation: "true", drain.DeadlineAnnotation: "30m", drain.OnDeadlineAnnotation: "evict"})
 	})
 	wantForbidden(t, "a deadline that deletes, without delete pods", annotate(t, patcher, node, map[string]string{drain.OnDeadlineAnnotation: "delete"}), deletePods)
 
-	grantCluster(t, user, user+"-delete", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"delete"}})
+	f.GrantCluster(t, user, user+"-delete", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"delete"}})
 	framework.Eventually(t, time.Minute, user+" setting a drain that deletes once it may delete pods", func(context.Context) error {
 		return annotate(t, patcher, node, map[string]string{drain.OnDeadlineAnnotation: "delete"})
 	})
 	f.SetNodeConditionAsKubelet(t, node, corev1.NodeGracefulNodeShutdownInProgress, corev1.ConditionTrue, "NodeShutdown")
+}
+
+// A user who may only patch nodes/status cannot start a drain for a
+// graceful shutdown by conditions the policy and the node drain could
+// read differently (a look-alike of the kubelet's message, two
+// GracefulNodeShutdownInProgress conditions in either order): the policy
+// refuses the write or the node drain ignores it, and the node's pod gets
+// no EvictionRequest.
+func TestAStatusPatcherStartsNoShutdownDrain(t *testing.T) {
+	t.Parallel()
+	nodeDrain, err := participant.New(evictionapi.Coordination, nodedrain.DefaultRequesterName, f.Kube, f.Clientset, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.CheckAStatusPatcherStartsNoShutdownDrain(t, nodeDrain)
 }

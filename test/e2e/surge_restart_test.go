@@ -53,7 +53,9 @@ func TestSurgeInterceptorRestartedMidSurgeFinishes(t *testing.T) {
 	waitForReplacementBySurge(t, ns, original)
 	// What the monitoring component's dashboard reads of the surge
 	// interceptor is on its /metrics.
-	framework.CheckMonitoredMetrics(t, framework.ScrapeMetricsURL(t, second.MetricsURL), "evictionrequest_surge_interceptor_")
+	framework.CheckMonitoredMetrics(t, framework.ScrapeProcessMetrics(t, second), "evictionrequest_surge_interceptor_")
+	// And only to the callers kube-apiserver authorizes.
+	f.CheckMetricsAuthorization(t, second)
 }
 
 // Two surge interceptors of different names on one pod: the first is killed

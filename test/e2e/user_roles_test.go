@@ -48,8 +48,10 @@ func bindClusterRole(t *testing.T, ns, user, clusterRole string) {
 // TestUserRolesGrantWhatEachActorNeeds asks kube-apiserver's RBAC, with
 // the roles kube-controller-manager aggregates, what the overlays' roles
 // let users do with EvictionRequests: editors request and withdraw but do
-// not write status, which is the interceptors' (evictionrequest-interceptor);
-// requesters request (evictionrequest-requester); drainers cordon nodes
+// not write status, which is the interceptors' (evictionrequest-interceptor,
+// with the right to delete the pods of the namespaces it is bound in, which
+// the server asks of every writer); requesters request
+// (evictionrequest-requester); drainers cordon nodes
 // (evictionrequest-drainer).
 func TestUserRolesGrantWhatEachActorNeeds(t *testing.T) {
 	t.Parallel()
@@ -82,8 +84,9 @@ func TestUserRolesGrantWhatEachActorNeeds(t *testing.T) {
 		{"editor", "update", "evictionrequests", "status", false},
 		{"interceptor", "update", "evictionrequests", "status", true},
 		{"interceptor", "create", "evictionrequests", "", false},
-		// It answers without the power to delete pods or to write Leases.
-		{"interceptor", "delete", "pods", "", false},
+		// It may delete the pods it serves, as every writer of a request
+		// must, and writes no Leases.
+		{"interceptor", "delete", "pods", "", true},
 		{"interceptor", "update", "leases", "", false},
 		{"requester", "create", "evictionrequests", "", true},
 		{"requester", "update", "evictionrequests", "status", false},
@@ -119,28 +122,24 @@ func TestUserRolesGrantWhatEachActorNeeds(t *testing.T) {
 }
 
 // An interceptor bound as docs/actors.md says (evictionrequest-interceptor
-// cluster-wide, its leader-election role in its own namespace) writes the
-// Leases of its own namespace only: not a node's heartbeat in
-// kube-node-lease, not the server's in evictionrequest-system. The surge
+// in the namespace it serves, its leader-election role in its own
+// namespace) writes the Leases of its own namespace only: not a node's
+// heartbeat in kube-node-lease, not the server's in evictionrequest-system;
+// and deletes the pods of the namespace it serves only. The surge
 // interceptor writes its own Lease and no other; the bridge's service
 // account updates its own webhook configuration and no other.
 func TestInstalledIdentitiesWriteOnlyTheirOwn(t *testing.T) {
 	t.Parallel()
 	ns := f.NewNamespace(t)
 	interceptor := "system:serviceaccount:" + ns + ":db-operator"
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ns + "-interceptor"},
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "db-operator-interceptor"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "evictionrequest-interceptor"},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "db-operator"}},
 	}
-	if _, err := f.Kube.RbacV1().ClusterRoleBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+	if _, err := f.Kube.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = f.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{})
-	})
 	bindLeaderElection(t, ns, ns, "db-operator")
 	const server, surge = "system:serviceaccount:evictionrequest-system:evictionrequest-apiserver", "system:serviceaccount:evictionrequest-system:evictionrequest-surge-interceptor"
 	for _, tc := range []struct {
@@ -150,11 +149,16 @@ func TestInstalledIdentitiesWriteOnlyTheirOwn(t *testing.T) {
 		{interceptor, "update", "coordination.k8s.io", "leases", ns, "db-operator", true},
 		{interceptor, "update", "coordination.k8s.io", "leases", "kube-node-lease", "kwok-node-0", false},
 		{interceptor, "update", "coordination.k8s.io", "leases", "evictionrequest-system", "evictionrequest-apiserver", false},
-		{interceptor, "delete", "", "pods", ns, "db-0", false},
+		{interceptor, "delete", "", "pods", ns, "db-0", true},
+		{interceptor, "delete", "", "pods", "kube-system", "kube-proxy-0", false},
 		{interceptor, "patch", "coordination.k8s.io", "evictionrequests/status", ns, "", true},
+		{interceptor, "update", "coordination.k8s.io", "evictionrequests/controller", ns, "", false},
 		{surge, "update", "coordination.k8s.io", "leases", "evictionrequest-system", "evictionrequest-surge-interceptor", true},
 		{surge, "update", "coordination.k8s.io", "leases", "evictionrequest-system", "evictionrequest-apiserver", false},
-		{surge, "delete", "", "pods", ns, "db-0", false},
+		// It serves every namespace, and the server asks the right to
+		// delete the pod of each writer of a request's status.
+		{surge, "delete", "", "pods", ns, "db-0", true},
+		{surge, "update", "coordination.k8s.io", "evictionrequests/controller", ns, "", false},
 		{server, "update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "evictionrequest-eviction-bridge", true},
 		{server, "update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "another-webhook", false},
 	} {

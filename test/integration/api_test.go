@@ -309,6 +309,21 @@ func testStatusSubresource(t *testing.T, c clientset.Interface) {
 	if updated.Status.Message != "through /status" {
 		t.Errorf("/status did not write status.message: %q", updated.Status.Message)
 	}
+
+	// A condition's transition time is the server's: a Complete the
+	// writer dated 2020 is stored as of now, so that the TTL of a completed
+	// request counts from when the server saw it complete.
+	before := time.Now().Add(-time.Minute)
+	dated := updated.DeepCopy()
+	dated.Status.Conditions = append(dated.Status.Conditions, metav1.Condition{Type: string(v1alpha1.EvictionRequestComplete),
+		Status: metav1.ConditionTrue, Reason: v1alpha1.CompleteReasonPodDeleted, LastTransitionTime: metav1.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))})
+	completed, err := ers.UpdateStatus(callContext(t), dated, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := completed.Status.Conditions[0]; c.LastTransitionTime.Time.Before(before) {
+		t.Errorf("the Complete condition was stored as of %s, the writer's time; want the server's", c.LastTransitionTime.UTC())
+	}
 }
 
 func testAuth(t *testing.T, s *testServer) {

@@ -140,7 +140,7 @@ func launchServer(t *testing.T, disabledPlugins string, flags ...string) *testSe
 		// there, so pods never sync.
 		"--kubeconfig=" + unreachableKubeconfig(t, dir),
 		"--embedded-etcd-data-dir=" + filepath.Join(dir, "etcd"),
-		"--enable-evictionrequest-controller=false",
+		"--controllers=",
 		"--disable-admission-plugins=" + disabledPlugins,
 		// Priority and fairness reads its configuration from the cluster.
 		"--enable-priority-and-fairness=false",

@@ -122,11 +122,25 @@ enabled; "" otherwise.
 {{/*
 The arguments, volume mount and volume of the bridge's caller
 authentication, for the component of api when it serves the bridge with
-evictionBridge.clientAuthentication on; "" otherwise.
+evictionBridge.clientAuthentication on; the argument that lets it serve any
+caller when the admin set allowUnauthenticatedCallers; "" otherwise. A
+bridge with neither fails the render: it would act, with its own rights,
+for whoever reaches its port.
 */}}
 {{- define "evictionrequest.bridgeAuthentication" -}}
 {{- $auth := .ctx.Values.evictionBridge.clientAuthentication }}
-{{- if and $auth.enabled (eq (include "evictionrequest.bridgeAPI" .ctx) .api) }}
+{{- $serves := eq (include "evictionrequest.bridgeAPI" .ctx) .api }}
+{{- if and $serves (not $auth.enabled) }}
+{{- if not $auth.allowUnauthenticatedCallers }}
+{{- fail "evictionBridge.enabled needs evictionBridge.clientAuthentication.enabled=true with the CA of kube-apiserver's client certificate for the bridge in evictionBridge.clientAuthentication.caBundle (docs/eviction-bridge.md, \"Authenticating kube-apiserver\"), so that the bridge serves kube-apiserver only; or, to serve whoever reaches its port, evictionBridge.clientAuthentication.allowUnauthenticatedCallers=true" }}
+{{- end }}
+{{- if eq .part "args" }}
+- --eviction-bridge-allow-unauthenticated-callers
+{{- end }}
+{{- else if and $serves $auth.enabled }}
+{{- if $auth.allowUnauthenticatedCallers }}
+{{- fail "evictionBridge.clientAuthentication.allowUnauthenticatedCallers contradicts evictionBridge.clientAuthentication.enabled: set one of them" }}
+{{- end }}
 {{- if not $auth.caBundle }}
 {{- fail "evictionBridge.clientAuthentication.caBundle is required with evictionBridge.clientAuthentication.enabled: the CA of kube-apiserver's client certificate for the bridge" }}
 {{- end }}
@@ -178,7 +192,6 @@ The node drain's arguments, when the component of api runs it.
 {{- define "evictionrequest.nodeDrainArgs" -}}
 {{- $d := .ctx.Values.nodeDrain }}
 {{- if eq (include "evictionrequest.nodeDrainAPI" .ctx) .api }}
-- --enable-node-drain-controller
 {{- if $d.drainOnMaintenancePlanned }}
 - --drain-on-maintenance-planned
 {{- end }}
@@ -217,12 +230,14 @@ component's own service account and evictionBridge.exemptUsers pass.
 {{- end }}
 
 {{/*
-The serving certificate of mode generated, as JSON: ca.crt, tls.crt and
-tls.key (PEM) and notAfter (Unix seconds). One per render, whichever
+The serving certificate of mode generated, as JSON: ca.crt, ca.key (the
+key of the CA, with which evictionrequest-apiserver's leader renews the
+certificate), tls.crt and tls.key (PEM) and notAfter (Unix seconds). One per render, whichever
 template asks first (the Secret, the APIService, the Deployment's checksum):
 computed once and kept in .Values._generatedServingCertificate, which the
 schema, checked before the templates run, never sees. The Secret of an
-earlier install is kept unless it expires within renewBeforeDays.
+earlier install (which the leader renews) is kept unless it expires within
+renewBeforeDays.
 */}}
 {{- define "evictionrequest.generatedServingCertificate" -}}
 {{- if not (hasKey .Values "_generatedServingCertificate") }}
@@ -234,6 +249,9 @@ earlier install is kept unless it expires within renewBeforeDays.
 {{- $notAfter := get ($existing.metadata.annotations | default dict) "evictionrequest.github.io/not-after" | default "0" | atoi }}
 {{- if and (hasKey $existing.data "ca.crt") (gt $notAfter (add $now (mul $cert.generated.renewBeforeDays 86400))) }}
 {{- $kept = dict "ca.crt" (index $existing.data "ca.crt" | b64dec) "tls.crt" (index $existing.data "tls.crt" | b64dec) "tls.key" (index $existing.data "tls.key" | b64dec) "notAfter" $notAfter }}
+{{- if hasKey $existing.data "ca.key" }}
+{{- $_ := set $kept "ca.key" (index $existing.data "ca.key" | b64dec) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- if not $kept }}
@@ -241,7 +259,7 @@ earlier install is kept unless it expires within renewBeforeDays.
 {{- $host := printf "evictionrequest-apiserver.%s.svc" .Release.Namespace }}
 {{- $ca := genCA "evictionrequest-apiserver-ca" $days }}
 {{- $serving := genSignedCert $host nil (list $host (printf "%s.cluster.local" $host)) $days $ca }}
-{{- $kept = dict "ca.crt" $ca.Cert "tls.crt" $serving.Cert "tls.key" $serving.Key "notAfter" (add $now (mul $days 86400)) }}
+{{- $kept = dict "ca.crt" $ca.Cert "ca.key" $ca.Key "tls.crt" $serving.Cert "tls.key" $serving.Key "notAfter" (add $now (mul $days 86400)) }}
 {{- end }}
 {{- $_ := set .Values "_generatedServingCertificate" $kept }}
 {{- end }}
@@ -274,5 +292,118 @@ helm install and upgrade check it; helm template cannot.
 {{- fail (printf "the chart is installed already as release %s in namespace %s (%s %s is its): it installs once per cluster, its APIService, policies and PriorityClass being cluster-wide; upgrade that release instead" $release $namespace (index $object 1) (index $object 2)) }}
 {{- end }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The RBAC of a component that serves /metrics with delegated authentication
+and authorization, as kube-controller-manager does (name: its service
+account): system:auth-delegator (TokenReview, SubjectAccessReview), and
+read access to kube-system/extension-apiserver-authentication (the client
+CA and request header settings), by a ClusterRole limited to that name
+rather than a RoleBinding in kube-system, so that no object of the chart
+lives outside the release namespace.
+*/}}
+{{- define "evictionrequest.delegatedAuthRBAC" -}}
+{{- $ns := .ctx.Release.Namespace }}
+# Delegated authentication (TokenReview) and authorization
+# (SubjectAccessReview) of the callers of /metrics.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ .name }}:system:auth-delegator
+  labels:
+    {{- include "evictionrequest.labels" (dict "ctx" .ctx "name" .name) | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: system:auth-delegator
+subjects:
+- kind: ServiceAccount
+  name: {{ .name }}
+  namespace: {{ $ns }}
+---
+# The client CA and request header settings kube-apiserver publishes in
+# kube-system/extension-apiserver-authentication: that one ConfigMap by name.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ .name }}:extension-apiserver-authentication-reader
+  labels:
+    {{- include "evictionrequest.labels" (dict "ctx" .ctx "name" .name) | nindent 4 }}
+rules:
+- apiGroups: [""]
+  resources: ["configmaps"]
+  resourceNames: ["extension-apiserver-authentication"]
+  verbs: ["get", "list", "watch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ .name }}:extension-apiserver-authentication-reader
+  labels:
+    {{- include "evictionrequest.labels" (dict "ctx" .ctx "name" .name) | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ .name }}:extension-apiserver-authentication-reader
+subjects:
+- kind: ServiceAccount
+  name: {{ .name }}
+  namespace: {{ $ns }}
+{{- end }}
+
+{{/*
+The ingress rule of a component's metrics port: from the scrapers of
+networkPolicy.metricsScrapers only; none when it is empty (an empty from
+would admit every source). kubelet's probes, from the node, are always
+allowed.
+*/}}
+{{- define "evictionrequest.metricsIngress" -}}
+{{- with .Values.networkPolicy.metricsScrapers }}
+- ports:
+  - port: 8080
+  from:
+    {{- toYaml . | nindent 4 }}
+{{- end }}
+{{- end }}
+
+{{/*
+The ingress rule of a port kube-apiserver calls (the APIService, a
+webhook): from networkPolicy.kubeAPIServer, or from anywhere when it is
+empty, kube-apiserver often running outside the pod network.
+*/}}
+{{- define "evictionrequest.kubeAPIServerIngress" -}}
+- ports:
+  - port: 8443
+  {{- with .Values.networkPolicy.kubeAPIServer }}
+  from:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
+
+{{/*
+evictionrequest.controllersArg is the one --controllers argument of the
+binary of an API (.api: coordination for the server, lifecycle for
+evictionrequest-controller), in kube-controller-manager's syntax: '*' and
+the controllers off by default that the values turn on (the node drain, the
+bridge), less, with controller.actorsOnly, the two that kube-controller-
+manager runs from 1.38 on. Nothing when it says only '*'. One argument,
+because a second --controllers adds to the first: the list must keep '*'.
+*/}}
+{{- define "evictionrequest.controllersArg" -}}
+{{- $names := list "*" }}
+{{- if and (eq .api "lifecycle") .ctx.Values.controller.actorsOnly }}
+{{- $names = append $names "-evictionrequest-controller" }}
+{{- $names = append $names "-imperative-eviction-responder-controller" }}
+{{- end }}
+{{- if eq (include "evictionrequest.nodeDrainAPI" .ctx) .api }}
+{{- $names = append $names "evictionrequest-node-drain" }}
+{{- end }}
+{{- if eq (include "evictionrequest.bridgeAPI" .ctx) .api }}
+{{- $names = append $names "eviction-bridge" }}
+{{- end }}
+{{- if gt (len $names) 1 }}
+- --controllers={{ join "," $names }}
 {{- end }}
 {{- end }}

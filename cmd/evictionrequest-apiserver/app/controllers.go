@@ -27,6 +27,7 @@ import (
 	componentbaseconfig "k8s.io/component-base/config"
 
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/cmd/assembly"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
 	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
@@ -41,12 +42,13 @@ import (
 )
 
 // ControllerOptions configure the controllers the server runs in-process:
-// the eviction request controller and, when enabled, the node drain
-// requester.
+// the eviction request controller, the deletion of completed requests and,
+// when named, the node drain requester and the eviction API bridge's.
 type ControllerOptions struct {
-	// Enabled runs the controllers; split deployments turn them off on the
-	// replicas that only serve the API.
-	Enabled bool
+	// Controllers are the controllers to run, in kube-controller-manager's
+	// syntax; split deployments run none (--controllers=) on the replicas
+	// that only serve the API.
+	Controllers *options.ControllersOptions
 	// Workers is the number of EvictionRequests synced in parallel.
 	Workers int
 	// Client limits the controllers' client to the cluster (evictions, pod
@@ -67,7 +69,20 @@ type ControllerOptions struct {
 // namespace, the node drain off.
 func NewControllerOptions() *ControllerOptions {
 	return &ControllerOptions{
-		Enabled: true,
+		Controllers: options.NewControllersOptions([]options.Controller{
+			{Name: coordinationcontroller.ControllerName},
+			{Name: ttlaftercomplete.ControllerName},
+			{Name: nodedrain.ControllerName, OffByDefault: true},
+			{Name: bridge.Name, OffByDefault: true},
+		},
+			options.LegacyFlag{Flag: "enable-evictionrequest-controller", Default: true,
+				Controllers: []string{coordinationcontroller.ControllerName, ttlaftercomplete.ControllerName, nodedrain.ControllerName},
+				Help:        "Run the eviction request controller (and the node drain requester, if enabled) in this process."},
+			options.LegacyFlag{Flag: "enable-node-drain-controller", Controllers: []string{nodedrain.ControllerName},
+				Help: "Run the declarative node drain requester."},
+			options.LegacyFlag{Flag: "enable-eviction-bridge", Controllers: []string{bridge.Name},
+				Help: "Serve the eviction API bridge."},
+		),
 		// Every create costs the controller a selection write: a burst of
 		// creates waits for its interceptor in the queue unless enough
 		// workers write at once (make bench-system measures the wait;
@@ -85,8 +100,8 @@ func NewControllerOptions() *ControllerOptions {
 
 // AddFlags adds the controller flags to fs.
 func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.Enabled, "enable-evictionrequest-controller", o.Enabled,
-		"Run the eviction request controller (and the node drain requester, if enabled) in this process. Turn it off on replicas that only serve the API.")
+	o.Controllers.AddFlags(fs, "'--controllers=' runs none, on replicas that only serve the API. "+
+		bridge.Name+" serves the eviction API bridge on every replica and keeps its webhook on the controllers' leader: it needs "+coordinationcontroller.ControllerName+".")
 	fs.IntVar(&o.Workers, "concurrent-evictionrequest-syncs", o.Workers,
 		"Number of EvictionRequests the controller syncs in parallel.")
 	o.Client.AddFlags(fs, "the in-process controllers (evictions, pod reads, node writes; events have a budget of their own with the same limits)")
@@ -96,17 +111,30 @@ func (o *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	options.AddLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
-// Validate checks the controller options.
+// Complete decides which controllers run.
+func (o *ControllerOptions) Complete() {
+	o.Controllers.Complete()
+	o.NodeDrain.Enabled = o.Controllers.Enabled(nodedrain.ControllerName)
+}
+
+// Enabled is true when the server runs controllers at all, after Complete:
+// then it elects a leader among its replicas.
+func (o *ControllerOptions) Enabled() bool {
+	return o.Controllers.Enabled(coordinationcontroller.ControllerName) || o.Controllers.Enabled(ttlaftercomplete.ControllerName) ||
+		o.Controllers.Enabled(nodedrain.ControllerName)
+}
+
+// Validate checks the controller options, after Complete.
 func (o *ControllerOptions) Validate() []error {
-	if !o.Enabled {
-		return nil
+	errs := o.Controllers.Validate()
+	if !o.Enabled() {
+		return errs
 	}
-	var errs []error
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-evictionrequest-syncs must be at least 1, got %d", o.Workers))
 	}
-	if o.CompletedTTL < 0 {
-		errs = append(errs, fmt.Errorf("--completed-evictionrequest-ttl must not be negative, got %s", o.CompletedTTL))
+	if o.CompletedTTL <= 0 {
+		errs = append(errs, fmt.Errorf("--completed-evictionrequest-ttl must be positive, got %s (--controllers=*,-%s keeps completed requests)", o.CompletedTTL, ttlaftercomplete.ControllerName))
 	}
 	errs = append(errs, o.Client.Validate()...)
 	errs = append(errs, o.NodeDrain.Validate()...)
@@ -126,7 +154,7 @@ const componentName = "evictionrequest-apiserver"
 // runs: one cache of the cluster's pods per process, shared with
 // admission. Their informers are registered on it here, before it starts.
 func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
-	if !o.Enabled {
+	if !o.Enabled() {
 		return nil
 	}
 	factory := config.GenericConfig.SharedInformerFactory
@@ -152,9 +180,10 @@ func (o *ControllerOptions) ApplyTo(config *apiserver.Config) error {
 			externalversions.WithTransform(cachetransform.StripMetadataKeeping(requestAnnotationsRead(o.NodeDrain)...)),
 		},
 		Controllers: []controllermanager.Descriptor{
-			{Name: coordinationcontroller.ControllerName, Enabled: true, Informers: registerPods, Init: o.newEvictionRequestController},
+			{Name: coordinationcontroller.ControllerName, Enabled: o.Controllers.Enabled(coordinationcontroller.ControllerName),
+				Informers: registerPods, Init: o.newEvictionRequestController},
 			assembly.NodeDrain(o.NodeDrain, o.Client),
-			{Name: ttlaftercomplete.ControllerName, Enabled: o.CompletedTTL > 0, Init: o.newTTLController},
+			{Name: ttlaftercomplete.ControllerName, Enabled: o.Controllers.Enabled(ttlaftercomplete.ControllerName), Init: o.newTTLController},
 		},
 	}
 	if err := m.RegisterInformers(); err != nil {

@@ -42,7 +42,9 @@ import (
 	evictionrequestadmission "github.com/evictionrequest/apiserver/pkg/admission/plugin/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/cmd/options"
+	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
 )
 
 const (
@@ -84,7 +86,10 @@ type Options struct {
 	AuthorizationClient *AuthorizationClientOptions
 	Controller          *ControllerOptions
 	Bridge              *options.BridgeOptions
-	Logs                *logsapi.LoggingConfiguration
+	// ServingCertificate renews the serving certificate the chart
+	// generates, on the controllers' leader.
+	ServingCertificate *ServingCertificateOptions
+	Logs               *logsapi.LoggingConfiguration
 	// ComponentGlobalsRegistry holds the effective version and the feature gates.
 	ComponentGlobalsRegistry basecompatibility.ComponentGlobalsRegistry
 
@@ -122,6 +127,7 @@ func NewOptions() *Options {
 		AuthorizationClient:                 NewAuthorizationClientOptions(),
 		Controller:                          NewControllerOptions(),
 		Bridge:                              options.NewBridgeOptions(),
+		ServingCertificate:                  NewServingCertificateOptions(),
 		Logs:                                logsapi.NewLoggingConfiguration(),
 		ComponentGlobalsRegistry:            compatibility.DefaultComponentGlobalsRegistry,
 		SelfSignedCertHosts:                 serviceDNSNames(options.InstallNamespace()),
@@ -158,6 +164,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.EmbeddedEtcd.AddFlags(fss.FlagSet("embedded etcd"))
 	secureServing := fss.FlagSet("secure serving")
 	ro.SecureServing.AddFlags(secureServing)
+	o.ServingCertificate.AddFlags(secureServing)
 	secureServing.StringSliceVar(&o.SelfSignedCertHosts, "self-signed-cert-hosts", o.SelfSignedCertHosts,
 		"DNS names, besides localhost, of the self-signed serving certificate generated when --tls-cert-file is not set. "+
 			"Include <service>.<namespace>.svc of the Service the APIService points to.")
@@ -189,6 +196,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 // Complete fills in what the flags leave open: the embedded etcd when no
 // --etcd-servers is given.
 func (o *Options) Complete() error {
+	o.Controller.Complete()
+	o.Bridge.Enabled = o.Controller.Controllers.Enabled(bridge.Name)
 	transport := &o.RecommendedOptions.Etcd.StorageConfig.Transport
 	clientURL, err := o.EmbeddedEtcd.Complete(transport.ServerList, o.RecommendedOptions.SecureServing.BindPort)
 	if err != nil {
@@ -211,11 +220,13 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.AuthorizationClient.Validate()...)
 	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.Bridge.Validate()...)
-	if o.Bridge.Enabled && !o.Controller.Enabled {
+	controllers := o.Controller.Controllers.Enabled(coordinationcontroller.ControllerName)
+	errs = append(errs, o.ServingCertificate.Validate(controllers)...)
+	if o.Bridge.Enabled && !controllers {
 		// The bridge's caBundle keeper and janitor run among the
 		// controllers, on their leader: without them nothing would keep
 		// the webhook's caBundle, and nothing would say so.
-		errs = append(errs, fmt.Errorf("--enable-eviction-bridge needs --enable-evictionrequest-controller: the bridge's webhook caBundle is kept by the controllers' leader"))
+		errs = append(errs, fmt.Errorf("--controllers names %s without %s: the bridge's webhook caBundle is kept by the controllers' leader", bridge.Name, coordinationcontroller.ControllerName))
 	}
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
 	errs = append(errs, o.Metrics.Validate()...)

@@ -39,7 +39,9 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 )
 
-// parse registers the options' flags on a fresh flag set and parses args.
+// parse registers the options' flags on a fresh flag set, parses args and
+// decides which controllers run, as the command does before anything
+// reads the options.
 func parse(t *testing.T, args ...string) *Options {
 	t.Helper()
 	o := NewOptions()
@@ -50,6 +52,7 @@ func parse(t *testing.T, args ...string) *Options {
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("parsing %v: %v", args, err)
 	}
+	o.Controller.Complete()
 	return o
 }
 
@@ -88,12 +91,11 @@ func TestFlagsReachTheConfiguration(t *testing.T) {
 		"--kube-api-qps=7.5",
 		"--kube-api-burst=9",
 		"--kube-api-call-timeout=4s",
-		"--enable-node-drain-controller",
+		"--controllers=*,evictionrequest-node-drain,-evictionrequest-ttl-after-complete",
 		"--node-drain-requester-name=drain.example.com",
 		"--leader-elect-resource-namespace=elsewhere",
 		"--shutdown-watch-termination-grace-period=2s",
 		"--disabled-metrics=evictionrequest_controller_active_requester",
-		"--completed-evictionrequest-ttl=0",
 	)
 	if err := o.Complete(); err != nil {
 		t.Fatalf("Complete: %v", err)
@@ -112,7 +114,7 @@ func TestFlagsReachTheConfiguration(t *testing.T) {
 	}
 
 	c := o.Controller
-	if c.Workers != 3 || c.Client.QPS != 7.5 || c.Client.Burst != 9 || c.Client.CallTimeout != 4*time.Second || c.NodeDrain.Requester != "drain.example.com" || c.CompletedTTL != 0 {
+	if c.Workers != 3 || c.Client.QPS != 7.5 || c.Client.Burst != 9 || c.Client.CallTimeout != 4*time.Second || c.NodeDrain.Requester != "drain.example.com" {
 		t.Errorf("controller options: workers %d, client %+v, node drain requester %q", c.Workers, c.Client, c.NodeDrain.Requester)
 	}
 	m := controllerManager(t, o)
@@ -131,22 +133,25 @@ func TestFlagsReachTheConfiguration(t *testing.T) {
 			enabled = append(enabled, d.Name)
 		}
 	}
-	// --completed-evictionrequest-ttl=0 keeps completed requests.
+	// -evictionrequest-ttl-after-complete keeps completed requests.
 	if want := []string{coordinationcontroller.ControllerName, nodedrain.ControllerName}; !slices.Equal(enabled, want) {
 		t.Errorf("enabled controllers %v, want %v", enabled, want)
 	}
 }
 
 func TestDisabledControllerHasNoConfiguration(t *testing.T) {
-	o := parse(t, "--etcd-servers=http://127.0.0.1:2379", "--enable-evictionrequest-controller=false", "--concurrent-evictionrequest-syncs=0")
-	if err := o.Complete(); err != nil {
-		t.Fatalf("Complete: %v", err)
-	}
-	if err := o.Validate(); err != nil {
-		t.Fatalf("the controller's flags must not be checked when it is off: %v", err)
-	}
-	if m := controllerManager(t, o); m != nil {
-		t.Errorf("--enable-evictionrequest-controller=false still configures controllers: %+v", m.Controllers)
+	// The deprecated flag of earlier releases says what --controllers= says.
+	for _, off := range []string{"--controllers=", "--enable-evictionrequest-controller=false"} {
+		o := parse(t, "--etcd-servers=http://127.0.0.1:2379", off, "--concurrent-evictionrequest-syncs=0", "--completed-evictionrequest-ttl=0")
+		if err := o.Complete(); err != nil {
+			t.Fatalf("Complete: %v", err)
+		}
+		if err := o.Validate(); err != nil {
+			t.Fatalf("%s: the controllers' flags must not be checked when they are off: %v", off, err)
+		}
+		if m := controllerManager(t, o); m != nil {
+			t.Errorf("%s still configures controllers: %+v", off, m.Controllers)
+		}
 	}
 }
 
@@ -161,9 +166,12 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{[]string{"--authorization-kube-api-qps=0"}, "--authorization-kube-api-qps"},
 		{[]string{"--authorization-kube-api-burst=0"}, "--authorization-kube-api-burst"},
 		{[]string{"--kube-api-call-timeout=0s"}, "--kube-api-call-timeout"},
-		{[]string{"--enable-node-drain-controller", "--node-drain-requester-name=Not_A_Name"}, "--node-drain-requester-name"},
-		{[]string{"--enable-node-drain-controller", "--concurrent-node-drain-syncs=0"}, "--concurrent-node-drain-syncs"},
-		{[]string{"--enable-node-drain-controller", "--node-drain-deadline=-1m"}, "--node-drain-deadline"},
+		{[]string{"--controllers=*,evictionrequest-node-drain", "--node-drain-requester-name=Not_A_Name"}, "--node-drain-requester-name"},
+		{[]string{"--controllers=*,evictionrequest-node-drain", "--concurrent-node-drain-syncs=0"}, "--concurrent-node-drain-syncs"},
+		{[]string{"--controllers=*,evictionrequest-node-drain", "--node-drain-deadline=-1m"}, "--node-drain-deadline"},
+		{[]string{"--completed-evictionrequest-ttl=0"}, "--completed-evictionrequest-ttl"},
+		{[]string{"--controllers=*,evictionrequest-node-drian"}, `"evictionrequest-node-drian" is not a controller`},
+		{[]string{"--controllers=-evictionrequest-node-drain", "--enable-node-drain-controller"}, "contradicts --enable-node-drain-controller"},
 		{[]string{"--leader-elect-resource-lock=endpoints"}, "--leader-elect-resource-lock"},
 		{[]string{"--leader-elect-resource-name="}, "--leader-elect-resource-name"},
 		{[]string{"--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=10s"}, "--leader-elect-renew-deadline"},
@@ -171,7 +179,9 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{[]string{"--embedded-etcd-data-dir="}, "--embedded-etcd-data-dir"},
 		{[]string{"--anonymous-auth-paths=healthz"}, "--anonymous-auth-paths"},
 		{[]string{"--embedded-etcd-client-port=23790", "--embedded-etcd-peer-port=23790"}, "--embedded-etcd-peer-port"},
-		{[]string{"--enable-eviction-bridge", "--enable-evictionrequest-controller=false"}, "--enable-evictionrequest-controller"},
+		{[]string{"--controllers=eviction-bridge", "--eviction-bridge-client-ca-file=ca.crt"}, "without evictionrequest-coordination-controller"},
+		{[]string{"--enable-eviction-bridge", "--enable-evictionrequest-controller=false", "--eviction-bridge-client-ca-file=ca.crt"}, "without evictionrequest-coordination-controller"},
+		{[]string{"--controllers=*,eviction-bridge"}, "--eviction-bridge-client-ca-file"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			o := parse(t, append([]string{"--embedded-etcd-data-dir=" + t.TempDir()}, tc.args...)...)

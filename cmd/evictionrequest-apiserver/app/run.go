@@ -41,6 +41,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apiserver/authentication"
 	generatedopenapi "github.com/evictionrequest/apiserver/pkg/generated/openapi"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
+	"github.com/evictionrequest/apiserver/pkg/util/servingcert"
 )
 
 // Config builds the server configuration from the options.
@@ -104,6 +105,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := applyBridge(o.Bridge, config, o.Controller, o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile); err != nil {
 		return nil, err
 	}
+	if err := applyServingCertificate(o.ServingCertificate, o.Bridge, config, o.Controller); err != nil {
+		return nil, err
+	}
 	return config, nil
 }
 
@@ -126,6 +130,7 @@ func (o *Options) applyRecommended(c *genericapiserver.RecommendedConfig) error 
 	if err := ro.SecureServing.ApplyToConfig(&c.Config); err != nil {
 		return err
 	}
+	servingcert.Register(servingcert.APIServer, c.SecureServing.Cert)
 	if err := ro.Authentication.ApplyTo(&c.Authentication, c.SecureServing, c.OpenAPIConfig); err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
+	"github.com/evictionrequest/apiserver/pkg/util/servingcert"
 )
 
 // bridgeShutdownTimeout bounds how long the bridge's server waits for the
@@ -58,9 +59,11 @@ func (o *Options) startBridge(ctx context.Context, config *rest.Config) ([]contr
 		return nil, nil, err
 	}
 	// The bridge writes by patch or apply, and reads the annotations of
-	// its requests: its cache keeps all of them but managedFields, and of
-	// pods what TrimPod keeps.
-	factory := informers.NewSharedInformerFactoryWithOptions(clients.Kube, 0, informers.WithTransform(cachetransform.TrimPodsStripManagedFields))
+	// its requests and when the server recorded its last write of them
+	// (the janitor): its cache keeps all of them but the managedFields of
+	// other managers, and of pods what TrimPod keeps.
+	factory := informers.NewSharedInformerFactoryWithOptions(clients.Kube, 0,
+		informers.WithTransform(cachetransform.TrimPodsStripManagedFieldsBut(bridge.LifecycleRequester)))
 	b, err := assembly.NewEvictionBridge(o.Bridge, assembly.BridgeDeps{
 		API: evictionapi.Lifecycle, Clients: clients,
 		Informers: participant.Informers{Kube: factory}, Own: []assembly.InformerFactory{factory},
@@ -79,12 +82,18 @@ func (o *Options) startBridge(ctx context.Context, config *rest.Config) ([]contr
 // defaultServingCert makes a self-signed certificate for the names of the
 // Service of the eviction-bridge component when --tls-cert-file is not set.
 func (o *Options) defaultServingCert() error {
-	service := "evictionrequest-controller." + options.InstallNamespace() + ".svc"
-	err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", []string{service, service + ".cluster.local"}, []net.IP{netutils.ParseIPSloppy("127.0.0.1")})
+	err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", serviceDNSNames(), []net.IP{netutils.ParseIPSloppy("127.0.0.1")})
 	if err != nil {
 		return fmt.Errorf("the eviction API bridge's self-signed certificate: %w", err)
 	}
 	return nil
+}
+
+// serviceDNSNames are the names of the Service of evictionrequest-controller
+// in the namespace it runs in, which its self-signed certificates name.
+func serviceDNSNames() []string {
+	service := "evictionrequest-controller." + options.InstallNamespace() + ".svc"
+	return []string{service, service + ".cluster.local"}
 }
 
 // serveBridge serves the bridge's webhook with TLS on --secure-port until
@@ -98,6 +107,7 @@ func (o *Options) serveBridge(ctx context.Context, handler http.Handler, clientC
 		return errors.New("the eviction API bridge needs --secure-port")
 	}
 	info.ClientCA = clientCA
+	servingcert.Register(servingcert.EvictionBridge, info.Cert)
 	mux := http.NewServeMux()
 	mux.Handle(bridge.Path, handler)
 	_, _, err := info.Serve(mux, bridgeShutdownTimeout, ctx.Done())

@@ -42,6 +42,7 @@ kube-apiserver must serve the API: --feature-gates=EvictionRequestAPI=true and
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Complete()
 			if err := o.Validate(); err != nil {
 				return err
 			}

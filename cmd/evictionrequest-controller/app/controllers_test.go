@@ -35,7 +35,8 @@ func TestControllersFlag(t *testing.T) {
 		want []string
 	}{
 		{nil, []string{"step-aside-guard", "evictionrequest-controller", "imperative-eviction-responder-controller"}},
-		{[]string{"--controllers=*,-evictionrequest-controller,-imperative-eviction-responder-controller", "--controllers=evictionrequest-node-drain,eviction-bridge"},
+		{[]string{"--controllers=*,-evictionrequest-controller,-imperative-eviction-responder-controller", "--controllers=evictionrequest-node-drain,eviction-bridge",
+			"--eviction-bridge-client-ca-file=ca.crt"},
 			[]string{"evictionrequest-node-drain"}},
 		{[]string{"--controllers=evictionrequest-controller"}, []string{"step-aside-guard", "evictionrequest-controller"}},
 		{[]string{"--controllers=*,-imperative-eviction-responder-controller", "--enable-node-drain-controller"},
@@ -59,7 +60,7 @@ func TestControllersFlag(t *testing.T) {
 			t.Errorf("%v: controllers %v, want %v", tc.args, got, tc.want)
 		}
 	}
-	if o := parseOptions(t, "--controllers=*,eviction-bridge"); o.Validate() != nil || !o.Bridge.Enabled {
+	if o := parseOptions(t, "--controllers=*,eviction-bridge", "--eviction-bridge-client-ca-file=ca.crt"); o.Validate() != nil || !o.Bridge.Enabled {
 		t.Errorf("--controllers=*,eviction-bridge does not serve the bridge")
 	}
 	err := parseOptions(t, "--controllers=*,-evictionrequest-controler").Validate()
@@ -79,5 +80,6 @@ func parseOptions(t *testing.T, args ...string) *Options {
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
+	o.Complete()
 	return o
 }

@@ -23,7 +23,6 @@ package app
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -48,15 +47,13 @@ const DefaultNodeDrainRequester = "evictionrequest.github.io/node-drain"
 type Options struct {
 	Kubeconfig string
 	// Controllers are the controllers to run, in kube-controller-manager's
-	// syntax (controllerEnabled).
-	Controllers []string
+	// syntax.
+	Controllers *options.ControllersOptions
 	// Workers is the number of objects each queue syncs in parallel.
 	Workers int
 	// HeartbeatDeadline is how long an active responder may go without a
 	// heartbeat.
 	HeartbeatDeadline time.Duration
-	// Evictor runs the default evictor imperative-eviction.k8s.io/evictor.
-	Evictor bool
 	// NodeDrain configures the declarative node drain requester.
 	NodeDrain *options.NodeDrainOptions
 	// Client limits the client to kube-apiserver and bounds each call;
@@ -66,9 +63,10 @@ type Options struct {
 	// Bridge is the eviction API bridge, served with TLS on SecureServing.
 	Bridge        *options.BridgeOptions
 	SecureServing *genericoptions.SecureServingOptions
-	// MetricsBindAddress serves /metrics, /healthz and /readyz.
-	MetricsBindAddress string
-	Logs               *logsapi.LoggingConfiguration
+	// Metrics serves /metrics, /healthz and /readyz over HTTPS, /metrics
+	// to the callers kube-apiserver authorizes.
+	Metrics *options.MetricsServingOptions
+	Logs    *logsapi.LoggingConfiguration
 }
 
 // NewOptions returns the defaults: the controller and the default evictor,
@@ -76,21 +74,20 @@ type Options struct {
 // the node drain off.
 func NewOptions() *Options {
 	return &Options{
-		Controllers:       []string{"*"},
+		Controllers:       newControllersOptions(),
 		Workers:           10,
 		HeartbeatDeadline: lifecycleutil.HeartbeatDeadline,
-		Evictor:           true,
 		NodeDrain:         options.NewNodeDrainOptions(evictionapi.Lifecycle, DefaultNodeDrainRequester),
 		// A drain writes about seven objects per pod (the Eviction, its
 		// status, the evictor's entry, the requests' status, the eviction):
 		// past this rate kube-apiserver on two cores, not the client, is
 		// the limit (make bench-drain; docs/benchmarks.md has the figures).
-		Client:             options.NewClientOptions(300, 600),
-		LeaderElection:     options.NewLeaderElection(componentName),
-		Bridge:             options.NewBridgeOptions(),
-		SecureServing:      newSecureServing(),
-		MetricsBindAddress: ":8080",
-		Logs:               logsapi.NewLoggingConfiguration(),
+		Client:         options.NewClientOptions(300, 600),
+		LeaderElection: options.NewLeaderElection(componentName),
+		Bridge:         options.NewBridgeOptions(),
+		SecureServing:  newSecureServing(),
+		Metrics:        options.NewMetricsServingOptions(),
+		Logs:           logsapi.NewLoggingConfiguration(),
 	}
 }
 
@@ -98,7 +95,7 @@ func NewOptions() *Options {
 func (o *Options) Flags() cliflag.NamedFlagSets {
 	var fss cliflag.NamedFlagSets
 	fs := fss.FlagSet("controllers")
-	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, controllersHelp())
+	o.Controllers.AddFlags(fs, controllersHelp)
 	fs.IntVar(&o.Workers, "concurrent-evictionrequest-syncs", o.Workers,
 		"Number of Evictions, of EvictionRequests, and of Evictions of the default evictor, each synced in parallel.")
 	fs.DurationVar(&o.HeartbeatDeadline, "responder-heartbeat-deadline", o.HeartbeatDeadline,
@@ -106,9 +103,6 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 			"kube-apiserver v1.37 refuses to end a turn sooner than 20m after the last heartbeat, so only longer deadlines are accepted.")
 	_ = fs.MarkDeprecated("responder-heartbeat-deadline",
 		"the API fixes the deadline at 20 minutes, as kube-controller-manager's controller does from Kubernetes 1.38 on; a longer one holds only while this controller runs")
-	fs.BoolVar(&o.Evictor, "enable-evictor", o.Evictor,
-		"Run the default responder imperative-eviction.k8s.io/evictor, which evicts the pod through the Eviction API when every other responder's turn ended.")
-	_ = fs.MarkDeprecated("enable-evictor", "use --controllers=*,-imperative-eviction-responder-controller")
 	o.NodeDrain.AddFlags(fs)
 	fs = fss.FlagSet("cluster")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster; in-cluster when empty.")
@@ -117,31 +111,23 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	bridgeFlags := fss.FlagSet("eviction bridge")
 	o.Bridge.AddFlags(bridgeFlags)
 	o.SecureServing.AddFlags(bridgeFlags)
-	fs = fss.FlagSet("metrics")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of /metrics, /healthz and /readyz; \"0\" serves none.")
+	o.Metrics.AddFlags(fss.FlagSet("metrics"), fss.FlagSet("metrics authentication and authorization"))
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
 	return fss
 }
 
-// Validate checks the options and completes them: the node drain and the
-// bridge run when --controllers names them too.
+// Complete decides what the flags leave to it: which controllers run, and
+// with them whether the node drain and the bridge do. It runs before
+// Validate, which changes nothing.
+func (o *Options) Complete() {
+	o.Controllers.Complete()
+	o.NodeDrain.Enabled = o.Controllers.Enabled(nodedrain.ControllerName)
+	o.Bridge.Enabled = o.Controllers.Enabled(bridge.Name)
+}
+
+// Validate checks the options, after Complete.
 func (o *Options) Validate() error {
-	var errs []error
-	if err := validateControllers(o.Controllers); err != nil {
-		errs = append(errs, err)
-	}
-	for _, legacy := range []struct {
-		flag, controller string
-		enabled          *bool
-	}{
-		{"--enable-node-drain-controller", nodedrain.ControllerName, &o.NodeDrain.Enabled},
-		{"--enable-eviction-bridge", bridge.Name, &o.Bridge.Enabled},
-	} {
-		if *legacy.enabled && slices.Contains(o.Controllers, "-"+legacy.controller) {
-			errs = append(errs, fmt.Errorf("--controllers=-%s contradicts %s: give one of them", legacy.controller, legacy.flag))
-		}
-		*legacy.enabled = *legacy.enabled || o.enabled(legacy.controller, true)
-	}
+	errs := o.Controllers.Validate()
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-evictionrequest-syncs must be at least 1, got %d", o.Workers))
 	}
@@ -151,6 +137,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.NodeDrain.Validate()...)
 	errs = append(errs, o.Client.Validate()...)
 	errs = append(errs, o.Bridge.Validate()...)
+	errs = append(errs, o.Metrics.Validate()...)
 	if o.Bridge.Enabled {
 		errs = append(errs, o.SecureServing.Validate()...)
 	}
@@ -166,9 +153,4 @@ func newSecureServing() *genericoptions.SecureServingOptions {
 	ss.ServerCert.PairName = "eviction-bridge"
 	ss.ServerCert.CertDirectory = "/tmp/evictionrequest-controller"
 	return ss
-}
-
-// enabled is true when --controllers runs the controller name.
-func (o *Options) enabled(name string, offByDefault bool) bool {
-	return controllerEnabled(name, offByDefault, o.Controllers)
 }

@@ -41,6 +41,7 @@ func TestBadFlagsAreRefusedByName(t *testing.T) {
 		"no client budget":                  {[]string{"--kube-api-qps=0"}, "--kube-api-qps"},
 		"a node drain both on and off":      {[]string{"--enable-node-drain-controller", "--controllers=*,-evictionrequest-node-drain"}, "--controllers=-evictionrequest-node-drain contradicts --enable-node-drain-controller"},
 		"a bridge both on and off":          {[]string{"--enable-eviction-bridge", "--controllers=-eviction-bridge"}, "--controllers=-eviction-bridge contradicts --enable-eviction-bridge"},
+		"a bridge serving any caller":       {[]string{"--enable-eviction-bridge"}, "--eviction-bridge-allow-unauthenticated-callers"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cmd := NewCommand(context.Background())

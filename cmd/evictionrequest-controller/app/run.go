@@ -18,7 +18,6 @@ package app
 
 import (
 	"context"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -60,7 +59,11 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	metrics.Register()
-	klog.FromContext(ctx).Info("Starting evictionrequest-controller", "version", version.Get(), "controllers", o.Controllers)
+	metricsServer, err := o.Metrics.MetricsServer(o.Kubeconfig, serviceDNSNames())
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Starting evictionrequest-controller", "version", version.Get(), "controllers", o.Controllers.Controllers)
 	guard, stopGuard := o.newGuard(client, eventClient)
 	defer stopGuard()
 	descriptors := o.controllers(guard)
@@ -73,14 +76,14 @@ func (o *Options) Run(ctx context.Context) error {
 		descriptors, ready = append(descriptors, controllers...), append(ready, check)
 	}
 	m := &controllermanager.Manager{
-		Name:               componentName,
-		LeaderElection:     o.LeaderElection,
-		Client:             client,
-		EventClient:        eventClient,
-		InformerOptions:    []informers.SharedInformerOption{informers.WithTransform(cacheTransform)},
-		MetricsBindAddress: o.MetricsBindAddress,
-		ReadyChecks:        ready,
-		Controllers:        descriptors,
+		Name:            componentName,
+		LeaderElection:  o.LeaderElection,
+		Client:          client,
+		EventClient:     eventClient,
+		InformerOptions: []informers.SharedInformerOption{informers.WithTransform(cacheTransform)},
+		Metrics:         metricsServer,
+		ReadyChecks:     ready,
+		Controllers:     descriptors,
 	}
 	return m.Run(ctx)
 }
@@ -89,11 +92,11 @@ func (o *Options) Run(ctx context.Context) error {
 // order they are built: the two kube-controller-manager also runs from
 // 1.38 on step aside for its own (guard), the actors go on.
 func (o *Options) controllers(guard *stepaside.Guard) []controllermanager.Descriptor {
-	controller := o.enabled(lifecycle.ControllerName, false)
-	responder := o.enabled(evictor.ControllerName, false) && o.Evictor
+	controller := o.Controllers.Enabled(lifecycle.ControllerName)
+	responder := o.Controllers.Enabled(evictor.ControllerName)
 	// The guard runs beside either unless turned off by name: it is how
 	// they make way for kube-controller-manager's, not a job of its own.
-	guarded := (controller || responder) && !slices.Contains(o.Controllers, "-"+stepaside.ControllerName)
+	guarded := (controller || responder) && !options.Disabled(stepaside.ControllerName, o.Controllers.Controllers)
 	return []controllermanager.Descriptor{
 		{Name: stepaside.ControllerName, Enabled: guarded, Init: guarding(guard)},
 		{Name: lifecycle.ControllerName, Enabled: controller, Init: yielding(guard, stepaside.EvictionRequestController, o.newEvictionRequestController)},

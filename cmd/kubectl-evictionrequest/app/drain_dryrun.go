@@ -83,5 +83,5 @@ func (o *Options) dryRunRequester() (func(context.Context, *corev1.Pod) error, e
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, pod *corev1.Pod) error { _, err := p.Request(ctx, pod); return err }, nil
+	return func(ctx context.Context, pod *corev1.Pod) error { _, err := p.Request(ctx, pod, nil); return err }, nil
 }

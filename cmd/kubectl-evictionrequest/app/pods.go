@@ -111,7 +111,7 @@ func (p *PodsOptions) RunRequest(ctx context.Context) error {
 		return err
 	}
 	for _, pod := range pods {
-		status, err := p.participant.Request(ctx, pod)
+		status, err := p.participant.Request(ctx, pod, nil)
 		if err != nil {
 			return fmt.Errorf("requesting the eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}

@@ -49,10 +49,10 @@ type Options struct {
 	JanitorPeriod   time.Duration
 	// LeaderElection runs the interceptor only while it holds its Lease.
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
-	// MetricsBindAddress serves /metrics, /healthz and /readyz; empty or
-	// "0" serves nothing.
-	MetricsBindAddress string
-	Logs               *logsapi.LoggingConfiguration
+	// Metrics serves /metrics, /healthz and /readyz over HTTPS, /metrics
+	// to the callers kube-apiserver authorizes.
+	Metrics *options.MetricsServingOptions
+	Logs    *logsapi.LoggingConfiguration
 
 	// api is the API Run found.
 	api evictionapi.API
@@ -73,13 +73,13 @@ func validName(api evictionapi.API, name string) error {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		API:                "auto",
-		Client:             options.NewClientOptions(20, 40),
-		PollInterval:       2 * time.Second,
-		JanitorPeriod:      10 * time.Second,
-		LeaderElection:     options.NewLeaderElection("evictionrequest-surge-interceptor"),
-		MetricsBindAddress: ":8080",
-		Logs:               logsapi.NewLoggingConfiguration(),
+		API:            "auto",
+		Client:         options.NewClientOptions(20, 40),
+		PollInterval:   2 * time.Second,
+		JanitorPeriod:  10 * time.Second,
+		LeaderElection: options.NewLeaderElection("evictionrequest-surge-interceptor"),
+		Metrics:        options.NewMetricsServingOptions(),
+		Logs:           logsapi.NewLoggingConfiguration(),
 	}
 }
 
@@ -98,8 +98,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster; in-cluster when empty.")
 	o.Client.AddFlags(fs, "the interceptor")
 	options.AddLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
-	fs = fss.FlagSet("metrics")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of /metrics, /healthz and /readyz; \"0\" serves none.")
+	o.Metrics.AddFlags(fss.FlagSet("metrics"), fss.FlagSet("metrics authentication and authorization"))
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
 	return fss
 }
@@ -121,5 +120,6 @@ func (o *Options) Validate() error {
 		}
 	}
 	errs = append(errs, options.ValidateLeaderElection(o.LeaderElection)...)
+	errs = append(errs, o.Metrics.Validate()...)
 	return errors.Join(errs...)
 }

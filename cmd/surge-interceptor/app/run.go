@@ -73,6 +73,10 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	metrics.Register()
+	metricsServer, err := o.Metrics.MetricsServer(o.Kubeconfig, nil)
+	if err != nil {
+		return err
+	}
 	klog.FromContext(ctx).Info("Starting the surge interceptor", "name", o.Name, "api", o.api, "version", version.Get())
 	m := &controllermanager.Manager{
 		Name:             componentName,
@@ -81,9 +85,9 @@ func (o *Options) Run(ctx context.Context) error {
 		EventClient:      eventClient,
 		EvictionRequests: evr,
 		// The surge caches every pod it may watch: what it reads of them.
-		InformerOptions:    []informers.SharedInformerOption{informers.WithNamespace(o.Namespace), informers.WithTransform(surge.CacheTransform)},
-		MetricsBindAddress: o.MetricsBindAddress,
-		Controllers:        []controllermanager.Descriptor{{Name: "surge", Enabled: true, Init: o.newSurge}},
+		InformerOptions: []informers.SharedInformerOption{informers.WithNamespace(o.Namespace), informers.WithTransform(surge.CacheTransform)},
+		Metrics:         metricsServer,
+		Controllers:     []controllermanager.Descriptor{{Name: "surge", Enabled: true, Init: o.newSurge}},
 	}
 	return m.Run(ctx)
 }

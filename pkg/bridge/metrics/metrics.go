@@ -33,7 +33,7 @@ var (
 	// Decisions counts the evictions the bridge answered, by outcome.
 	Decisions = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Subsystem: subsystem, Name: "decisions_total",
-		Help:           "Evictions (pods/eviction) the eviction API bridge answered, by outcome: allowed (not-opted-in, no-participants, pod-gone, pod-terminating, exempt, eviction-step, request-complete) or refused with 429 (requested, in-progress, cancellation-forbidden); error when it could not decide.",
+		Help:           "Evictions (pods/eviction) the eviction API bridge answered, by outcome: allowed (not-opted-in, no-participants, pod-gone, pod-terminating, exempt, eviction-step, request-complete) or refused with 429 (requested, in-progress, cancellation-forbidden; failed: the pod is protected and the bridge could not read or write its request or mark the pod, the pod stays); error when it could not tell whether the pod is protected (kube-apiserver applies the webhook's failurePolicy).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"outcome"})
 	// DecisionDuration is how long the bridge took to answer.
@@ -59,7 +59,8 @@ var (
 	}, []string{"reason"})
 )
 
-// OutcomeError labels a decision the bridge could not make.
+// OutcomeError labels a decision the bridge could not make: it could not
+// read the namespace or the pod.
 const OutcomeError = "error"
 
 var registerOnce sync.Once

@@ -211,7 +211,7 @@ func (b *EvictionBridge) Start(ctx context.Context) {
 	if b.clientCA == nil {
 		klog.FromContext(ctx).Info("WARNING: the eviction API bridge serves any caller: whoever reaches its port can post an AdmissionReview "+
 			"and have the bridge request, with its own rights, the eviction of a pod with interceptors (responders) in a namespace that opted in, "+
-			"in the name of any user; set --eviction-bridge-client-ca-file to the CA of kube-apiserver's client certificate for the webhook",
+			"in the name of any user (--eviction-bridge-allow-unauthenticated-callers); set --eviction-bridge-client-ca-file to the CA of kube-apiserver's client certificate for the webhook instead",
 			"path", bridge.Path)
 	}
 	go b.ExemptSelf(ctx, b.deps.Kube)

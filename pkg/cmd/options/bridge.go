@@ -33,6 +33,7 @@ import (
 // sends the evictions of pods with interceptors or responders through
 // EvictionRequests.
 type BridgeOptions struct {
+	// Enabled serves the bridge: decided by --controllers (Complete).
 	Enabled bool
 	// Inactivity is how long the bridge keeps its request without an
 	// eviction of the pod reaching it.
@@ -50,10 +51,19 @@ type BridgeOptions struct {
 	WebhookConfiguration, CAFile string
 	// ClientCAFile is the CA of the client certificate kube-apiserver
 	// presents to the webhook; AllowedNames its common names (any when
-	// empty). Without it the bridge serves any caller.
+	// empty).
 	ClientCAFile string
 	AllowedNames []string
+	// AllowUnauthenticatedCallers serves the bridge without ClientCAFile,
+	// to any caller that reaches its port: an admin's explicit choice, for
+	// a cluster whose kube-apiserver cannot be given a client certificate
+	// for webhooks. Without either the bridge does not start.
+	AllowUnauthenticatedCallers bool
 }
+
+// AllowUnauthenticatedCallersFlag names the flag that lets the bridge
+// serve without --eviction-bridge-client-ca-file.
+const AllowUnauthenticatedCallersFlag = "eviction-bridge-allow-unauthenticated-callers"
 
 // NewBridgeOptions returns the defaults: off.
 func NewBridgeOptions() *BridgeOptions {
@@ -62,9 +72,6 @@ func NewBridgeOptions() *BridgeOptions {
 
 // AddFlags adds the bridge's flags to fs.
 func (o *BridgeOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.Enabled, "enable-eviction-bridge", o.Enabled,
-		"Serve the eviction API bridge at "+bridge.Path+" on the secure port, for a ValidatingWebhookConfiguration on pods/eviction "+
-			"(the eviction-bridge component): evictions of pods with interceptors (responders) wait for their eviction step.")
 	fs.DurationVar(&o.Inactivity, "eviction-bridge-inactivity-timeout", o.Inactivity,
 		"How long the bridge keeps its request for a pod once no eviction of it reaches the bridge: then it withdraws.")
 	fs.DurationVar(&o.RetryAfter, "eviction-bridge-retry-after", o.RetryAfter, "Retry-After of the bridge's 429 answers.")
@@ -75,7 +82,11 @@ func (o *BridgeOptions) AddFlags(fs *pflag.FlagSet) {
 			"The bridge also applies its webhooks' namespaceSelector itself; without this flag, it acts in namespaces labelled "+bridge.NamespaceLabel+"="+bridge.NamespaceOptIn+" only.")
 	fs.StringVar(&o.ClientCAFile, "eviction-bridge-client-ca-file", o.ClientCAFile,
 		"CA bundle (PEM, reloaded when it changes) of the client certificate kube-apiserver presents to the bridge, as its admission configuration sets it (the ValidatingAdmissionWebhook plugin's kubeConfigFile). "+
-			"Calls without a certificate of this CA get 401 before their body is read. Without it the bridge serves any caller that reaches the port, and says so at start.")
+			"Calls without a certificate of this CA get 401 before their body is read. Required with --enable-eviction-bridge, unless --"+AllowUnauthenticatedCallersFlag+" is set.")
+	fs.BoolVar(&o.AllowUnauthenticatedCallers, AllowUnauthenticatedCallersFlag, o.AllowUnauthenticatedCallers,
+		"INSECURE: serve the eviction API bridge without --eviction-bridge-client-ca-file, to any caller that reaches its port, which can then have the bridge "+
+			"request, with its own rights, the eviction of pods with interceptors (responders) in the namespaces that opted in. "+
+			"Only for a cluster whose kube-apiserver cannot present a client certificate to webhooks, and whose network keeps every other caller away from the port.")
 	fs.StringSliceVar(&o.AllowedNames, "eviction-bridge-allowed-names", o.AllowedNames,
 		"Common names of kube-apiserver's client certificate, of --eviction-bridge-client-ca-file; a certificate of another name gets 403. Empty accepts any the CA signed.")
 	fs.StringVar(&o.CAFile, "eviction-bridge-ca-file", o.CAFile,
@@ -96,6 +107,14 @@ func (o *BridgeOptions) Validate() []error {
 	}
 	if len(o.AllowedNames) > 0 && o.ClientCAFile == "" {
 		errs = append(errs, errors.New("--eviction-bridge-allowed-names needs --eviction-bridge-client-ca-file"))
+	}
+	switch {
+	case o.ClientCAFile == "" && !o.AllowUnauthenticatedCallers:
+		errs = append(errs, errors.New("the eviction API bridge (--controllers=eviction-bridge) needs --eviction-bridge-client-ca-file, the CA of the client certificate kube-apiserver presents to the bridge "+
+			"(its admission configuration, docs/eviction-bridge.md), so that the bridge serves kube-apiserver only; "+
+			"or, to serve any caller that reaches its port, --"+AllowUnauthenticatedCallersFlag))
+	case o.ClientCAFile != "" && o.AllowUnauthenticatedCallers:
+		errs = append(errs, errors.New("--"+AllowUnauthenticatedCallersFlag+" contradicts --eviction-bridge-client-ca-file: give one of them"))
 	}
 	return errs
 }

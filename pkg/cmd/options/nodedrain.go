@@ -32,7 +32,8 @@ import (
 type NodeDrainOptions struct {
 	// API is the API the drain requests evictions on, whose rule its
 	// requester's name follows.
-	API     evictionapi.API
+	API evictionapi.API
+	// Enabled runs the drain: decided by --controllers (Complete).
 	Enabled bool
 	// Requester is the name under which the drain requests evictions.
 	Requester string
@@ -49,9 +50,6 @@ func NewNodeDrainOptions(api evictionapi.API, requester string) *NodeDrainOption
 
 // AddFlags adds the node drain's flags to fs.
 func (o *NodeDrainOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.Enabled, "enable-node-drain-controller", o.Enabled,
-		"Run the declarative node drain requester: drain nodes annotated evictionrequest.coordination.k8s.io/drain=true, "+
-			"and request the eviction of the pods of nodes that report a graceful shutdown (GracefulNodeShutdownInProgress=True).")
 	fs.StringVar(&o.Requester, "node-drain-requester-name", o.Requester,
 		"Requester name ("+o.API.NameRule()+") under which the node drain requests evictions.")
 	fs.IntVar(&o.Workers, "concurrent-node-drain-syncs", o.Workers, "Number of nodes the node drain syncs in parallel.")

@@ -44,10 +44,11 @@ func TestNodeDrainOptionsValidate(t *testing.T) {
 		{args: []string{"--node-drain-on-deadline=wait"}, want: `invalid argument "wait" for "--node-drain-on-deadline" flag: "wait" is not one of fail, evict, delete`},
 	} {
 		o := NewNodeDrainOptions(evictionapi.Lifecycle, "drain.example.com/node-drain")
+		o.Enabled = true
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		o.AddFlags(fs)
 		var errs []error
-		if err := fs.Parse(append([]string{"--enable-node-drain-controller"}, tc.args...)); err != nil {
+		if err := fs.Parse(tc.args); err != nil {
 			errs = []error{err}
 		} else {
 			errs = o.Validate()

@@ -49,6 +49,11 @@ const (
 	MessageNoFurtherResponder = "All responders have completed without evicting the target."
 	// MessageAwaitingEviction: a request's Eviction has not reported yet.
 	MessageAwaitingEviction = "waiting for an Eviction to report on progress"
+	// MessageRespondersNotThePods and MessageResponderBeforeItsTurn: an
+	// Eviction whose status someone else set up (untrustedResponders).
+	// Ours: upstream's controller follows such an Eviction.
+	MessageRespondersNotThePods   = "Target responders do not match the responders of the target pod."
+	MessageResponderBeforeItsTurn = "Responder %s has a status from before its turn started."
 )
 
 // uidMismatchMessage: a request's pod has been replaced by a pod of its name.

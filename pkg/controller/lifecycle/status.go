@@ -52,6 +52,16 @@ func (c *Controller) decide(now time.Time, ev *lifecyclev1alpha1.Eviction, pod *
 		d.events = []event{{corev1.EventTypeWarning, EventInvalid, message}}
 		return d
 	}
+	if message := untrustedResponders(ev, pod); message != "" {
+		// Its responders' turns cannot be trusted: it fails, and a new
+		// Eviction starts while a request wants one.
+		d.status = ownedStatus(ev.Status)
+		d.status.ObservedGeneration = ptr.To(ev.Generation)
+		interruptActive(d.status.TargetResponders)
+		d.status.Conditions = failed(lifecyclev1alpha1.EvictionConditionReasonEvictionInvalid, message).conditions(now, ev.Status.Conditions)
+		d.events = []event{{corev1.EventTypeWarning, EventInvalid, message}}
+		return d
+	}
 	d.status.Requesters = requesters(ev, requests)
 	ref := ev.Spec.Target.Pod
 	ending, endMessage := eviction.Ended(pod, ref.Name, ref.UID)

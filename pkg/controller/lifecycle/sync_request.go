@@ -64,7 +64,7 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 	}
 	ctx = klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KRef(namespace, ref.Name), "requester", er.Spec.Requester))
 	target := lifecycleutil.RequestTargetKey(er)
-	evictions := c.evictionsOf(target)
+	evictions := c.credibleEvictions(c.evictionsOf(target))
 	if len(evictions) == 0 {
 		if message, err := c.invalidRequest(ctx, er); err != nil || message != "" {
 			if err != nil {

@@ -17,16 +17,10 @@ limitations under the License.
 package nodedrain
 
 import (
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
-
-// shutdownMessage is what the kubelet's Ready condition says while a
-// graceful node shutdown is under way.
-const shutdownMessage = "node is shutting down"
 
 // nodeState is what the drain reads of a Node; a Node update that leaves it
 // unchanged needs no sync.
@@ -62,8 +56,8 @@ type nodeState struct {
 func drainState(node *corev1.Node, onMaintenance bool) nodeState {
 	s := nodeState{
 		marked:                node.Annotations[DrainAnnotation] == "true",
-		maintenance:           onMaintenance && drain.IsNodeConditionTrue(node, corev1.NodeMaintenancePlanned),
-		maintenanceInProgress: drain.IsNodeConditionTrue(node, corev1.NodeMaintenanceInProgress),
+		maintenance:           onMaintenance && isMaintenancePlanned(node),
+		maintenanceInProgress: isConditionTrue(node, corev1.NodeMaintenanceInProgress),
 		shuttingDown:          isShuttingDown(node),
 		unschedulable:         node.Spec.Unschedulable,
 		cordonedBy:            node.Annotations[drain.CordonedByAnnotation],
@@ -112,27 +106,4 @@ func (s nodeState) wanted() bool {
 // ends once the maintenance is over.
 func (s nodeState) held() bool {
 	return s.maintenanceInProgress && s.conditions
-}
-
-// isShuttingDown is true while the node reports a graceful node shutdown.
-// Its GracefulNodeShutdownInProgress condition (Kubernetes 1.37, KEP-5683)
-// says so when it is True or False. Without it, the kubelet's Ready
-// condition is the fallback: not True, and saying the node is shutting
-// down (https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/);
-// a node whose drain for a shutdown started then stays so until it is
-// Ready again, because once the kubelet is gone the node lifecycle
-// controller turns its Ready condition to Unknown.
-func isShuttingDown(node *corev1.Node) bool {
-	if c := drain.FindNodeCondition(node, corev1.NodeGracefulNodeShutdownInProgress); c != nil && c.Status != corev1.ConditionUnknown {
-		return c.Status == corev1.ConditionTrue
-	}
-	ready := drain.FindNodeCondition(node, corev1.NodeReady)
-	if ready == nil || ready.Status == corev1.ConditionTrue {
-		return false
-	}
-	if strings.Contains(strings.ToLower(ready.Message), shutdownMessage) || strings.Contains(strings.ToLower(ready.Reason), shutdownMessage) {
-		return true
-	}
-	inProgress := drain.FindNodeCondition(node, corev1.NodeDrainInProgress)
-	return inProgress != nil && IsShutdownDrainReason(inProgress.Reason)
 }

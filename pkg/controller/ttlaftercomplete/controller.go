@@ -19,7 +19,10 @@ limitations under the License.
 // kube-controller-manager's ttlafterfinished controller deletes finished
 // Jobs: a completed request keeps nothing going, and without it the
 // requests of every pod ever evicted would fill the server's memory and
-// its etcd.
+// its etcd. The time to live counts from the Complete condition's
+// lastTransitionTime, which evictionrequest-apiserver's status strategy
+// stamps with its own clock when the condition turns True: no writer can
+// date a completion to have its request deleted early.
 package ttlaftercomplete
 
 import (

@@ -21,14 +21,18 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/internal/wrappers"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/install"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	erfake "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned/fake"
+	registry "github.com/evictionrequest/apiserver/pkg/registry/coordination/evictionrequest"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
@@ -88,5 +92,66 @@ func TestCompletedRequestsAreDeletedAfterTheirTTL(t *testing.T) {
 	deleted := actions[0].(clienttesting.DeleteActionImpl)
 	if p := deleted.DeleteOptions.Preconditions; deleted.Name != done.Name || p == nil || *p.UID != done.UID || *p.ResourceVersion != "7" {
 		t.Errorf("deleted %s with preconditions %+v, want %s at its UID and resourceVersion 7", deleted.Name, p, done.Name)
+	}
+}
+
+// storedStatus is what evictionrequest-apiserver stores when a client writes
+// the status of stored as written does, at now: its status strategy's work.
+func storedStatus(t *testing.T, stored, written *v1alpha1.EvictionRequest, now time.Time) *v1alpha1.EvictionRequest {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	var oldER, newER coordination.EvictionRequest
+	if err := scheme.Convert(stored, &oldER, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := scheme.Convert(written, &newER, nil); err != nil {
+		t.Fatal(err)
+	}
+	strategy := registry.NewStatusStrategy(registry.NewStrategy(scheme), testingclock.NewFakePassiveClock(now))
+	strategy.PrepareForUpdate(t.Context(), &newER, &oldER)
+	if errs := strategy.ValidateUpdate(t.Context(), &newER, &oldER); len(errs) > 0 {
+		t.Fatalf("the server refuses the write: %v", errs)
+	}
+	out := &v1alpha1.EvictionRequest{}
+	if err := scheme.Convert(&newER, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A completion a client dated 2020 counts from when the server saw the
+// request complete: the TTL controller keeps it for its whole time to live
+// instead of deleting it at once.
+func TestTheTTLCountsFromTheTimeTheServerRecorded(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	clk := testingclock.NewFakeClock(now)
+	running := wrappers.MakeEvictionRequest(wrappers.MakePod("web-0").Obj(), "drain.example.com").Obj()
+	running.ResourceVersion = "7"
+	written := completedAt("web-0", time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	done := storedStatus(t, running, written, now)
+	client := erfake.NewClientset(done)
+	factory := cachetest.EvictionRequestInformers(client, cachetransform.StripMetadataKeeping())
+	informer := factory.Coordination().V1alpha1().EvictionRequests()
+	c, err := New(t.Context(), client.CoordinationV1alpha1(), informer, time.Hour, clk, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(t.Context().Done())
+	t.Cleanup(factory.Shutdown)
+	if !cache.WaitForCacheSync(t.Context().Done(), informer.Informer().HasSynced) {
+		t.Fatal("the cache did not sync")
+	}
+	client.ClearActions()
+
+	left, err := c.sync(t.Context(), done.Namespace+"/"+done.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left != time.Hour {
+		t.Errorf("looked at again in %s, want the whole TTL, 1h", left)
+	}
+	if actions := client.Actions(); len(actions) != 0 {
+		t.Errorf("a request the server saw complete a moment ago: %v, want it kept", actions)
 	}
 }

@@ -59,7 +59,10 @@ limitations under the License.
 //
 // The interceptor's identity needs get, list, watch and update of
 // evictionrequests/status (and get of evictionrequests), delete of the pods
-// it intercepts (the server requires it of every writer of a request),
-// create of events, and, with leader election, get, create and update of
-// its Lease.
+// it intercepts (the server requires it of every writer of a request, its
+// status included), create of events, and, with leader election, get,
+// create and update of its Lease: the ClusterRole evictionrequest-interceptor,
+// bound in the namespaces it serves. It writes only what KEP-4563 gives an
+// interceptor; the server refuses anyone but the eviction request
+// controller the selection, the hand-off and the completion.
 package interceptor

@@ -69,15 +69,23 @@ func (c *coordination) Status(ctx context.Context, namespace string, uid types.U
 	if err != nil {
 		return Status{}, err
 	}
-	return CoordinationStatus(er, c.Name(), time.Now()), nil
+	return c.status(er), nil
 }
 
-func (c *coordination) Request(ctx context.Context, pod *corev1.Pod) (Status, error) {
-	er, err := c.requester.Request(ctx, pod)
+func (c *coordination) Request(ctx context.Context, pod *corev1.Pod, annotations map[string]string) (Status, error) {
+	er, err := c.requester.RequestWithAnnotations(ctx, pod, annotations)
 	if err != nil {
 		return Status{}, err
 	}
-	return CoordinationStatus(er, c.Name(), time.Now()), nil
+	return c.status(er), nil
+}
+
+// status is where er stands for the participant now, with the last time
+// the server recorded its write.
+func (c *coordination) status(er *v1alpha1.EvictionRequest) Status {
+	s := CoordinationStatus(er, c.Name(), time.Now())
+	s.Written = lastWritten(er.ManagedFields, c.requester.FieldManager())
+	return s
 }
 
 func (c *coordination) Withdraw(ctx context.Context, namespace string, uid types.UID) (Withdrawal, error) {
@@ -135,6 +143,7 @@ func CoordinationStatus(er *v1alpha1.EvictionRequest, name string, now time.Time
 		FailedEvictions:     coordinationutil.FailedEvictions(er),
 		Message:             er.Status.Message,
 		Annotations:         er.Annotations,
+		Created:             er.CreationTimestamp.Time,
 	}
 }
 

@@ -107,11 +107,14 @@ func (l *lifecycle) listEvictions(ctx context.Context, namespace string, uid typ
 func (l *lifecycle) status(er *lifecyclev1alpha1.EvictionRequest, uid types.UID, evictions []*lifecyclev1alpha1.Eviction) Status {
 	s := LifecycleStatus(er, evictions, l.Name())
 	s.Request = l.requester.RequestName(uid)
+	if er != nil {
+		s.Written = lastWritten(er.ManagedFields, l.requester.FieldManager())
+	}
 	return s
 }
 
-func (l *lifecycle) Request(ctx context.Context, pod *corev1.Pod) (Status, error) {
-	er, err := l.requester.Request(ctx, pod)
+func (l *lifecycle) Request(ctx context.Context, pod *corev1.Pod, annotations map[string]string) (Status, error) {
+	er, err := l.requester.RequestWithAnnotations(ctx, pod, annotations)
 	if err != nil {
 		return Status{}, err
 	}
@@ -158,7 +161,7 @@ func (l *lifecycle) Wait(ctx context.Context, pod *corev1.Pod) (requester.Result
 func LifecycleStatus(er *lifecyclev1alpha1.EvictionRequest, evictions []*lifecyclev1alpha1.Eviction, name string) Status {
 	var s Status
 	if er != nil {
-		s = Status{Exists: true, Requested: lifecycleutil.WantsEviction(er), Annotations: er.Annotations}
+		s = Status{Exists: true, Requested: lifecycleutil.WantsEviction(er), Annotations: er.Annotations, Created: er.CreationTimestamp.Time}
 		if failed := lifecycleutil.Condition(er.Status.Conditions, lifecyclev1alpha1.EvictionConditionFailed); failed != nil {
 			s.Message = failed.Message
 		}

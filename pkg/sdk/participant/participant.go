@@ -52,8 +52,10 @@ type Participant interface {
 	// subdomain), a domain-prefixed key on lifecycle.k8s.io.
 	Name() string
 	// Request asks for the eviction of pod and returns where it stands as
-	// written.
-	Request(ctx context.Context, pod *corev1.Pod) (Status, error)
+	// written. annotations, if any, are set in the same write: a request
+	// it creates carries them from the start. They are the participant's
+	// own: a later Request without one of them removes it.
+	Request(ctx context.Context, pod *corev1.Pod, annotations map[string]string) (Status, error)
 	// Withdraw withdraws the participant from the eviction of the pod with
 	// uid in namespace.
 	Withdraw(ctx context.Context, namespace string, uid types.UID) (Withdrawal, error)

@@ -18,6 +18,8 @@ package participant
 
 import (
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Status is where the eviction of one pod stands, as a participant sees
@@ -57,6 +59,13 @@ type Status struct {
 	Message string
 	// Annotations are those of the participant's request.
 	Annotations map[string]string
+	// Created is when the server created the request (on our API, whoever
+	// created it), and Written the last time it recorded a change the
+	// participant made to it (its field manager's managedFields entries);
+	// nil when not known, read from a cache that keeps no managedFields.
+	// Both are the server's clock, which no writer sets.
+	Created time.Time
+	Written *time.Time
 }
 
 // NeedsRequest is true when the participant has to ask for the pod's
@@ -94,4 +103,16 @@ const (
 // not complete.
 func (s Status) HeldBy(name string) bool {
 	return name != "" && s.ActiveInterceptor == name && !s.InterceptorDone && !s.Complete
+}
+
+// lastWritten is the newest time of the managedFields entries of manager
+// in entries; nil when it has none.
+func lastWritten(entries []metav1.ManagedFieldsEntry, manager string) *time.Time {
+	var last *time.Time
+	for _, e := range entries {
+		if e.Manager == manager && e.Time != nil && (last == nil || e.Time.After(*last)) {
+			last = &e.Time.Time
+		}
+	}
+	return last
 }

@@ -71,6 +71,11 @@ func (l *Lifecycle) Name() string {
 	return l.name
 }
 
+// FieldManager is the field manager of its writes.
+func (l *Lifecycle) FieldManager() string {
+	return l.opts.FieldManager
+}
+
 // CallTimeout bounds each of its API calls.
 func (l *Lifecycle) CallTimeout() time.Duration {
 	return l.opts.CallTimeout
@@ -89,15 +94,24 @@ func (l *Lifecycle) RequestName(uid types.UID) string {
 // server-side apply. The pod owns it unless Options.KeepAfterPod, so that
 // the garbage collector deletes it, and then its Eviction, with the pod.
 func (l *Lifecycle) Request(ctx context.Context, pod *corev1.Pod) (*lifecyclev1alpha1.EvictionRequest, error) {
+	return l.RequestWithAnnotations(ctx, pod, nil)
+}
+
+// RequestWithAnnotations is Request that sets annotations of the request in
+// the same write: a request it creates carries them from the start. They
+// are the requester's own: a later call without one of them removes it,
+// and Withdraw keeps them.
+func (l *Lifecycle) RequestWithAnnotations(ctx context.Context, pod *corev1.Pod, annotations map[string]string) (*lifecyclev1alpha1.EvictionRequest, error) {
 	if pod.UID == "" || pod.Name == "" || pod.Namespace == "" {
 		return nil, fmt.Errorf("pod %s/%s has no UID: pass the pod as read from the API", pod.Namespace, pod.Name)
 	}
-	return l.apply(ctx, pod.Namespace, pod.Name, pod.UID, lifecyclev1alpha1.EvictionRequestIntentEviction)
+	return l.apply(ctx, pod.Namespace, pod.Name, pod.UID, lifecyclev1alpha1.EvictionRequestIntentEviction, annotations)
 }
 
 // Withdraw sets the intent of the requester's EvictionRequest for the pod
 // with uid to Withdrawn and returns it; nil when there is none. When every
-// requester of the pod withdrew, the controller cancels its Eviction.
+// requester of the pod withdrew, the controller cancels its Eviction. The
+// annotations the requester applied stay.
 func (l *Lifecycle) Withdraw(ctx context.Context, namespace string, uid types.UID) (*lifecyclev1alpha1.EvictionRequest, error) {
 	er, err := l.Get(ctx, namespace, uid)
 	if apierrors.IsNotFound(err) {
@@ -106,7 +120,14 @@ func (l *Lifecycle) Withdraw(ctx context.Context, namespace string, uid types.UI
 	if err != nil || er.Spec.Intent == lifecyclev1alpha1.EvictionRequestIntentWithdrawn || er.Spec.Target.Pod == nil {
 		return er, err
 	}
-	return l.apply(ctx, namespace, er.Spec.Target.Pod.Name, uid, lifecyclev1alpha1.EvictionRequestIntentWithdrawn)
+	// An apply that leaves out an annotation the requester applied before
+	// removes it: the annotations it owns go with the withdrawal. Should
+	// the server's record of them not read, the withdrawal goes without.
+	var annotations map[string]string
+	if own, err := lifecycleapply.ExtractEvictionRequest(er, l.opts.FieldManager); err == nil {
+		annotations = own.Annotations
+	}
+	return l.apply(ctx, namespace, er.Spec.Target.Pod.Name, uid, lifecyclev1alpha1.EvictionRequestIntentWithdrawn, annotations)
 }
 
 // Get reads the requester's EvictionRequest for the pod with uid.
@@ -121,10 +142,17 @@ func (l *Lifecycle) Get(ctx context.Context, namespace string, uid types.UID) (*
 	return er, nil
 }
 
-func (l *Lifecycle) apply(ctx context.Context, namespace, podName string, uid types.UID, intent lifecyclev1alpha1.EvictionRequestIntent) (*lifecyclev1alpha1.EvictionRequest, error) {
+// apply writes the requester's request: the target, the intent, the pod as
+// an owner and annotations. The request is the requester's alone: it
+// forces.
+func (l *Lifecycle) apply(ctx context.Context, namespace, podName string, uid types.UID, intent lifecyclev1alpha1.EvictionRequestIntent,
+	annotations map[string]string) (*lifecyclev1alpha1.EvictionRequest, error) {
 	config := lifecycleapply.EvictionRequest(l.RequestName(uid), namespace).WithSpec(lifecycleapply.EvictionRequestSpec().
 		WithTarget(lifecycleapply.EvictionRequestTarget().WithPod(lifecycleapply.EvictionRequestPodReference().WithName(podName).WithUID(uid))).
 		WithRequester(l.name).WithIntent(intent))
+	if len(annotations) > 0 {
+		config = config.WithAnnotations(annotations)
+	}
 	if !l.opts.KeepAfterPod {
 		config = config.WithOwnerReferences(metav1apply.OwnerReference().WithAPIVersion("v1").WithKind("Pod").WithName(podName).WithUID(uid))
 	}

@@ -110,6 +110,11 @@ func (r *Requester) Name() string {
 	return r.name
 }
 
+// FieldManager is the field manager of its writes.
+func (r *Requester) FieldManager() string {
+	return r.opts.FieldManager
+}
+
 // Request asks for the eviction of pod and returns its EvictionRequest.
 //
 // It applies the requester's own entry to the request named after the
@@ -119,14 +124,22 @@ func (r *Requester) Name() string {
 // eviction goes ahead, and the requester is not listed). A request that
 // completed as canceled while the pod still runs is replaced by a new one.
 func (r *Requester) Request(ctx context.Context, pod *corev1.Pod) (*v1alpha1.EvictionRequest, error) {
+	return r.RequestWithAnnotations(ctx, pod, nil)
+}
+
+// RequestWithAnnotations is Request that sets annotations of the request in
+// the same write: a request it creates carries them from the start. They
+// are the requester's own, as its entry is: a later call without one of
+// them removes it.
+func (r *Requester) RequestWithAnnotations(ctx context.Context, pod *corev1.Pod, annotations map[string]string) (*v1alpha1.EvictionRequest, error) {
 	if pod.UID == "" || pod.Name == "" || pod.Namespace == "" {
 		return nil, fmt.Errorf("pod %s/%s has no UID: pass the pod as read from the API", pod.Namespace, pod.Name)
 	}
-	er, err := r.apply(ctx, pod, r.opts.HeartbeatDeadlineSeconds)
+	er, err := r.apply(ctx, pod, r.opts.HeartbeatDeadlineSeconds, annotations)
 	if apierrors.IsConflict(err) && r.opts.HeartbeatDeadlineSeconds != nil {
 		// Another requester created the request with another deadline;
 		// the deadline is immutable and the request keeps it.
-		er, err = r.apply(ctx, pod, nil)
+		er, err = r.apply(ctx, pod, nil, annotations)
 	}
 	if err == nil || !isRequestersLocked(err) {
 		return er, err
@@ -148,12 +161,17 @@ func (r *Requester) Request(ctx context.Context, pod *corev1.Pod) (*v1alpha1.Evi
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("replacing the canceled EvictionRequest of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	return r.apply(ctx, pod, r.opts.HeartbeatDeadlineSeconds)
+	return r.apply(ctx, pod, r.opts.HeartbeatDeadlineSeconds, annotations)
 }
 
 // apply writes the requester's intent: the target, its own entry in
-// spec.requesters and the pod as an owner.
-func (r *Requester) apply(ctx context.Context, pod *corev1.Pod, deadline *int32) (*v1alpha1.EvictionRequest, error) {
+// spec.requesters, the pod as an owner and annotations. Without a
+// deadline it forces: every other field it applies is the requester's own
+// or has one value for every requester, so a conflict can only be over its
+// annotations, last set by another writer of the requester's name (an
+// older release's patch, kubectl annotate). A deadline another requester
+// set is not the requester's to take: that conflict is answered.
+func (r *Requester) apply(ctx context.Context, pod *corev1.Pod, deadline *int32, annotations map[string]string) (*v1alpha1.EvictionRequest, error) {
 	spec := coordinationapply.EvictionRequestSpec().
 		WithTarget(coordinationapply.EvictionTarget().WithPodRef(
 			coordinationapply.LocalPodReference().WithName(pod.Name).WithUID(string(pod.UID)))).
@@ -162,13 +180,16 @@ func (r *Requester) apply(ctx context.Context, pod *corev1.Pod, deadline *int32)
 		spec = spec.WithHeartbeatDeadlineSeconds(*deadline)
 	}
 	config := coordinationapply.EvictionRequest(string(pod.UID), pod.Namespace).WithSpec(spec)
+	if len(annotations) > 0 {
+		config = config.WithAnnotations(annotations)
+	}
 	if !r.opts.KeepAfterPod {
 		config = config.WithOwnerReferences(metav1apply.OwnerReference().
 			WithAPIVersion("v1").WithKind("Pod").WithName(pod.Name).WithUID(pod.UID))
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	return r.requests.EvictionRequests(pod.Namespace).Apply(callCtx, config, metav1.ApplyOptions{FieldManager: r.opts.FieldManager, DryRun: r.opts.dryRun()})
+	return r.requests.EvictionRequests(pod.Namespace).Apply(callCtx, config, metav1.ApplyOptions{FieldManager: r.opts.FieldManager, Force: deadline == nil, DryRun: r.opts.dryRun()})
 }
 
 // Withdraw removes this requester from the EvictionRequest of the pod with

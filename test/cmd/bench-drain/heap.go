@@ -65,8 +65,8 @@ func heapPerEviction(ctx context.Context, cluster *localcluster.Cluster, n int) 
 	if err != nil {
 		return 0, err
 	}
-	metricsURL := cluster.LifecycleController().MetricsURL
-	before, err := heapInUse(ctx, metricsURL)
+	controller := cluster.LifecycleController()
+	before, err := heapInUse(ctx, controller)
 	if err != nil {
 		return 0, err
 	}
@@ -98,7 +98,7 @@ func heapPerEviction(ctx context.Context, cluster *localcluster.Cluster, n int) 
 	}); err != nil {
 		return 0, fmt.Errorf("waiting for %d held Evictions: %w", n, err)
 	}
-	after, err := heapInUse(ctx, metricsURL)
+	after, err := heapInUse(ctx, controller)
 	if err != nil {
 		return 0, err
 	}
@@ -108,10 +108,10 @@ func heapPerEviction(ctx context.Context, cluster *localcluster.Cluster, n int) 
 // heapInUse is the median of five samples of the process's
 // go_memstats_heap_inuse_bytes, two seconds apart: one sample moves with
 // the garbage collector's cycle.
-func heapInUse(ctx context.Context, url string) (float64, error) {
+func heapInUse(ctx context.Context, p *localcluster.Process) (float64, error) {
 	var samples []float64
 	for range 5 {
-		v, err := scrape(ctx, url, "go_memstats_heap_inuse_bytes")
+		v, err := scrape(ctx, p, "go_memstats_heap_inuse_bytes")
 		if err != nil {
 			return 0, err
 		}
@@ -126,14 +126,14 @@ func heapInUse(ctx context.Context, url string) (float64, error) {
 	return samples[len(samples)/2], nil
 }
 
-func scrape(ctx context.Context, url, metric string) (float64, error) {
-	samples, err := promtext.Get(ctx, url, 10*time.Second)
+func scrape(ctx context.Context, p *localcluster.Process, metric string) (float64, error) {
+	samples, err := promtext.Get(ctx, p.MetricsClient, p.MetricsURL, 10*time.Second)
 	if err != nil {
 		return 0, err
 	}
 	v, ok := samples.Value(metric)
 	if !ok {
-		return 0, fmt.Errorf("%s has no %s", url, metric)
+		return 0, fmt.Errorf("%s has no %s", p.MetricsURL, metric)
 	}
 	return v, nil
 }

@@ -102,7 +102,7 @@ func run(ctx context.Context, o options) error {
 		Overlay:             localcluster.BridgeOverlay,
 		// The surge interceptor caches every pod, as ours do.
 		SurgeInterceptor: true,
-		ServerArgs:       []string{"--enable-node-drain-controller"},
+		ServerArgs:       []string{"--controllers=*,evictionrequest-node-drain"},
 		Logf:             func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {

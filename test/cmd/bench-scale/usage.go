@@ -68,7 +68,7 @@ func (b *bench) metrics(ctx context.Context, name string) (promtext.Samples, err
 	if p.MetricsURL == "" {
 		return nil, nil
 	}
-	return promtext.Get(ctx, p.MetricsURL, callTimeout)
+	return promtext.Get(ctx, p.MetricsClient, p.MetricsURL, callTimeout)
 }
 
 // memoryOf reads the heap in use (the median of three samples a second

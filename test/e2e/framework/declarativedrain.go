@@ -40,7 +40,7 @@ const PoolDrainBudget = 2
 // NodeDrainArgs are the flags of the suite's declarative node drain: on,
 // also for MaintenancePlanned, with a budget per test pool.
 func NodeDrainArgs() []string {
-	return []string{"--enable-node-drain-controller", "--drain-on-maintenance-planned",
+	return []string{"--controllers=*,evictionrequest-node-drain", "--drain-on-maintenance-planned",
 		"--node-drain-pool-label=" + PoolLabel, fmt.Sprintf("--max-concurrent-node-drains-per-pool=%d", PoolDrainBudget)}
 }
 

@@ -98,7 +98,7 @@ func (f *Framework) CheckKubeletNonGracefulShutdown(t *testing.T, held PodOption
 	var pods []*corev1.Pod
 	for _, name := range []string{"db-0", "web-0"} {
 		pod := f.CreatePod(t, ns, name, held)
-		if _, err := nodeDrain.Request(ctx, pod); err != nil {
+		if _, err := nodeDrain.Request(ctx, pod, nil); err != nil {
 			t.Fatal(err)
 		}
 		pods = append(pods, pod)

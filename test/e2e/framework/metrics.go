@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/evictionrequest/apiserver/artifacts"
+	"github.com/evictionrequest/apiserver/internal/localcluster"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
 
@@ -52,9 +53,21 @@ func ScrapeMetrics(t testing.TB, config *rest.Config) MetricSamples {
 	return body
 }
 
-// ScrapeMetricsURL reads the plain-HTTP /metrics at url, such as a
-// controller's.
-func ScrapeMetricsURL(t testing.TB, url string) MetricSamples {
+// ScrapeProcessMetrics reads the /metrics a workload of the local control
+// plane serves over HTTPS (a controller's, the surge interceptor's), as a
+// scraper its authorization lets through.
+func ScrapeProcessMetrics(t testing.TB, p *localcluster.Process) MetricSamples {
+	t.Helper()
+	status, body := GetMetrics(t, p.MetricsClient, p.MetricsURL, "")
+	if status != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", p.MetricsURL, status, body)
+	}
+	return body
+}
+
+// GetMetrics is the status and body of GET url with client, presenting
+// token as a bearer token when it is not empty.
+func GetMetrics(t testing.TB, client *http.Client, url, token string) (int, []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -62,16 +75,19 @@ func ScrapeMetricsURL(t testing.TB, url string) MetricSamples {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s %v", url, resp.Status, err)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
 	}
-	return body
+	return resp.StatusCode, body
 }
 
 // Value returns the value of one sample, such as

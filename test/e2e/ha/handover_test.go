@@ -254,7 +254,7 @@ func waitSteppedAside(t *testing.T, counterparts ...stepaside.Counterpart) frame
 	var samples framework.MetricSamples
 	for _, c := range counterparts {
 		samples = framework.WaitForSample(t, func() framework.MetricSamples {
-			return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+			return framework.ScrapeProcessMetrics(t, f.LifecycleController())
 		}, steppedAsideSample(c), 1)
 	}
 	return samples
@@ -304,7 +304,7 @@ func TestKubeControllerManagerRunningOneControllerStepsOursOfThatOneAside(t *tes
 				pod := f.CreatePod(t, ns, fmt.Sprintf("warm-up-%d", time.Now().UnixNano()%100000), framework.PodOptions{})
 				framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/warm-up"), pod)
 				f.WaitForPodGone(t, ns, pod.Name)
-				samples := framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+				samples := framework.ScrapeProcessMetrics(t, f.LifecycleController())
 				if v, _ := samples.Value(steppedAsideSample(upstream)); v != 1 {
 					return fmt.Errorf("ours of %s still run", upstream)
 				}
@@ -314,7 +314,7 @@ func TestKubeControllerManagerRunningOneControllerStepsOursOfThatOneAside(t *tes
 			if upstream == other {
 				other = stepaside.EvictionRequestController
 			}
-			samples := framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+			samples := framework.ScrapeProcessMetrics(t, f.LifecycleController())
 			if v := samples.Sample(t, steppedAsideSample(other)); v != 0 {
 				t.Errorf("ours of %s stepped aside too, with nobody else running it", other)
 			}

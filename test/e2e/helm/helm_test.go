@@ -90,11 +90,12 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 }
 
 // upgrade upgrades the release to two replicas of the server and the
-// eviction API bridge, and checks that they rolled out.
+// eviction API bridge, serving kube-apiserver only as the chart requires
+// (the ha-bridge scenario), and checks that they rolled out.
 func upgrade(t *testing.T) {
 	t.Helper()
 	ctx := t.Context()
-	if err := f.UpgradeRelease(ctx, "--values="+ciValues("ha"), "--set=evictionBridge.enabled=true"); err != nil {
+	if err := f.UpgradeRelease(ctx, "--values="+ciValues("ha-bridge")); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(f.Replicas()); n != 2 {
@@ -108,7 +109,7 @@ func upgrade(t *testing.T) {
 	// them), so the Deployment runs none, which would contend for the
 	// Lease.
 	args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " ")
-	if *dep.Spec.Replicas != 0 || !strings.Contains(args, "--enable-eviction-bridge") {
+	if *dep.Spec.Replicas != 0 || !strings.Contains(args, ",eviction-bridge") || !strings.Contains(args, "--eviction-bridge-client-ca-file=") {
 		t.Errorf("the upgraded Deployment: %d replicas, args %s; want none in the cluster, and the bridge", *dep.Spec.Replicas, args)
 	}
 	webhook, err := f.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "evictionrequest-eviction-bridge", metav1.GetOptions{})

@@ -111,7 +111,7 @@ func TestBudgetRefusesThenRelaxed(t *testing.T) {
 			failed := `imperative_eviction_responder_controller_failed_evictions_total{eviction="` + ev.Name + `",namespace="` + ns + `",target_name="db-0",target_type="pod"}`
 			var metrics framework.MetricSamples
 			framework.Eventually(t, 30*time.Second, failed+" to count both refusals", func(context.Context) error {
-				metrics = framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+				metrics = framework.ScrapeProcessMetrics(t, f.LifecycleController())
 				if v, _ := metrics.Value(failed); v < 2 {
 					return fmt.Errorf("%s = %v", failed, v)
 				}
@@ -366,6 +366,19 @@ func TestGracefulNodeShutdownInProgressRequestsAndWithdraws(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.CheckGracefulShutdownConditionDrain(t, nodeDrain)
+}
+
+// A user who may only patch nodes/status cannot start a drain for a
+// graceful shutdown on lifecycle.k8s.io either: the policy refuses the
+// write or the node drain ignores it, and the node's pod gets no
+// EvictionRequest.
+func TestAStatusPatcherStartsNoShutdownDrain(t *testing.T) {
+	t.Parallel()
+	nodeDrain, err := participant.New(evictionapi.Lifecycle, lifecyclecontroller.DefaultNodeDrainRequester, f.Kube, nil, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.CheckAStatusPatcherStartsNoShutdownDrain(t, nodeDrain)
 }
 
 // The declarative drain's deadline: a Node annotated with a deadline and

@@ -32,6 +32,7 @@ import (
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
+	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
@@ -115,7 +116,7 @@ func TestKubectlDrainTimesOutOnAHeldPod(t *testing.T) {
 	if want := "requested through the eviction API by " + localcluster.AdminUser; !strings.Contains(status.Stdout, want) {
 		t.Errorf("kubectl evictionrequest status lacks %q:\n%s%s", want, status.Stdout, status.Stderr)
 	}
-	framework.CheckBridgeMetrics(t, framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL), framework.ScrapeMetrics(t, f.AdminConfig))
+	framework.CheckBridgeMetrics(t, framework.ScrapeProcessMetrics(t, f.LifecycleController()), framework.ScrapeMetrics(t, f.AdminConfig))
 	framework.WaitFor(t, "the bridge to withdraw its EvictionRequest", func(ctx context.Context) (bool, error) {
 		list, err := f.Kube.LifecycleV1alpha1().EvictionRequests(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -128,7 +129,7 @@ func TestKubectlDrainTimesOutOnAHeldPod(t *testing.T) {
 		}
 		return nil
 	})
-	if v := framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL).Sample(t, "evictionrequest_eviction_bridge_withdrawals_total"); v < 1 {
+	if v := framework.ScrapeProcessMetrics(t, f.LifecycleController()).Sample(t, "evictionrequest_eviction_bridge_withdrawals_total"); v < 1 {
 		t.Errorf("withdrawals_total = %v, want at least the withdrawal of this test", v)
 	}
 }
@@ -162,7 +163,7 @@ func TestTheBridgeActsOnlyForKubeAPIServer(t *testing.T) {
 		}}))
 	}
 	metricsOf := func() framework.MetricSamples {
-		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+		return framework.ScrapeProcessMetrics(t, f.LifecycleController())
 	}
 	const refused = `evictionrequest_eviction_bridge_refused_calls_total{reason="unauthenticated"}`
 	before, _ := metricsOf().Value(refused)
@@ -186,4 +187,18 @@ func TestTheBridgeActsOnlyForKubeAPIServer(t *testing.T) {
 	if after, _ := metricsOf().Value(refused); after < before+4 {
 		t.Errorf("%s went from %v to %v, want at least 4 more", refused, before, after)
 	}
+}
+
+// A full ResourceQuota of lifecycle.k8s.io EvictionRequests keeps a pod
+// with a responder: the bridge cannot create its request, and refuses the
+// eviction with a 429 naming the quota rather than fail open; once the
+// quota has room, the request is created on the next retry with its
+// annotations in that one write.
+func TestAFullQuotaKeepsThePodTheBridgeCannotRequest(t *testing.T) {
+	t.Parallel()
+	f.CheckAFullQuotaKeepsAProtectedPod(t, evictionapi.Lifecycle, framework.PodOptions{Mutate: func(p *corev1.Pod) {
+		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder("e2e.example.com/hold", 5000)}
+	}}, func() framework.MetricSamples {
+		return framework.ScrapeProcessMetrics(t, f.LifecycleController())
+	})
 }

@@ -43,7 +43,7 @@ func TestMetricsAfterAnEviction(t *testing.T) {
 
 	active := `evictionrequest_lifecycle_controller_active_responder{responder="` + silent + `"}`
 	metrics := framework.WaitForSample(t, func() framework.MetricSamples {
-		return framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+		return framework.ScrapeProcessMetrics(t, f.LifecycleController())
 	}, active, 1)
 	sample := func(name string) float64 { return metrics.Sample(t, name) }
 	if v := sample(`evictionrequest_lifecycle_controller_eviction_duration_seconds_count{result="TargetEvicted"}`); v < 1 {
@@ -63,4 +63,12 @@ func TestMetricsAfterAnEviction(t *testing.T) {
 	sample(`evictionrequest_controller_target_responders{eviction="` + parkedEviction.Name + `",namespace="` + ns + `",target_name="parked-0",target_type="pod"}`)
 	framework.CheckMonitoredMetrics(t, metrics, "evictionrequest_lifecycle_controller_", "evictionrequest_evictor_", "leader_election_",
 		"evictionrequest_controller_responder_state")
+}
+
+// evictionrequest-controller serves /metrics over HTTPS only to the callers
+// kube-apiserver authorizes to get it, as kube-controller-manager does, and
+// its health checks to anyone.
+func TestMetricsAreServedOnlyToAuthorizedScrapers(t *testing.T) {
+	t.Parallel()
+	f.CheckMetricsAuthorization(t, f.LifecycleController())
 }

@@ -92,7 +92,7 @@ func TestForgedFieldManagersChangeNothing(t *testing.T) {
 		// Ours run the actors only: there is nothing of theirs to stop.
 		return
 	}
-	samples := framework.ScrapeMetricsURL(t, f.LifecycleController().MetricsURL)
+	samples := framework.ScrapeProcessMetrics(t, f.LifecycleController())
 	for _, c := range stepaside.Counterparts {
 		if v := samples.Sample(t, fmt.Sprintf(`evictionrequest_lifecycle_controller_stepped_aside{controller="%s"}`, c)); v != 0 {
 			t.Errorf("%s stepped aside after the forged writes", c)

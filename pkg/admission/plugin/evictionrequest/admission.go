@@ -18,9 +18,10 @@ limitations under the License.
 // KEP-4563 that need the target pod or the caller: the pod must exist with
 // the UID of the request, the request takes its interceptors and labels from
 // the pod, requesters are locked under a Forbid cancellation policy and after
-// completion, a Forbid request outlives no deletion while its pod runs, and
-// whoever creates, changes or deletes a request (not its status: see
-// Validate) must be allowed to delete the pod.
+// completion, a Forbid request outlives no deletion while its pod runs,
+// whoever creates, changes or deletes a request or its status must be
+// allowed to delete the pod, and only the eviction request controller's
+// rights change the fields of the status that are the controller's.
 package evictionrequest
 
 import (
@@ -163,17 +164,15 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.
 
 // Validate enforces the rules that hold for every write once mutation is
 // done: the caller may delete the pod, requesters are locked under a Forbid
-// cancellation policy and after completion, and a Forbid request is not
-// deleted while its pod runs.
+// cancellation policy and after completion, a Forbid request is not deleted
+// while its pod runs, and a status write changes the controller's fields
+// only with the controller's rights (authorizeControllerChanges).
 //
-// A write of the status subresource is the interceptors', and RBAC on
-// evictionrequests/status is all it needs. KEP-4563 asks for the right to
-// delete the pod on every update; this server asks for it where a write can
-// start, join, withdraw or end an eviction (create, the spec's requesters,
-// delete), and not for status, which can only move along an eviction that
-// someone allowed to delete the pod asked for: an interceptor's turn,
-// heartbeat and cancellation policy. Otherwise every interceptor would hold
-// delete on every pod it serves, the power to end any of them at once.
+// KEP-4563 asks for the right to delete the pod on every create, update
+// and delete of a request, and a write of its status is an update: a status
+// write can end an interceptor's turn and, once no interceptor is left,
+// start the pod's eviction, so whoever may write it must be someone who
+// could have deleted the pod.
 func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	if !handles(a) {
 		return nil
@@ -186,7 +185,7 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		target = a.GetOldObject()
 	}
 	er, ok := target.(*coordination.EvictionRequest)
-	if !ok || er.Spec.Target.PodRef == nil || a.GetSubresource() == "status" {
+	if !ok || er.Spec.Target.PodRef == nil {
 		return nil
 	}
 	if err := p.authorizeDeletePod(ctx, a, er); err != nil {
@@ -194,7 +193,11 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	}
 	switch a.GetOperation() {
 	case admission.Update:
-		return validateRequestersLocked(a, er, a.GetOldObject().(*coordination.EvictionRequest))
+		oldER := a.GetOldObject().(*coordination.EvictionRequest)
+		if a.GetSubresource() == "status" {
+			return p.authorizeControllerChanges(ctx, a, er, oldER)
+		}
+		return validateRequestersLocked(a, er, oldER)
 	case admission.Delete:
 		return p.validateDeletion(ctx, a, er)
 	}
@@ -248,7 +251,7 @@ func (p *Plugin) authorizeDeletePod(ctx context.Context, a admission.Attributes,
 	if decision == authorizer.DecisionAllow {
 		return nil
 	}
-	msg := fmt.Sprintf(`user %q cannot delete pod %q in namespace %q, which writing an EvictionRequest for it requires (needs verb "delete" on resource "pods")`,
+	msg := fmt.Sprintf(`user %q cannot delete pod %q in namespace %q, which writing an EvictionRequest for it or its status requires (needs verb "delete" on resource "pods")`,
 		a.GetUserInfo().GetName(), podName, a.GetNamespace())
 	if reason != "" {
 		msg += ": " + reason

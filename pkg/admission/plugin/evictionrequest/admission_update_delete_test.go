@@ -58,10 +58,10 @@ func TestValidateUpdate(t *testing.T) {
 			old: []func(*coordination.EvictionRequest){forbid}, change: dropRequesters, subresource: "status",
 		},
 		"a caller who may not delete the pod may not update": {change: addRequester, user: "intern", wantRefusal: "403"},
-		// An interceptor answers with the rights of evictionrequests/status,
-		// which RBAC checks before admission; deleting the pod is not one.
-		"a caller who may not delete the pod may update status": {
-			change: func(er *coordination.EvictionRequest) { er.Status.Message = "hi" }, subresource: "status", user: "intern",
+		// A status write can end an interceptor's turn: KEP-4563 asks the
+		// right to delete the pod of it as of every update.
+		"a caller who may not delete the pod may not update status": {
+			change: func(er *coordination.EvictionRequest) { er.Status.Message = "hi" }, subresource: "status", user: "intern", wantRefusal: "403",
 		},
 	}
 	for name, tc := range cases {

@@ -92,7 +92,7 @@ func TestTakingOverLetsAnApplyRemoveWhatItLeavesOut(t *testing.T) {
 func TestNothingToTakeOver(t *testing.T) {
 	ev := &lifecyclev1alpha1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "pod-1-db-0", ResourceVersion: "7",
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: ours, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "lifecycle.k8s.io/v1alpha1",
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:stays":{}}}}`)}}}}}
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:stays":{}}}}`)}}}}
 	patch, err := Patch(ev, []string{earlier}, ours)
 	if err != nil || patch != nil {
 		t.Errorf("patch %s (%v), want none", patch, err)

@@ -23,6 +23,8 @@ import (
 	"context"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/storage/names"
@@ -128,7 +130,8 @@ type StatusStrategy struct {
 }
 
 // NewStatusStrategy returns the strategy of the /status subresource. The
-// clock is the server's notion of now for the heartbeat and deadline rules.
+// clock is the server's notion of now for the heartbeat and deadline rules
+// and for the transition times of conditions.
 func NewStatusStrategy(strategy Strategy, clock clock.PassiveClock) StatusStrategy {
 	return StatusStrategy{Strategy: strategy, clock: clock}
 }
@@ -154,8 +157,9 @@ func (StatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 // managed fields of the write are kept, since they record who owns the
 // status. A status without a cancellation policy keeps the stored one: the
 // field is defaulted, so leaving it out must not be read as a wish to drop a
-// Forbid.
-func (StatusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+// Forbid. The conditions' transition times are the server's
+// (stampTransitionTimes).
+func (s StatusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	newER := obj.(*coordination.EvictionRequest)
 	oldER := old.(*coordination.EvictionRequest)
 	managedFields := newER.ManagedFields
@@ -164,6 +168,24 @@ func (StatusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Obj
 	newER.Spec = oldER.Spec
 	if newER.Status.EvictionRequestCancellationPolicy == nil {
 		newER.Status.EvictionRequestCancellationPolicy = oldER.Status.EvictionRequestCancellationPolicy
+	}
+	stampTransitionTimes(newER.Status.Conditions, oldER.Status.Conditions, metav1.NewTime(s.clock.Now()).Rfc3339Copy())
+}
+
+// stampTransitionTimes sets the lastTransitionTime of each condition to
+// when the server saw its status change: the stored time while the status
+// is unchanged, now when it changed or the condition is new. The writer's
+// time is ignored: the time Complete turned True is when the TTL of a
+// completed request starts, and a writer must not choose when a request is
+// deleted by dating its completion.
+func stampTransitionTimes(conditions, old []metav1.Condition, now metav1.Time) {
+	for i := range conditions {
+		c := &conditions[i]
+		if prev := apimeta.FindStatusCondition(old, c.Type); prev != nil && prev.Status == c.Status && !prev.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = prev.LastTransitionTime
+			continue
+		}
+		c.LastTransitionTime = now
 	}
 }
 

@@ -164,6 +164,44 @@ func TestStatusPrepareForUpdateKeepsUnsetCancellationPolicy(t *testing.T) {
 	}
 }
 
+// A condition's lastTransitionTime is when the server saw its status
+// change, whatever the writer sent: a Complete dated 2020 is stored with the
+// server's now, so that the TTL of a completed request counts from a time
+// the server recorded; while a status stays, its time stays.
+func TestStatusPrepareForUpdateStampsTransitionTimesWithTheServersClock(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	stored := metav1.NewTime(now.Add(-time.Hour))
+	year2020 := metav1.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	strategy := NewStatusStrategy(NewStrategy(runtime.NewScheme()), testingclock.NewFakePassiveClock(now))
+	oldER := newEvictionRequest()
+	oldER.Status.Conditions = []metav1.Condition{
+		{Type: "Migrating", Status: metav1.ConditionTrue, Reason: "Copying", LastTransitionTime: stored},
+		{Type: "Warm", Status: metav1.ConditionFalse, Reason: "Cold", LastTransitionTime: stored},
+	}
+	newER := oldER.DeepCopy()
+	newER.Status.Conditions = []metav1.Condition{
+		// Unchanged status, redated by the writer.
+		{Type: "Migrating", Status: metav1.ConditionTrue, Reason: "StillCopying", LastTransitionTime: year2020},
+		// Changed status, dated by the writer.
+		{Type: "Warm", Status: metav1.ConditionTrue, Reason: "Warmed", LastTransitionTime: year2020},
+		// New, dated by the writer, and new without a date.
+		{Type: string(coordination.EvictionRequestComplete), Status: metav1.ConditionTrue, Reason: "PodDeleted", LastTransitionTime: year2020},
+		{Type: "Undated", Status: metav1.ConditionTrue, Reason: "NoTime"},
+	}
+
+	strategy.PrepareForUpdate(context.Background(), newER, oldER)
+
+	want := map[string]metav1.Time{"Migrating": stored, "Warm": metav1.NewTime(now), "Complete": metav1.NewTime(now), "Undated": metav1.NewTime(now)}
+	for _, c := range newER.Status.Conditions {
+		if !c.LastTransitionTime.Equal(ptr.To(want[c.Type])) {
+			t.Errorf("condition %s: lastTransitionTime %s, want %s", c.Type, c.LastTransitionTime.UTC(), want[c.Type].UTC())
+		}
+	}
+	if errs := strategy.ValidateUpdate(context.Background(), newER, oldER); len(errs) != 0 {
+		t.Errorf("the stamped status does not validate: %v", errs)
+	}
+}
+
 func TestStatusValidateUpdateUsesTheStrategyClock(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	strategy := NewStatusStrategy(NewStrategy(runtime.NewScheme()), testingclock.NewFakePassiveClock(now))

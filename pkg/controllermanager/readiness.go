@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package apiserver
+package controllermanager
 
 import (
 	"errors"
@@ -24,12 +24,15 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 )
 
-// clientCAReadyCheck keeps the server out of /readyz until it knows the CAs
+// ClientCAReadyCheck keeps a server out of /readyz until it knows the CAs
 // of client certificates. With delegated authentication they come from the
 // extension-apiserver-authentication ConfigMap through an informer, which
-// fills a moment after the server starts listening; in that moment requests
-// proxied by the aggregator would be served as system:anonymous.
-func clientCAReadyCheck(clientCA, requestHeaderCA dynamiccertificates.CAContentProvider) healthz.HealthChecker {
+// fills a moment after the server starts listening; in that moment a
+// client certificate is not asked for, and its caller (a request the
+// aggregator proxies, a scraper of /metrics) is served as
+// system:anonymous. evictionrequest-apiserver and the metrics servers of
+// the other components check it.
+func ClientCAReadyCheck(clientCA, requestHeaderCA dynamiccertificates.CAContentProvider) healthz.HealthChecker {
 	return healthz.NamedCheck("client-ca-loaded", func(*http.Request) error {
 		if clientCA != nil && len(clientCA.CurrentCABundleContent()) == 0 {
 			return errors.New("the client CA bundle is not loaded yet")

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+
+# Copyright The EvictionRequest API Server Authors.
+# SPDX-License-Identifier: Apache-2.0
+
+# Prints the phases hack/timed.sh recorded in FILE, in the order they ran,
+# with their share of the total: what make test prints at its end, so that
+# a developer sees which phase grew. A phase that failed is marked.
+#
+# usage: hack/phases.sh FILE [WALL_SECONDS]
+
+set -o errexit
+set -o nounset
+set -o pipefail
+
+file=${1:?usage: $0 FILE [WALL_SECONDS]}
+wall=${2:-}
+[[ -s "$file" ]] || exit 0
+echo
+echo ">> make test phases (seconds; $file)"
+awk -F'\t' '
+    { name[NR] = $1; secs[NR] = $2; status[NR] = $3; total += $2 }
+    END {
+        for (i = 1; i <= NR; i++) {
+            share = 0
+            if (total > 0) share = 100 * secs[i] / total
+            mark = ""
+            if (status[i] != 0) mark = "  FAILED (exit " status[i] ")"
+            printf "%8.1f  %5.1f%%  %s%s\n", secs[i], share, name[i], mark
+        }
+        printf "%8.1f  100.0%%  total of the phases (%.1f minutes)\n", total, total / 60
+        if (wall != "") printf "%8.1f          make test from start to end (%.1f minutes)\n", wall, wall / 60
+    }' wall="$wall" "$file"
