@@ -102,7 +102,7 @@ func build(t *testing.T, k knobs) *story {
 	s.see(t, history.KindNode, history.Added, node.Obj())
 	budget := &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Generation: 1},
-		Status:     policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, CurrentHealthy: 2, DesiredHealthy: 1, DisruptionsAllowed: 1},
+		Status:     policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, CurrentHealthy: 2, DesiredHealthy: 1, DisruptionsAllowed: 1, ExpectedPods: 2},
 	}
 	s.see(t, history.KindPodDisruptionBudget, history.Added, budget)
 	deploy := wrappers.MakeDeployment("solo").Replicas(ptr.To[int32](1)).Obj()
@@ -257,5 +257,24 @@ func TestCheckGap(t *testing.T) {
 	}
 	if got := report.Results[0]; got.Inconclusive != 1 || len(got.Violations) != 0 {
 		t.Errorf("%s: %d inconclusive, violations %q; want 1 and none", got.Invariant, got.Inconclusive, got.Violations)
+	}
+}
+
+// TestCheckBudgetBeforeItsPods checks that a budget the disruption
+// controller reports before it saw its pods (0 healthy of 0, then 0 of 7
+// while they start) is no violation: it was never met.
+func TestCheckBudgetBeforeItsPods(t *testing.T) {
+	s := newStory()
+	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Generation: 1}}
+	budget.Status.ObservedGeneration = 1
+	s.see(t, history.KindPodDisruptionBudget, history.Added, budget.DeepCopy())
+	budget.Status.ExpectedPods, budget.Status.DesiredHealthy = 8, 7
+	s.see(t, history.KindPodDisruptionBudget, history.Modified, budget.DeepCopy())
+	report, err := Check(s.entries, s.audit, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := report.Results[1]; got.Invariant != BudgetKept || got.Checked != 1 || len(got.Violations) != 0 {
+		t.Errorf("%s: checked %d, violations %q; want 1 and none", got.Invariant, got.Checked, got.Violations)
 	}
 }

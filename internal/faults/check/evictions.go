@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"time"
 )
 
@@ -94,6 +95,7 @@ func checkEvictedOnce(h *indexed, audit []AuditEvent, res *Result) {
 	res.Checked = len(pods)
 	for k, times := range grants {
 		if len(times) > 1 {
+			sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
 			res.violate("pod %s: %d evictions granted to %s (first received %s, then %s)", k.pod, len(times), k.user, stamp(times[0]), stamp(times[1]))
 		}
 	}

@@ -44,7 +44,9 @@ func checkBudgets(h *indexed, res *Result) {
 				res.violate("PodDisruptionBudget %s: disruptionsAllowed %d at %s", key, s.DisruptionsAllowed, stamp(o.time))
 				break
 			}
-			if s.CurrentHealthy >= s.DesiredHealthy {
+			// A budget counts as met once it saw its pods: before that the
+			// disruption controller reports 0 of 0.
+			if s.ExpectedPods > 0 && s.CurrentHealthy >= s.DesiredHealthy {
 				met = true
 			} else if met {
 				res.violate("PodDisruptionBudget %s: %d healthy pods of %d desired at %s", key, s.CurrentHealthy, s.DesiredHealthy, stamp(o.time))
