@@ -121,7 +121,9 @@ func run(ctx context.Context, o options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer record.Close()
+	// Closed again below once the recording stopped; this one is for the
+	// early returns.
+	defer func() { _ = record.Close() }()
 	recCtx, stopRecording := context.WithCancel(ctx)
 	defer stopRecording()
 	rec := &recorder{w: record}
