@@ -245,6 +245,14 @@ BENCH_SCALE_FLAGS ?=
 bench-scale: build tools ## What the product costs as the cluster grows to 1000 kwok nodes and 30000 pods, both APIs, the bridge and the node drain on, side by side with kube-controller-manager: memory per pod, drains of a node and of a pool, the bridge's and the admission plugin's latency, idle CPU, start-up; JSON in _output/bench. Not part of make bench (about 20 minutes on 2 cores).
 	$(GO) run ./test/cmd/bench-scale --dir=_output/bench-scale --bin-dir=$(BIN_DIR) --out=_output/bench/scale.json $(BENCH_SCALE_FLAGS)
 
+# BENCH_FAULTS_FLAGS sizes the fault campaign, for example
+# BENCH_FAULTS_FLAGS="--seed=7 --nodes=16 --faults=12".
+BENCH_FAULTS_FLAGS ?=
+
+.PHONY: bench-faults
+bench-faults: build tools ## Drains (the declarative node drain of a pool, the plugin, kubectl drain through the bridge) of the HA scenario while server replicas are killed and frozen and etcd members killed on a seeded schedule; records the history and checks the invariants on it (test/cmd/faultcheck reads the same record), prints the table and exits non-zero on any violation. Not part of make test or make bench (minutes).
+	$(GO) run ./test/cmd/bench-faults --dir=_output/bench-faults --bin-dir=$(BIN_DIR) --out=_output/bench/faults.json $(BENCH_FAULTS_FLAGS)
+
 .PHONY: verify
 verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-chart verify-manifests verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck, helm lint of the chart, the overlays rendered from the chart, and kube-score of the overlays.
 

@@ -1,0 +1,122 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package check
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+)
+
+// AuditEvent is what the checker reads of an event of kube-apiserver's
+// audit log (audit.k8s.io/v1 Event).
+type AuditEvent struct {
+	Stage string `json:"stage"`
+	Verb  string `json:"verb"`
+	User  struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+}
+
+// grantedEviction is true for the completion of an eviction kube-apiserver
+// granted.
+func (e AuditEvent) grantedEviction() bool {
+	return e.Stage == "ResponseComplete" && e.Verb == "create" && e.ObjectRef != nil &&
+		e.ObjectRef.Resource == "pods" && e.ObjectRef.Subresource == "eviction" &&
+		e.ResponseStatus != nil && e.ResponseStatus.Code == 201
+}
+
+// ReadAudit reads kube-apiserver's audit log, one event a line.
+func ReadAudit(r io.Reader) ([]AuditEvent, error) {
+	var events []AuditEvent
+	scanner := bufio.NewScanner(r)
+	scanner.Buffer(make([]byte, 1<<20), 16<<20)
+	for line := 1; scanner.Scan(); line++ {
+		if len(scanner.Bytes()) == 0 {
+			continue
+		}
+		var e AuditEvent
+		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("audit log line %d: %w", line, err)
+		}
+		events = append(events, e)
+	}
+	return events, scanner.Err()
+}
+
+// checkEvictedOnce checks that no one was granted the eviction of one pod
+// twice. kube-apiserver answers an eviction of a terminating pod with 201
+// without touching its budget, so several callers may each be granted it
+// once (the controller, then `kubectl drain` retrying through the bridge);
+// a second grant to the same caller is an eviction that caller repeated,
+// which the controller never does while the pod terminates and `kubectl
+// drain` never does at all. Pods are named once in a campaign (no
+// StatefulSet), so the name stands for the pod.
+func checkEvictedOnce(h *indexed, audit []AuditEvent, res *Result) {
+	type key struct{ pod, user string }
+	grants := map[key][]time.Time{}
+	pods := map[string]bool{}
+	for _, e := range audit {
+		if !e.grantedEviction() {
+			continue
+		}
+		pod := e.ObjectRef.Namespace + "/" + e.ObjectRef.Name
+		pods[pod] = true
+		k := key{pod, e.User.Username}
+		grants[k] = append(grants[k], e.RequestReceivedTimestamp)
+	}
+	res.Checked = len(pods)
+	for k, times := range grants {
+		if len(times) > 1 {
+			sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+			res.violate("pod %s: %d evictions granted to %s (first received %s, then %s)", k.pod, len(times), k.user, stamp(times[0]), stamp(times[1]))
+		}
+	}
+}
+
+// checkSkipped checks that no pod that declares interceptors was evicted
+// with no EvictionRequest at all, which skips every participant (an
+// eviction the bridge let through).
+func checkSkipped(h *indexed, audit []AuditEvent, res *Result) {
+	pods := map[string]bool{}
+	for _, e := range audit {
+		if e.grantedEviction() {
+			pods[e.ObjectRef.Namespace+"/"+e.ObjectRef.Name] = true
+		}
+	}
+	for pod := range pods {
+		for _, uid := range h.podsByName[pod] {
+			if len(h.requests[uid]) == 0 && declaresInterceptors(h.pods[uid]) {
+				res.Checked++
+				res.violate("pod %s: evicted with no EvictionRequest although it declares interceptors", pod)
+			}
+		}
+	}
+}

@@ -1,0 +1,139 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/evictionrequest/apiserver/internal/faults/history"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+	"github.com/evictionrequest/apiserver/pkg/drain"
+)
+
+// drainer runs the drains of the campaign and records their start and end.
+type drainer struct {
+	client     kubernetes.Interface
+	record     *history.Writer
+	binDir     string
+	kubeconfig string
+	// deadline is the deadline of the declarative and plugin drains, which
+	// then evict what is left; timeout bounds every drain.
+	deadline, timeout time.Duration
+	wg                sync.WaitGroup
+}
+
+// run starts a drain of kind of nodes in the background.
+func (d *drainer) run(ctx context.Context, kind string, nodes []string) {
+	id := kind + ":" + strings.Join(nodes, ",")
+	_ = d.record.Drain(history.Drain{ID: id, Kind: kind, Nodes: nodes, Phase: history.PhaseStart, Escalation: string(drain.EscalateEvict)})
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		ctx, cancel := context.WithTimeout(ctx, d.timeout)
+		defer cancel()
+		var err error
+		switch kind {
+		case history.DrainDeclarative:
+			err = d.declarative(ctx, nodes)
+		case history.DrainPlugin:
+			err = d.exec(ctx, "kubectl-evictionrequest", append([]string{"drain"}, append(nodes, "--force", "--ignore-daemonsets",
+				"--deadline="+d.deadline.String(), "--on-deadline=evict", "--timeout="+d.timeout.String())...)...)
+		case history.DrainKubectl:
+			err = d.exec(ctx, "kubectl", append([]string{"drain"}, append(nodes, "--force", "--ignore-daemonsets",
+				"--delete-emptydir-data", "--timeout="+d.timeout.String())...)...)
+		}
+		outcome := history.OutcomeDrained
+		if err != nil {
+			outcome = err.Error()
+		}
+		_ = d.record.Drain(history.Drain{ID: id, Kind: kind, Nodes: nodes, Phase: history.PhaseEnd, Outcome: outcome})
+	}()
+}
+
+func (d *drainer) exec(ctx context.Context, bin string, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(d.binDir, bin), append(args, "--kubeconfig="+d.kubeconfig)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tail := string(out)
+		if len(tail) > 400 {
+			tail = tail[len(tail)-400:]
+		}
+		return fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, strings.ReplaceAll(tail, "\n", " | "))
+	}
+	return nil
+}
+
+// declarative marks the nodes for the declarative drain, with the
+// campaign's deadline, and waits until each says Drained=True.
+func (d *drainer) declarative(ctx context.Context, nodes []string) error {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		nodedrain.DrainAnnotation: "true", nodedrain.ForceAnnotation: "true",
+		drain.DeadlineAnnotation: d.deadline.String(), drain.OnDeadlineAnnotation: string(drain.EscalateEvict)}}})
+	for _, node := range nodes {
+		if err := retry(ctx, func(ctx context.Context) error {
+			_, err := d.client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		}); err != nil {
+			return fmt.Errorf("marking node %s for drain: %w", node, err)
+		}
+	}
+	for _, node := range nodes {
+		if err := retry(ctx, func(ctx context.Context) error {
+			n, err := d.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if !drain.IsNodeConditionTrue(n, corev1.NodeDrained) {
+				return fmt.Errorf("node %s not Drained yet", node)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// retry calls f every second until it succeeds or ctx ends; each call
+// has 10 seconds.
+func retry(ctx context.Context, f func(context.Context) error) error {
+	for {
+		callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := f(callCtx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(time.Second):
+		}
+	}
+}
