@@ -22,7 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/evictionrequest/apiserver/internal/faults/history"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/helper"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
@@ -144,7 +144,7 @@ func holder(r *v1alpha1.EvictionRequest) string {
 }
 
 func expired(r *v1alpha1.EvictionRequest, t time.Time) bool {
-	deadline := coordination.HeartbeatDeadline(r.Status.HeartbeatTime, r.CreationTimestamp, r.Spec.HeartbeatDeadlineSeconds)
+	deadline := helper.HeartbeatDeadline(r.Status.HeartbeatTime, r.CreationTimestamp, r.Spec.HeartbeatDeadlineSeconds)
 	return !t.Before(deadline.Add(-heartbeatSkew))
 }
 
