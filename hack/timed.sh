@@ -24,7 +24,7 @@ if [[ -z "${PHASES:-}" ]]; then
 fi
 start=$(date +%s%N)
 # A phase's own phases (a make it runs) count in it, not beside it.
-PHASES= "$@"
+PHASES='' "$@"
 status=$?
 end=$(date +%s%N)
 printf '%s\t%d.%01d\t%d\n' "$phase" $(((end - start) / 1000000000)) $((((end - start) / 100000000) % 10)) "$status" >>"$PHASES"
