@@ -69,7 +69,6 @@ the PodDisruptionBudget that blocks them.`,
 		newRequestCommand(o),
 		newWithdrawCommand(o),
 		newStatusCommand(o),
-		newExplainCommand(o),
 	)
 	return cmd
 }

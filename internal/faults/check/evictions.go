@@ -17,12 +17,12 @@ limitations under the License.
 package check
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"time"
+
+	"github.com/evictionrequest/apiserver/internal/faults/history"
 )
 
 // AuditEvent is what the checker reads of an event of kube-apiserver's
@@ -55,20 +55,11 @@ func (e AuditEvent) grantedEviction() bool {
 
 // ReadAudit reads kube-apiserver's audit log, one event a line.
 func ReadAudit(r io.Reader) ([]AuditEvent, error) {
-	var events []AuditEvent
-	scanner := bufio.NewScanner(r)
-	scanner.Buffer(make([]byte, 1<<20), 16<<20)
-	for line := 1; scanner.Scan(); line++ {
-		if len(scanner.Bytes()) == 0 {
-			continue
-		}
-		var e AuditEvent
-		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("audit log line %d: %w", line, err)
-		}
-		events = append(events, e)
+	events, err := history.ReadJSONLines[AuditEvent](r)
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	return events, scanner.Err()
+	return events, nil
 }
 
 // checkEvictedOnce checks that no one was granted the eviction of one pod

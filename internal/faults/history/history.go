@@ -186,18 +186,24 @@ func (w *Writer) Close() error {
 
 // Read reads a record.
 func Read(r io.Reader) ([]Entry, error) {
-	var entries []Entry
+	return ReadJSONLines[Entry](r)
+}
+
+// ReadJSONLines reads one JSON value of type T a line, skipping empty
+// lines, as the record and kube-apiserver's audit log are written.
+func ReadJSONLines[T any](r io.Reader) ([]T, error) {
+	var values []T
 	scanner := bufio.NewScanner(r)
 	scanner.Buffer(make([]byte, 1<<20), 16<<20)
 	for line := 1; scanner.Scan(); line++ {
 		if len(scanner.Bytes()) == 0 {
 			continue
 		}
-		var e Entry
-		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
+		var v T
+		if err := json.Unmarshal(scanner.Bytes(), &v); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
-		entries = append(entries, e)
+		values = append(values, v)
 	}
-	return entries, scanner.Err()
+	return values, scanner.Err()
 }

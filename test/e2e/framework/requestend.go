@@ -38,8 +38,10 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
-// EvictionDeleted is the reason of a RequestEnd on lifecycle.k8s.io whose
-// Eviction was deleted before a condition said it ended.
+// EvictionDeleted is the reason of a RequestEnd whose lifecycle.k8s.io
+// Eviction, or our API's EvictionRequest, was deleted before a condition
+// said it ended: the garbage collector removes it with its pod, and may do
+// so before the controller writes that the pod is gone.
 const EvictionDeleted = "EvictionDeleted"
 
 // RequestEnd is how the eviction request of a pod ended, as a watch of
@@ -114,9 +116,13 @@ func (f *Framework) followEvictionRequest(t testing.TB, pod *corev1.Pod, record 
 			return client.Watch(ctx, opts)
 		},
 	}
-	return follow(t, lw, func(_ watch.EventType, obj runtime.Object) {
+	return follow(t, lw, func(event watch.EventType, obj runtime.Object) {
 		er, ok := obj.(*v1alpha1.EvictionRequest)
 		if !ok {
+			return
+		}
+		if event == watch.Deleted && coordinationutil.CompletionReason(er) == "" {
+			record(EvictionDeleted, "the EvictionRequest was deleted", "", false)
 			return
 		}
 		message := ""
