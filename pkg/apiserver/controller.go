@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
+	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
 
 // controllersHookName names the post-start hook that starts the controllers.
@@ -39,7 +40,10 @@ func (s *EvictionRequestServer) installControllers(c completedConfig) error {
 		return err
 	}
 	return s.GenericAPIServer.AddPostStartHook(controllersHookName, func(hookCtx genericapiserver.PostStartHookContext) error {
-		loopback, err := versioned.NewForConfig(rest.AddUserAgent(rest.CopyConfig(hookCtx.LoopbackClientConfig), m.Name))
+		config := rest.AddUserAgent(rest.CopyConfig(hookCtx.LoopbackClientConfig), m.Name)
+		// A leader resumed after a freeze past its Lease writes nothing.
+		config.Wrap(leaderelect.FenceWrites)
+		loopback, err := versioned.NewForConfig(config)
 		if err != nil {
 			return err
 		}

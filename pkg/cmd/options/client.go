@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
 
 // ClientOptions are a command's client to kube-apiserver: how many requests
@@ -88,7 +89,11 @@ func (o *ClientOptions) Config(kubeconfig, userAgent string) (*rest.Config, erro
 
 // Clients are two clientsets of config: client, and eventClient for the
 // events, a rate limiter of its own so that events never delay the work.
+// Their writes for a leadership term are fenced (leaderelect.FenceWrites):
+// a leader that resumes after a freeze past its Lease writes nothing.
 func Clients(config *rest.Config) (client, eventClient kubernetes.Interface, err error) {
+	config = rest.CopyConfig(config)
+	config.Wrap(leaderelect.FenceWrites)
 	if client, err = kubernetes.NewForConfig(config); err != nil {
 		return nil, nil, err
 	}

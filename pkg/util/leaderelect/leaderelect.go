@@ -52,7 +52,8 @@ type Config struct {
 // ends. A term always ends before the next campaign starts, so two terms of
 // one process never overlap; a term that returns while still leading gives
 // the Lease up, so that another replica takes over rather than a Lease being
-// renewed by a process that does nothing.
+// renewed by a process that does nothing. The term's context carries its
+// fence (Fence), which the clients of FenceWrites check before they write.
 func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, cfg Config, term func(context.Context)) error {
 	logger := klog.FromContext(ctx)
 	identity := cfg.Identity
@@ -69,6 +70,7 @@ func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, cfg Conf
 		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
 	}
 	lease := klog.KRef(cfg.Namespace, cfg.Name)
+	leaseDuration, renewDeadline := orDefault(cfg.LeaseDuration, 15*time.Second), orDefault(cfg.RenewDeadline, 10*time.Second)
 	for ctx.Err() == nil {
 		campaignCtx, cancelCampaign := context.WithCancel(ctx)
 		// OnStartedLeading runs in a goroutine of client-go's; it hands the
@@ -78,8 +80,8 @@ func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, cfg Conf
 		elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 			Lock:            lock,
 			Name:            cfg.Name,
-			LeaseDuration:   orDefault(cfg.LeaseDuration, 15*time.Second),
-			RenewDeadline:   orDefault(cfg.RenewDeadline, 10*time.Second),
+			LeaseDuration:   leaseDuration,
+			RenewDeadline:   renewDeadline,
 			RetryPeriod:     orDefault(cfg.RetryPeriod, 2*time.Second),
 			ReleaseOnCancel: true,
 			WatchDog:        cfg.Healthz,
@@ -103,7 +105,7 @@ func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, cfg Conf
 		select {
 		case termCtx := <-acquired:
 			logger.Info("Acquired the leader election Lease", "lease", lease, "identity", identity)
-			term(termCtx)
+			term(withFence(termCtx, fence(elector, leaseDuration, renewDeadline)))
 			// Whether the Lease was lost or the term ended on its own, the
 			// campaign ends, releasing a Lease still held.
 			cancelCampaign()
@@ -121,6 +123,20 @@ func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, cfg Conf
 		}
 	}
 	return nil
+}
+
+// fence is the check of a term of elector (Fence): an error once its last
+// renewal, by the process's monotonic clock, is older than the renew
+// deadline while the elector still believes it leads.
+func fence(elector *leaderelection.LeaderElector, leaseDuration, renewDeadline time.Duration) func() error {
+	return func() error {
+		// Check tolerates its argument past the lease duration; the
+		// renew deadline comes before it.
+		if err := elector.Check(renewDeadline - leaseDuration); err != nil {
+			return fmt.Errorf("the leadership term may be over: no renewal of the Lease for longer than the renew deadline (%s): %w", renewDeadline, err)
+		}
+		return nil
+	}
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -1,0 +1,119 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package leaderelect
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2/ktesting"
+)
+
+// A fenced term's writes are not sent; its reads, and every request of no
+// term, are.
+func TestFenceWritesRefusesOnlyAFencedTermsWrites(t *testing.T) {
+	var sent atomic.Int32
+	server := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { sent.Add(1) }))
+	defer server.Close()
+	client := &http.Client{Transport: FenceWrites(http.DefaultTransport)}
+	fenced := withFence(t.Context(), func() error { return errors.New("stale") })
+	open := withFence(t.Context(), func() error { return nil })
+	for _, tc := range []struct {
+		ctx    context.Context
+		method string
+		sent   bool
+	}{
+		{t.Context(), http.MethodPost, true},
+		{open, http.MethodPatch, true},
+		{fenced, http.MethodGet, true},
+		{fenced, http.MethodPost, false},
+		{fenced, http.MethodPut, false},
+		{fenced, http.MethodPatch, false},
+		{fenced, http.MethodDelete, false},
+	} {
+		before := sent.Load()
+		req, err := http.NewRequestWithContext(tc.ctx, tc.method, server.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		if got := sent.Load() > before; got != tc.sent || (err != nil) == tc.sent {
+			t.Errorf("%s with fence %v: sent %t (error %v), want sent %t", tc.method, Fence(tc.ctx), got, err, tc.sent)
+		}
+	}
+}
+
+// A leader whose renewals stop without the elector noticing, as in a
+// process frozen past its Lease, has its term fenced once the renew
+// deadline passes, while its context has not ended.
+func TestATermIsFencedPastTheRenewDeadline(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	client := k8sfake.NewClientset()
+	// Once stuck, every Lease update hangs: the elector still believes it
+	// leads, as a frozen one does when it resumes.
+	var stuck atomic.Bool
+	unblock := make(chan struct{})
+	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if stuck.Load() {
+			<-unblock
+		}
+		return false, nil, nil
+	})
+	cfg := Config{Namespace: "kube-system", Name: "test", Identity: "a",
+		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}
+	terms := make(chan context.Context, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = Run(ctx, client.CoordinationV1(), cfg, func(termCtx context.Context) {
+			terms <- termCtx
+			<-termCtx.Done()
+		})
+	}()
+	defer func() {
+		cancel()
+		close(unblock)
+		<-done
+	}()
+	term := <-terms
+	if err := Fence(term); err != nil {
+		t.Fatalf("a leader that renews is fenced: %v", err)
+	}
+	stuck.Store(true)
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return Fence(term) != nil, nil
+	})
+	if err != nil {
+		t.Fatal("a leader that has not renewed for longer than the renew deadline is not fenced")
+	}
+	if term.Err() != nil {
+		t.Errorf("the term ended (%v): the fence is what stops its writes here", term.Err())
+	}
+}
