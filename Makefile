@@ -232,6 +232,14 @@ bench-drain: build tools ## Drain of BENCH_DRAIN_PODS pods: kubectl evictionrequ
 # BENCH_SYSTEM_FLAGS="--rounds=1 --ops=500 --objects=2000 --clients=16".
 BENCH_SYSTEM_FLAGS ?=
 
+# BENCH_KARPENTER_FLAGS sizes the Karpenter benchmark, for example
+# BENCH_KARPENTER_FLAGS="--nodes=8 --api=lifecycle".
+BENCH_KARPENTER_FLAGS ?=
+
+.PHONY: bench-karpenter
+bench-karpenter: build tools ## Karpenter (its KWOK provider) consolidating nodes of one-replica Deployments the surge interceptor guards, through the eviction API bridge against the same consolidation without it: the time until every node is gone, the fewest ready replicas seen. Not part of make bench (minutes).
+	$(GO) run ./test/cmd/bench-karpenter --dir=_output/bench-karpenter --bin-dir=$(BIN_DIR) --out=_output/bench/karpenter.json $(BENCH_KARPENTER_FLAGS)
+
 .PHONY: bench-system
 bench-system: build tools ## Our API through the aggregator against an equivalent CRD, side by side: write rates and p99 as an admin and as a service account, CPU per write, LIST, heap per object; JSON and a PNG chart in _output/bench.
 	$(GO) run ./test/cmd/bench-system --dir=_output/bench-system --bin-dir=$(BIN_DIR) \
