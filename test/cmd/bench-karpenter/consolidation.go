@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,6 +45,9 @@ import (
 // callTimeout bounds one call to kube-apiserver.
 const callTimeout = 30 * time.Second
 
+// roleLabel marks the pods of the db Deployments, which keep apart.
+const roleLabel = "bench.evictionrequest.github.io/role"
+
 // consolidated is what one consolidation measured.
 type consolidated struct {
 	// Case is "bridge" (the namespace opted in) or "no-bridge".
@@ -68,8 +72,8 @@ func caseName(throughBridge bool) string {
 // consolidate has Karpenter launch o.nodes nodes of a NodePool of its own,
 // each for a one-replica Deployment the surge interceptor guards (db-N)
 // and a filler that takes most of the node (filler-N), then deletes the
-// fillers: every node is now underutilized, and Karpenter replaces them
-// with cheaper ones, evicting the db pods. It returns once every node is
+// fillers: every node is now underutilized, and Karpenter replaces each
+// with a cheaper one (the db pods keep apart), evicting the db pods. It returns once every node is
 // gone and every db Deployment is available again.
 func consolidate(ctx context.Context, cluster *localcluster.Cluster, o options, throughBridge bool) (consolidated, error) {
 	logger := klog.FromContext(ctx)
@@ -127,6 +131,16 @@ func consolidate(ctx context.Context, cluster *localcluster.Cluster, o options, 
 func launchPair(ctx context.Context, client kubernetes.Interface, o options, ns string, i int) (string, error) {
 	db := deployment(ns, fmt.Sprintf("db-%d", i), "500m", func(t *corev1.PodTemplateSpec) {
 		t.Annotations[localcluster.ReadyAfterAnnotation] = o.readyAfter.String()
+		// One db pod per node: Karpenter consolidates by replacing each
+		// node with a cheaper one, evicting every db pod once, rather than
+		// by packing them all onto one of the nodes.
+		t.Labels[roleLabel] = "db"
+		t.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{roleLabel: "db"}},
+				TopologyKey:   corev1.LabelHostname,
+			}},
+		}}
 		if o.api == "lifecycle" {
 			t.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(surge.DefaultLifecycleName, lifecycleutil.ManagingControllerPriority)}
 		} else {
@@ -143,10 +157,10 @@ func launchPair(ctx context.Context, client kubernetes.Interface, o options, ns 
 		}
 	}
 	var node string
-	err := poll(ctx, o.timeout, func(ctx context.Context) (bool, error) {
+	err := poll(ctx, o.timeout, func(ctx context.Context) error {
 		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
 		nodes := map[string]string{}
 		for _, p := range pods.Items {
@@ -155,13 +169,13 @@ func launchPair(ctx context.Context, client kubernetes.Interface, o options, ns 
 			}
 		}
 		if nodes[db.Name] == "" || nodes[filler.Name] == "" {
-			return false, nil
+			return fmt.Errorf("%s and %s are not both Ready", db.Name, filler.Name)
 		}
 		if nodes[db.Name] != nodes[filler.Name] {
-			return false, fmt.Errorf("karpenter put %s on %s and %s on %s; the benchmark needs one node of both", db.Name, nodes[db.Name], filler.Name, nodes[filler.Name])
+			return &permanentError{fmt.Errorf("karpenter put %s on %s and %s on %s; the benchmark needs one node of both", db.Name, nodes[db.Name], filler.Name, nodes[filler.Name])}
 		}
 		node = nodes[db.Name]
-		return true, nil
+		return nil
 	})
 	return node, err
 }
@@ -169,22 +183,22 @@ func launchPair(ctx context.Context, client kubernetes.Interface, o options, ns 
 // waitConsolidated waits until none of nodes exists and every Deployment
 // of ns has its replica available.
 func waitConsolidated(ctx context.Context, client kubernetes.Interface, o options, ns string, nodes []string) error {
-	return poll(ctx, o.timeout, func(ctx context.Context) (bool, error) {
+	return poll(ctx, o.timeout, func(ctx context.Context) error {
 		for _, n := range nodes {
 			if _, err := client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return false, nil
+				return fmt.Errorf("node %s is still there (%v)", n, err)
 			}
 		}
 		deps, err := client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
 		for _, d := range deps.Items {
 			if d.Status.AvailableReplicas != *d.Spec.Replicas || d.Status.Replicas != *d.Spec.Replicas {
-				return false, nil
+				return fmt.Errorf("deployment %s: %d replicas, %d available, want %d", d.Name, d.Status.Replicas, d.Status.AvailableReplicas, *d.Spec.Replicas)
 			}
 		}
-		return true, nil
+		return nil
 	})
 }
 
@@ -245,13 +259,28 @@ func call(ctx context.Context, f func(context.Context) error) error {
 }
 
 // poll calls condition every second, each call bounded by callTimeout,
-// until it is done, fails, or timeout passes.
-func poll(ctx context.Context, timeout time.Duration, condition func(context.Context) (bool, error)) error {
+// until it returns nil or timeout passes; the error then says what was
+// still awaited.
+func poll(ctx context.Context, timeout time.Duration, condition func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+	var last error
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
-		return condition(callCtx)
+		var permanent *permanentError
+		if last = condition(callCtx); errors.As(last, &permanent) {
+			return false, permanent.err
+		}
+		return last == nil, nil
 	})
+	if err != nil && last != nil && ctx.Err() != nil {
+		return fmt.Errorf("not done after %s: %w", timeout, last)
+	}
+	return err
 }
+
+// permanentError ends a poll at once.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }

@@ -43,20 +43,25 @@ func watchReadiness(ctx context.Context, client kubernetes.Interface, ns string)
 	r := &readiness{least: map[string]int32{}, cancel: cancel}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
 	informer := factory.Apps().V1().Deployments().Informer()
-	observe := func(obj any) {
-		if dep, ok := obj.(*appsv1.Deployment); ok && strings.HasPrefix(dep.Name, "db-") {
-			r.observe(dep.Name, dep.Status.ReadyReplicas)
+	observe := func(obj any, deleted bool) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
 		}
+		dep, ok := obj.(*appsv1.Deployment)
+		if !ok || !strings.HasPrefix(dep.Name, "db-") {
+			return
+		}
+		ready := dep.Status.ReadyReplicas
+		if deleted {
+			// A db Deployment deleted meanwhile has nothing ready.
+			ready = 0
+		}
+		r.observe(dep.Name, ready)
 	}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    observe,
-		UpdateFunc: func(_, obj any) { observe(obj) },
-		// A Deployment deleted meanwhile has nothing ready.
-		DeleteFunc: func(obj any) {
-			if dep, ok := obj.(*appsv1.Deployment); ok {
-				r.observe(dep.Name, 0)
-			}
-		},
+		AddFunc:    func(obj any) { observe(obj, false) },
+		UpdateFunc: func(_, obj any) { observe(obj, false) },
+		DeleteFunc: func(obj any) { observe(obj, true) },
 	}); err != nil {
 		cancel()
 		return nil, err
