@@ -116,7 +116,7 @@ func run(ctx context.Context, o options) error {
 		res.Cases = append(res.Cases, c)
 	}
 	res.Ratio = res.Cases[0].Seconds / res.Cases[1].Seconds
-	print(res)
+	printTable(res)
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 		return err
 	}
@@ -124,8 +124,8 @@ func run(ctx context.Context, o options) error {
 	return os.WriteFile(o.out, data, 0o644)
 }
 
-// print writes res as a table.
-func print(res result) {
+// printTable writes res as a table.
+func printTable(res result) {
 	fmt.Printf("Karpenter consolidating %d nodes of one-replica Deployments the surge interceptor guards (%s):\n", res.Nodes, res.API)
 	fmt.Printf("%-16s %10s %22s %20s\n", "case", "seconds", "fewest ready replicas", "Deployments at zero")
 	for _, c := range res.Cases {
