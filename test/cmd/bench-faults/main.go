@@ -63,6 +63,9 @@ type options struct {
 	outage                time.Duration
 	deadline, timeout     time.Duration
 	slow                  time.Duration
+	// silentOnPlugin puts pods of the silent participant on the plugin's
+	// nodes too.
+	silentOnPlugin bool
 }
 
 func main() {
@@ -81,6 +84,7 @@ func main() {
 	flag.DurationVar(&o.outage, "outage", 5*time.Second, "How long the server's etcd stays frozen and the path from kube-apiserver to the replicas stays cut.")
 	flag.DurationVar(&o.deadline, "drain-deadline", 90*time.Second, "Deadline of the declarative and plugin drains, which then evict what is left.")
 	flag.DurationVar(&o.timeout, "drain-timeout", 6*time.Minute, "Time-out of every drain.")
+	flag.BoolVar(&o.silentOnPlugin, "silent-on-plugin-nodes", true, "Put pods of the participant that never answers on the plugin's nodes too, which its --on-deadline=evict must then evict; false keeps them on the declarative drain's nodes only.")
 	flag.DurationVar(&o.slow, "slow", 3*time.Second, "How long the slow participant takes to answer.")
 	klog.InitFlags(nil)
 	flag.Parse()
@@ -248,9 +252,17 @@ func drainUnderFaults(ctx, recCtx context.Context, o options, cluster *localclus
 		return 0, err
 	}
 	declarative, plugin, kubectl := drained[:o.nodes/2], drained[o.nodes/2:o.nodes*3/4], drained[o.nodes*3/4:]
+	// The declarative drain's nodes hold pods of the participant that never
+	// answers, whose eviction at the drain's deadline the checker allows;
+	// the plugin's too unless --silent-on-plugin-nodes=false.
 	silentOK := map[string]bool{}
-	for _, n := range drained[:o.nodes*3/4] {
+	for _, n := range declarative {
 		silentOK[n] = true
+	}
+	if o.silentOnPlugin {
+		for _, n := range plugin {
+			silentOK[n] = true
+		}
 	}
 	if err := createWorkload(ctx, cluster.Client, namespace, drained, o.perNode, silentOK); err != nil {
 		return 0, err
