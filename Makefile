@@ -155,13 +155,13 @@ run: build tools ## Run the local control plane in the foreground: our API with 
 		--karpenter=$(KARPENTER)
 
 .PHONY: test
-test: ## Everything CI runs: verify, unit and storage tests, the image, the release, e2e; then the time of each phase (also in _output/phases.tsv).
+test: ## Everything CI runs: verify, unit and storage tests, the image, the release, e2e, a short fault campaign; then the time of each phase (also in _output/phases.tsv).
 	@mkdir -p _output && rm -f $(PHASES_FILE)
 	@start=$$(date +%s); status=0; PHASES=$(PHASES_FILE) $(MAKE) --no-print-directory test-phases || status=$$?; \
 		hack/phases.sh $(PHASES_FILE) $$(($$(date +%s) - start)); exit $$status
 
 .PHONY: test-phases
-test-phases: verify test-unit test-image test-release test-e2e
+test-phases: verify test-unit test-image test-release test-e2e test-faults
 
 # UNIT_PACKAGES are the packages of make test-unit; RACE_PACKAGES, those of
 # them with concurrency of their own (controllers, the runner, the SDK, the
@@ -258,8 +258,19 @@ bench-scale: build tools ## What the product costs as the cluster grows to 1000 
 BENCH_FAULTS_FLAGS ?=
 
 .PHONY: bench-faults
-bench-faults: build tools ## Drains (the declarative node drain of a pool, the plugin, kubectl drain through the bridge) of the HA scenario while server replicas are killed and frozen and etcd members killed on a seeded schedule; records the history and checks the invariants on it (test/cmd/faultcheck reads the same record), prints the table and exits non-zero on any violation. Not part of make test or make bench (minutes).
+bench-faults: build tools ## Drains (the declarative node drain of a pool, the plugin, kubectl drain through the bridge) of the HA scenario while, on a seeded schedule, server replicas are killed and frozen, etcd members killed, kube-apiserver restarted, the server's etcd frozen whole and the aggregator's path to the replicas cut; records the history and checks the invariants on it (test/cmd/faultcheck reads the same record), then drains the same workload without faults (the recovery cost); prints the tables and exits non-zero on any violation. Not part of make bench (about 15 minutes); make test runs a short one (test-faults).
 	$(GO) run ./test/cmd/bench-faults --dir=_output/bench-faults --bin-dir=$(BIN_DIR) --out=_output/bench/faults.json $(BENCH_FAULTS_FLAGS)
+
+# TEST_FAULTS_FLAGS size the short fault campaign of make test: every kind
+# of fault once (six) during the drains of 4 nodes, 24 pods, one seed, no
+# run without faults. The participant that never answers stays off the
+# plugin's node: its --on-deadline=evict cannot evict through the bridge
+# yet (a known issue, docs/benchmarks.md), which make bench-faults shows.
+TEST_FAULTS_FLAGS ?= --seed=1 --nodes=4 --spare-nodes=1 --pods-per-node=4 --faults=6 --fault-interval=6s --drain-deadline=30s --drain-timeout=4m --baseline=false --silent-on-plugin-nodes=false
+
+.PHONY: test-faults
+test-faults: build tools ## The short fault campaign of make test (bench-faults with TEST_FAULTS_FLAGS): fails on any violation of the invariants and on a component that does not come back from its fault; the record in _output/test-faults.
+	$(TIMED) "faults: a short campaign" $(GO) run ./test/cmd/bench-faults --dir=_output/test-faults --bin-dir=$(BIN_DIR) --out=_output/test-faults/faults.json $(TEST_FAULTS_FLAGS)
 
 .PHONY: verify
 verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-chart verify-manifests verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck, helm lint of the chart, the overlays rendered from the chart, and kube-score of the overlays.

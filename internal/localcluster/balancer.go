@@ -18,6 +18,7 @@ package localcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -56,7 +57,16 @@ type balancer struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
+	// isCut is set while the path is cut: no connection is admitted.
+	isCut bool
 }
+
+var (
+	// errBalancerClosed refuses a connection once the balancer closed.
+	errBalancerClosed = errors.New("the balancer closed")
+	// errPathCut refuses a connection while the path is cut.
+	errPathCut = errors.New("the path to the replicas is cut")
+)
 
 // backend is one replica behind the balancer, on a loopback port.
 type backend struct {
@@ -120,9 +130,12 @@ func (b *balancer) serve() {
 		if err != nil {
 			return // closed
 		}
-		if !b.add(conn) {
-			_ = conn.Close()
-			return
+		if err := b.admit(conn); err != nil {
+			refuse(conn)
+			if errors.Is(err, errBalancerClosed) {
+				return
+			}
+			continue
 		}
 		b.wg.Add(1)
 		go func() {
@@ -142,7 +155,7 @@ func (b *balancer) forward(conn net.Conn) {
 		if err != nil {
 			continue
 		}
-		if !b.add(upstream) {
+		if b.admit(upstream) != nil {
 			_ = upstream.Close()
 			return
 		}
@@ -191,15 +204,49 @@ func (b *balancer) probeLoop(ctx context.Context) {
 	}
 }
 
-// add tracks conn so that close can end it; false once the balancer closed.
-func (b *balancer) add(conn net.Conn) bool {
+// admit tracks conn so that close and cut can end it; it fails once the
+// balancer closed and while the path is cut. Checking the cut under the
+// lock that cut takes lets no connection through once cut returned.
+func (b *balancer) admit(conn net.Conn) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.conns == nil {
-		return false
+	switch {
+	case b.conns == nil:
+		return errBalancerClosed
+	case b.isCut:
+		return errPathCut
 	}
 	b.conns[conn] = struct{}{}
-	return true
+	return nil
+}
+
+// refuse resets conn (no linger: the client reads a reset, not an end of
+// stream), as a Service without endpoints refuses.
+func refuse(conn net.Conn) {
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// cut ends every connection through the balancer and refuses new ones
+// until heal, as when every endpoint of the Service went away at once: the
+// aggregator's connections (and the webhooks') to the replicas drop while
+// the replicas themselves run on.
+func (b *balancer) cut() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.isCut = true
+	for conn := range b.conns {
+		refuse(conn)
+	}
+}
+
+// heal admits connections again after cut.
+func (b *balancer) heal() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.isCut = false
 }
 
 func (b *balancer) remove(conn net.Conn) {
@@ -221,4 +268,26 @@ func (b *balancer) close() {
 	b.conns = nil
 	b.mu.Unlock()
 	b.wg.Wait()
+}
+
+// CutServerPath ends every connection kube-apiserver holds to the server's
+// replicas through their load balancer (the aggregator's and the
+// webhooks') and refuses new ones until HealServerPath, as when every
+// endpoint of the Service goes away at once; the replicas run on, their
+// leases and their etcd untouched. It fails when the server has a single
+// replica, which the aggregator reaches without the balancer.
+func (c *Cluster) CutServerPath() error {
+	if c.balancer == nil {
+		return errors.New("the server has no load balancer: run the ha overlay")
+	}
+	c.balancer.cut()
+	return nil
+}
+
+// HealServerPath lets kube-apiserver reach the server's replicas again
+// after CutServerPath.
+func (c *Cluster) HealServerPath() {
+	if c.balancer != nil {
+		c.balancer.heal()
+	}
 }

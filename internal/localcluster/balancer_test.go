@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -195,5 +196,43 @@ func TestBalancerCloseEndsItsConnections(t *testing.T) {
 	if conn, err := net.DialTimeout("tcp", b.listener.Addr().String(), time.Second); err == nil {
 		_ = conn.Close()
 		t.Error("the closed balancer still accepts connections")
+	}
+}
+
+// refused reports how a connection through the balancer fares that must
+// be refused: nil when it is served instead.
+func refused(t *testing.T, b *balancer) error {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", b.listener.Addr().String(), time.Second)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = bufio.NewReader(conn).ReadString('\n')
+	return err
+}
+
+func TestBalancerCutEndsConnectionsAndRefusesNewOnesUntilHealed(t *testing.T) {
+	a, c := startNamedBackend(t, "a"), startNamedBackend(t, "c")
+	b := startTestBalancer(t, &readiness{unready: map[int]bool{}}, a, c)
+	open, _ := connectTo(t, b)
+
+	b.cut()
+	_ = open.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := open.Read(make([]byte, 1)); err == nil || os.IsTimeout(err) {
+		t.Errorf("a connection opened before the cut still reads (err %v), want it ended", err)
+	}
+	for range 2 {
+		if err := refused(t, b); err == nil || os.IsTimeout(err) {
+			t.Errorf("a connection during the cut got %v, want it refused", err)
+		}
+	}
+
+	b.heal()
+	for range 2 {
+		if _, name := connectTo(t, b); name != "a" && name != "c" {
+			t.Errorf("a connection after the heal went to %q", name)
+		}
 	}
 }

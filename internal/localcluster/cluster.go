@@ -134,6 +134,8 @@ type Cluster struct {
 	pids      *pidLog
 	logDir    string
 	apiPort   int
+	// kubeAPIServer is kube-apiserver's process, for RestartKubeAPIServer.
+	kubeAPIServer *Process
 	// etcd is kube-apiserver's.
 	etcd *EtcdMember
 	// serverEtcd is the etcd cluster of our server, when the overlay runs one.

@@ -27,6 +27,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -190,6 +191,9 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.kubeAPIServer = p
+	c.mu.Unlock()
 	apiURL := loopbackURL("https", c.apiPort)
 	if c.KubeconfigPath, err = c.writeKubeconfig("admin", apiURL, c.pki.admin); err != nil {
 		return err
@@ -203,6 +207,10 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 	if c.Dynamic, err = dynamic.NewForConfig(c.AdminConfig); err != nil {
 		return err
 	}
+	return c.waitKubeAPIServerReady(ctx, p)
+}
+
+func (c *Cluster) waitKubeAPIServerReady(ctx context.Context, p *Process) error {
 	return c.waitUntilReady(ctx, p, "kube-apiserver", func(ctx context.Context) error {
 		body, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err != nil {
@@ -210,6 +218,41 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// RestartKubeAPIServer ends kube-apiserver with sig, SIGKILL as a crash
+// would or SIGTERM as a rollout does (killed after the grace period if it
+// does not exit), starts it again with the same flags, port and audit log,
+// and waits until it is ready and serves our API again (the aggregator
+// finds the APIService Available anew). The other components reconnect on
+// their own, as they do in a cluster.
+func (c *Cluster) RestartKubeAPIServer(ctx context.Context, sig syscall.Signal) error {
+	c.mu.Lock()
+	old := c.kubeAPIServer
+	c.mu.Unlock()
+	switch sig {
+	case syscall.SIGKILL:
+		old.Kill()
+	case syscall.SIGTERM:
+		old.Stop()
+	default:
+		return fmt.Errorf("restarting kube-apiserver on %v: only SIGKILL and SIGTERM", sig)
+	}
+	c.untrack(old)
+	p, err := c.run(old.Name, old.env, "kube-apiserver", old.args...)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.kubeAPIServer = p
+	c.mu.Unlock()
+	if err := c.waitKubeAPIServerReady(ctx, p); err != nil {
+		return err
+	}
+	if len(c.servers) == 0 {
+		return nil
+	}
+	return c.waitAggregated(ctx, p)
 }
 
 // writeAdmissionConfiguration writes kube-apiserver's admission

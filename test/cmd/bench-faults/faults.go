@@ -18,10 +18,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"k8s.io/klog/v2"
 
 	"github.com/evictionrequest/apiserver/internal/faults/history"
@@ -33,9 +36,33 @@ const (
 	faultKillServer   = "kill-server"
 	faultFreezeServer = "freeze-server"
 	faultKillEtcd     = "kill-etcd-member"
+	// faultRestartKubeAPIServer ends kube-apiserver (SIGKILL or SIGTERM,
+	// half and half) and starts it again with the same flags.
+	faultRestartKubeAPIServer = "restart-kube-apiserver"
+	// faultFreezeEtcd freezes every member of the server's etcd at once:
+	// the replicas' storage is unreachable for a few seconds.
+	faultFreezeEtcd = "freeze-server-etcd"
+	// faultCutServerPath cuts the path from kube-apiserver to the replicas
+	// at their load balancer for a few seconds.
+	faultCutServerPath = "cut-server-path"
 )
 
-var faultKinds = []string{faultKillServer, faultFreezeServer, faultKillEtcd}
+var faultKinds = []string{faultKillServer, faultFreezeServer, faultKillEtcd, faultRestartKubeAPIServer, faultFreezeEtcd, faultCutServerPath}
+
+// schedule is the kinds of n faults, in order: every kind once when n
+// allows, the rest drawn at random, all shuffled, from r alone, so that a
+// seed gives the same schedule on every run.
+func schedule(r *rand.Rand, n int) []string {
+	var kinds []string
+	if n >= len(faultKinds) {
+		kinds = append(kinds, faultKinds...)
+	}
+	for len(kinds) < n {
+		kinds = append(kinds, faultKinds[r.IntN(len(faultKinds))])
+	}
+	r.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	return kinds
+}
 
 // injector injects faults on a seeded schedule and records each.
 type injector struct {
@@ -43,26 +70,29 @@ type injector struct {
 	record  *history.Writer
 	rand    *rand.Rand
 	// interval is the mean time between two faults; freeze how long a
-	// frozen server stays frozen (past its lease).
-	interval, freeze time.Duration
-	counts           map[string]int
+	// frozen server stays frozen (past its lease); outage how long the
+	// server's etcd stays frozen and the path to the replicas stays cut.
+	interval, freeze, outage time.Duration
+	// counts and failed count the faults injected, and those that could
+	// not be injected or healed, per kind.
+	counts, failed map[string]int
 }
 
-// run injects n faults, one every interval or so, and returns once the
-// last one is healed.
-func (in *injector) run(ctx context.Context, n int) {
+// run injects the faults of the schedule, one every interval or so, and
+// returns once the last one is healed.
+func (in *injector) run(ctx context.Context, kinds []string) {
 	logger := klog.FromContext(ctx)
-	for i := 0; i < n && ctx.Err() == nil; i++ {
+	for _, kind := range kinds {
 		wait := in.interval/2 + time.Duration(in.rand.Int64N(int64(in.interval)))
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
 		}
-		kind := faultKinds[in.rand.IntN(len(faultKinds))]
 		if err := in.inject(ctx, kind); err != nil {
 			logger.Error(err, "Injecting a fault", "kind", kind)
 			_ = in.record.Fault(history.Fault{Kind: kind, Target: "-", Detail: "failed: " + err.Error()})
+			in.failed[kind]++
 			continue
 		}
 		in.counts[kind]++
@@ -89,10 +119,7 @@ func (in *injector) inject(ctx context.Context, kind string) error {
 		if err := s.Freeze(); err != nil {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(in.freeze):
-		}
+		in.sleep(ctx, in.freeze)
 		err := s.Thaw()
 		_ = in.record.Fault(history.Fault{Kind: "SIGCONT", Target: fmt.Sprintf("evictionrequest-apiserver replica %d", i)})
 		return err
@@ -106,6 +133,49 @@ func (in *injector) inject(ctx context.Context, kind string) error {
 		err := in.cluster.RestartEtcdMember(ctx, m)
 		_ = in.record.Fault(history.Fault{Kind: "restarted", Target: fmt.Sprintf("server etcd member %d", i)})
 		return err
+	case faultRestartKubeAPIServer:
+		sig := []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM}[in.rand.IntN(2)]
+		_ = in.record.Fault(history.Fault{Kind: unix.SignalName(sig), Target: "kube-apiserver"})
+		err := in.cluster.RestartKubeAPIServer(ctx, sig)
+		_ = in.record.Fault(history.Fault{Kind: "restarted", Target: "kube-apiserver"})
+		return err
+	case faultFreezeEtcd:
+		return in.freezeEtcd(ctx)
+	case faultCutServerPath:
+		_ = in.record.Fault(history.Fault{Kind: "cut", Target: "kube-apiserver to evictionrequest-apiserver", Detail: in.outage.String()})
+		if err := in.cluster.CutServerPath(); err != nil {
+			return err
+		}
+		in.sleep(ctx, in.outage)
+		in.cluster.HealServerPath()
+		_ = in.record.Fault(history.Fault{Kind: "healed", Target: "kube-apiserver to evictionrequest-apiserver"})
+		return nil
 	}
 	return fmt.Errorf("unknown fault %q", kind)
+}
+
+// freezeEtcd freezes every member of the server's etcd for outage, then
+// thaws them all: every replica loses its storage at once.
+func (in *injector) freezeEtcd(ctx context.Context) error {
+	members := in.cluster.ServerEtcd()
+	_ = in.record.Fault(history.Fault{Kind: "SIGSTOP", Target: "server etcd, every member", Detail: in.outage.String()})
+	var errs []error
+	for _, m := range members {
+		errs = append(errs, m.Freeze())
+	}
+	in.sleep(ctx, in.outage)
+	for _, m := range members {
+		errs = append(errs, m.Thaw())
+	}
+	_ = in.record.Fault(history.Fault{Kind: "SIGCONT", Target: "server etcd, every member"})
+	return errors.Join(errs...)
+}
+
+// sleep waits d or until ctx ends: a fault is healed even when the run is
+// interrupted.
+func (in *injector) sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }

@@ -19,10 +19,11 @@ limitations under the License.
 // bridge) while faults arrive on a seeded schedule, records the history
 // (every version of the pods, EvictionRequests, PodDisruptionBudgets,
 // Deployments and Nodes, the faults, the drains) beside kube-apiserver's
-// audit log, and checks the invariants on it (internal/faults/check). It
-// prints the table and exits 1 on any violation. With --faults=0 it drains
-// the same workload without faults: the time against the faulty run is the
-// recovery cost.
+// audit log, and checks the invariants on it (internal/faults/check). Then,
+// unless --baseline=false, it drains the same workload on a new cluster
+// without faults: the difference of the drain times is the recovery cost.
+// It prints the tables and exits 1 on any violation or fault that could not
+// be injected (a component that did not come back).
 package main
 
 import (
@@ -36,6 +37,7 @@ import (
 	"path/filepath"
 	"sort"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,9 +58,14 @@ type options struct {
 	seed                  uint64
 	nodes, spare, perNode int
 	faults                int
+	baseline              bool
 	interval, freeze      time.Duration
+	outage                time.Duration
 	deadline, timeout     time.Duration
 	slow                  time.Duration
+	// silentOnPlugin puts pods of the silent participant on the plugin's
+	// nodes too.
+	silentOnPlugin bool
 }
 
 func main() {
@@ -70,11 +77,14 @@ func main() {
 	flag.IntVar(&o.nodes, "nodes", 8, "Nodes drained: half by the declarative drain, a quarter by the plugin, a quarter by kubectl drain through the bridge.")
 	flag.IntVar(&o.spare, "spare-nodes", 2, "Nodes left undrained, where replacements go.")
 	flag.IntVar(&o.perNode, "pods-per-node", 6, "Pods on each drained node besides the Deployments'.")
-	flag.IntVar(&o.faults, "faults", 6, "Faults injected; 0 runs without faults.")
+	flag.IntVar(&o.faults, "faults", 6, "Faults injected, every kind at least once when there are as many; 0 runs without faults.")
+	flag.BoolVar(&o.baseline, "baseline", true, "After the faulty run, drain the same workload on a new cluster without faults, for the recovery cost.")
 	flag.DurationVar(&o.interval, "fault-interval", 15*time.Second, "Mean time between faults.")
 	flag.DurationVar(&o.freeze, "freeze", 20*time.Second, "How long a frozen server replica stays frozen (past its 15s lease).")
+	flag.DurationVar(&o.outage, "outage", 5*time.Second, "How long the server's etcd stays frozen and the path from kube-apiserver to the replicas stays cut.")
 	flag.DurationVar(&o.deadline, "drain-deadline", 90*time.Second, "Deadline of the declarative and plugin drains, which then evict what is left.")
 	flag.DurationVar(&o.timeout, "drain-timeout", 6*time.Minute, "Time-out of every drain.")
+	flag.BoolVar(&o.silentOnPlugin, "silent-on-plugin-nodes", true, "Put pods of the participant that never answers on the plugin's nodes too, which its --on-deadline=evict must then evict; false keeps them on the declarative drain's nodes only.")
 	flag.DurationVar(&o.slow, "slow", 3*time.Second, "How long the slow participant takes to answer.")
 	klog.InitFlags(nil)
 	flag.Parse()
@@ -90,36 +100,113 @@ func main() {
 
 // summary is the run's figures.
 type summary struct {
-	Seed         uint64         `json:"seed"`
-	Nodes        int            `json:"nodes"`
-	Pods         int            `json:"pods"`
-	Faults       map[string]int `json:"faults"`
+	Seed   uint64         `json:"seed"`
+	Nodes  int            `json:"nodes"`
+	Pods   int            `json:"pods"`
+	Faults map[string]int `json:"faults"`
+	// FailedFaults counts, per kind, the faults that could not be injected
+	// or healed: a component that did not come back.
+	FailedFaults map[string]int `json:"failedFaults,omitempty"`
 	DrainSeconds float64        `json:"drainSeconds"`
-	Violations   int            `json:"violations"`
-	Results      []check.Result `json:"results"`
-	RecordPath   string         `json:"record"`
-	AuditLogPath string         `json:"auditLog"`
+	// BaselineDrainSeconds is the drain time of the run without faults,
+	// zero when it was not made.
+	BaselineDrainSeconds float64        `json:"baselineDrainSeconds,omitempty"`
+	Violations           int            `json:"violations"`
+	BaselineViolations   int            `json:"baselineViolations,omitempty"`
+	Results              []check.Result `json:"results"`
+	RecordPath           string         `json:"record"`
+	AuditLogPath         string         `json:"auditLog"`
+}
+
+// outcome is what one campaign, with faults or without, found.
+type outcome struct {
+	counts, failed       map[string]int
+	took                 time.Duration
+	report               check.Report
+	recordPath, auditLog string
 }
 
 func run(ctx context.Context, o options) (int, error) {
+	faulty, err := campaign(ctx, o, o.dir, o.faults)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Printf("seed %d: %d nodes drained, %d pods, drains took %s\n", o.seed, o.nodes, o.nodes*(o.perNode+2), faulty.took.Round(time.Second))
+	if err := printFaults(faulty); err != nil {
+		return 0, err
+	}
+	if err := faulty.report.Print(os.Stdout); err != nil {
+		return 0, err
+	}
+	s := summary{Seed: o.seed, Nodes: o.nodes, Pods: o.nodes * (o.perNode + 2), Faults: faulty.counts, FailedFaults: faulty.failed,
+		DrainSeconds: faulty.took.Seconds(), Violations: faulty.report.Violations(), Results: faulty.report.Results,
+		RecordPath: faulty.recordPath, AuditLogPath: faulty.auditLog}
+	if o.baseline && o.faults > 0 {
+		base, err := campaign(ctx, o, filepath.Join(o.dir, "baseline"), 0)
+		if err != nil {
+			return 0, fmt.Errorf("the run without faults: %w", err)
+		}
+		s.BaselineDrainSeconds, s.BaselineViolations = base.took.Seconds(), base.report.Violations()
+		fmt.Printf("without faults: drains took %s, the recovery cost %s\n", base.took.Round(time.Second), (faulty.took - base.took).Round(time.Second))
+		if err := base.report.Print(os.Stdout); err != nil {
+			return 0, err
+		}
+	}
+	if err := writeSummary(o.out, s); err != nil {
+		return 0, err
+	}
+	failed := 0
+	for _, n := range faulty.failed {
+		failed += n
+	}
+	if s.Violations+s.BaselineViolations+failed > 0 {
+		fmt.Printf("%d violations, %d without faults, %d faults not injected or healed; the record is %s, the audit log %s\n",
+			s.Violations, s.BaselineViolations, failed, faulty.recordPath, faulty.auditLog)
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// printFaults prints the faults of a campaign per kind, with those that
+// could not be injected or healed.
+func printFaults(out *outcome) error {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAULT\tINJECTED\tFAILED")
+	for _, kind := range faultKinds {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", kind, out.counts[kind], out.failed[kind])
+	}
+	return tw.Flush()
+}
+
+func writeSummary(path string, s summary) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(s, "", "  ")
+	return os.WriteFile(path, data, 0o644)
+}
+
+// campaign starts the cluster in dir, creates the workload, drains it while
+// the faults of the seed's schedule arrive, and checks the record.
+func campaign(ctx context.Context, o options, dir string, faults int) (*outcome, error) {
 	logger := klog.FromContext(ctx)
 	cluster, err := localcluster.Start(ctx, localcluster.Config{
-		Dir: o.dir, BinDir: o.binDir, Overlay: "ha-bridge", Nodes: o.nodes + o.spare, SurgeInterceptor: true,
+		Dir: dir, BinDir: o.binDir, Overlay: "ha-bridge", Nodes: o.nodes + o.spare, SurgeInterceptor: true,
 		ServerArgs: []string{"--controllers=*,evictionrequest-node-drain", "--node-drain-pool-label=" + poolLabel, "--max-concurrent-node-drains-per-pool=2"},
 		Logf:       func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer cluster.Stop()
 	clientset, err := versioned.NewForConfig(cluster.AdminConfig)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	recordPath := filepath.Join(o.dir, "record.jsonl")
+	recordPath := filepath.Join(dir, "record.jsonl")
 	record, err := history.Create(recordPath)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	// Closed again below once the recording stopped; this one is for the
 	// early returns.
@@ -129,9 +216,35 @@ func run(ctx context.Context, o options) (int, error) {
 	rec := &recorder{w: record}
 	for _, l := range listers(cluster.Client, clientset, namespace) {
 		if err := rec.start(recCtx, l); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
+	r := rand.New(rand.NewPCG(o.seed, o.seed))
+	in := &injector{cluster: cluster, record: record, rand: r, interval: o.interval, freeze: o.freeze, outage: o.outage,
+		counts: map[string]int{}, failed: map[string]int{}}
+	took, err := drainUnderFaults(ctx, recCtx, o, cluster, clientset, record, in, schedule(r, faults))
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("Drains ended", "took", took)
+	settle(ctx, clientset)
+	stopRecording()
+	rec.wg.Wait()
+	if err := record.Close(); err != nil {
+		return nil, err
+	}
+	report, err := checkRecord(recordPath, cluster.AuditLogPath)
+	if err != nil {
+		return nil, err
+	}
+	return &outcome{counts: in.counts, failed: in.failed, took: took, report: report, recordPath: recordPath, auditLog: cluster.AuditLogPath}, nil
+}
+
+// drainUnderFaults creates the workload and the slow participant, starts
+// the faults of kinds and the drains, and returns how long the drains took
+// once they and the faults are over.
+func drainUnderFaults(ctx, recCtx context.Context, o options, cluster *localcluster.Cluster, clientset versioned.Interface,
+	record *history.Writer, in *injector, kinds []string) (time.Duration, error) {
 	nodes := append([]string(nil), cluster.NodeNames...)
 	sort.Strings(nodes)
 	drained := nodes[:o.nodes]
@@ -139,9 +252,17 @@ func run(ctx context.Context, o options) (int, error) {
 		return 0, err
 	}
 	declarative, plugin, kubectl := drained[:o.nodes/2], drained[o.nodes/2:o.nodes*3/4], drained[o.nodes*3/4:]
+	// The declarative drain's nodes hold pods of the participant that never
+	// answers, whose eviction at the drain's deadline the checker allows;
+	// the plugin's too unless --silent-on-plugin-nodes=false.
 	silentOK := map[string]bool{}
-	for _, n := range drained[:o.nodes*3/4] {
+	for _, n := range declarative {
 		silentOK[n] = true
+	}
+	if o.silentOnPlugin {
+		for _, n := range plugin {
+			silentOK[n] = true
+		}
 	}
 	if err := createWorkload(ctx, cluster.Client, namespace, drained, o.perNode, silentOK); err != nil {
 		return 0, err
@@ -163,11 +284,10 @@ func run(ctx context.Context, o options) (int, error) {
 	}
 	go func() { _ = slow.Run(recCtx) }()
 
-	in := &injector{cluster: cluster, record: record, rand: rand.New(rand.NewPCG(o.seed, o.seed)), interval: o.interval, freeze: o.freeze, counts: map[string]int{}}
 	faultsDone := make(chan struct{})
 	go func() {
 		defer close(faultsDone)
-		in.run(ctx, o.faults)
+		in.run(ctx, kinds)
 	}()
 	d := &drainer{client: cluster.Client, record: record, binDir: o.binDir, kubeconfig: cluster.KubeconfigPath, deadline: o.deadline, timeout: o.timeout}
 	start := time.Now()
@@ -178,15 +298,8 @@ func run(ctx context.Context, o options) (int, error) {
 	}
 	d.wg.Wait()
 	took := time.Since(start)
-	logger.Info("Drains ended", "took", took)
 	<-faultsDone
-	settle(ctx, clientset)
-	stopRecording()
-	rec.wg.Wait()
-	if err := record.Close(); err != nil {
-		return 0, err
-	}
-	return report(o, recordPath, cluster.AuditLogPath, in.counts, took)
+	return took, nil
 }
 
 // settle waits, at most two minutes, until every request completed or
@@ -218,45 +331,25 @@ func ctxWithTimeout(ctx context.Context, d time.Duration) context.Context {
 	return ctx
 }
 
-func report(o options, recordPath, auditPath string, faults map[string]int, took time.Duration) (int, error) {
+// checkRecord checks the invariants on the record and the audit log.
+func checkRecord(recordPath, auditPath string) (check.Report, error) {
 	f, err := os.Open(recordPath)
 	if err != nil {
-		return 0, err
+		return check.Report{}, err
 	}
 	defer f.Close()
 	entries, err := history.Read(f)
 	if err != nil {
-		return 0, err
+		return check.Report{}, err
 	}
 	a, err := os.Open(auditPath)
 	if err != nil {
-		return 0, err
+		return check.Report{}, err
 	}
 	defer a.Close()
 	audit, err := check.ReadAudit(a)
 	if err != nil {
-		return 0, err
+		return check.Report{}, err
 	}
-	res, err := check.Check(entries, audit, check.Options{SilentParticipants: []string{silentParticipant}})
-	if err != nil {
-		return 0, err
-	}
-	fmt.Printf("seed %d: %d nodes drained, %d faults %v, drains took %s\n", o.seed, o.nodes, o.faults, faults, took.Round(time.Second))
-	if err := res.Print(os.Stdout); err != nil {
-		return 0, err
-	}
-	s := summary{Seed: o.seed, Nodes: o.nodes, Pods: o.nodes * (o.perNode + 2), Faults: faults, DrainSeconds: took.Seconds(),
-		Violations: res.Violations(), Results: res.Results, RecordPath: recordPath, AuditLogPath: auditPath}
-	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-		return 0, err
-	}
-	data, _ := json.MarshalIndent(s, "", "  ")
-	if err := os.WriteFile(o.out, data, 0o644); err != nil {
-		return 0, err
-	}
-	if s.Violations > 0 {
-		fmt.Printf("%d violations; the record is %s, the audit log %s\n", s.Violations, recordPath, auditPath)
-		return 1, nil
-	}
-	return 0, nil
+	return check.Check(entries, audit, check.Options{SilentParticipants: []string{silentParticipant}})
 }

@@ -32,6 +32,7 @@ import (
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
+	"github.com/evictionrequest/apiserver/pkg/surge"
 )
 
 // The participants of the workload: one that answers after a while, one
@@ -40,7 +41,7 @@ import (
 const (
 	slowParticipant   = "slow.faults.example.com"
 	silentParticipant = "silent.faults.example.com"
-	surgeParticipant  = "evictionrequest.github.io/surge"
+	surgeParticipant  = surge.DefaultName
 	poolLabel         = "faults.evictionrequest.example.com/pool"
 	appLabel          = "app"
 )
