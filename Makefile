@@ -266,7 +266,7 @@ bench-faults: build tools ## Drains (the declarative node drain of a pool, the p
 # run without faults. The participant that never answers stays off the
 # plugin's node: its --on-deadline=evict cannot evict through the bridge
 # yet (a known issue, docs/benchmarks.md), which make bench-faults shows.
-TEST_FAULTS_FLAGS ?= --seed=1 --nodes=4 --spare-nodes=1 --pods-per-node=4 --faults=6 --fault-interval=6s --drain-deadline=30s --drain-timeout=4m --baseline=false --silent-on-plugin-nodes=false
+TEST_FAULTS_FLAGS ?= --seed=1 --nodes=4 --spare-nodes=1 --pods-per-node=4 --faults=6 --fault-interval=6s --drain-deadline=60s --drain-timeout=4m --baseline=false --silent-on-plugin-nodes=false
 
 .PHONY: test-faults
 test-faults: build tools ## The short fault campaign of make test (bench-faults with TEST_FAULTS_FLAGS): fails on any violation of the invariants and on a component that does not come back from its fault; the record in _output/test-faults.
