@@ -104,6 +104,10 @@ func TestDecide(t *testing.T) {
 		}, want: decided{Outcome: OutcomeForbidden}, message: []string{Evacuation, "it is the turn of migrate.example.com"}},
 		{name: "in progress, the caller recorded half a minute ago", change: func(o *observation) { o.status = held(recorded) },
 			want: decided{Outcome: OutcomeInProgress}, message: []string{Evacuation, "it is the turn of surge.example.com"}},
+		{name: "in progress, the bridge's own request that forbids canceling", change: func(o *observation) {
+			o.status = held(recorded)
+			o.status.Locked = true
+		}, want: decided{Outcome: OutcomeInProgress}, message: []string{Evacuation, "it is the turn of surge.example.com"}},
 		{name: "in progress, the last call a quarter of the inactivity time-out ago", change: func(o *observation) {
 			o.status = held(map[string]string{LastCallAnnotation: stamp(time.Minute), CallersAnnotation: drainer})
 			o.now = now.Add(time.Second)

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
+	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
@@ -149,6 +150,36 @@ func TestTheJanitorCountsFromWhatTheServerRecorded(t *testing.T) {
 				time.Sleep(2 * time.Minute)
 				if s := f.status(pod.Obj()); s.Requested {
 					t.Errorf("still requested %v after the bridge's last write: %+v", DefaultInactivity+time.Minute, s)
+				}
+			})
+		})
+	}
+}
+
+// The descheduler's mark goes once the bridge's request of a pod that
+// stays completed without evicting it; a pod that terminates keeps it.
+func TestTheJanitorUnmarksAPodWhoseRequestCompleted(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		terminating bool
+		marked      bool
+	}{
+		{"the pod stays", false, false},
+		{"the pod terminates", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				pod := interceptedPod("db-0").Annotation(RequestEvictOnlyAnnotation, "").Annotation(EvictionInProgressAnnotation, "")
+				if tc.terminating {
+					pod = pod.Terminating(time.Now())
+				}
+				request := wrappers.MakeEvictionRequest(pod.Obj(), CoordinationRequester).Created(time.Now()).
+					Complete(v1alpha1.CompleteReasonCanceled, "canceled").Obj()
+				f := newFixture(t, evictionapi.Coordination, pod.Obj(), request)
+				f.runJanitor()
+				synctest.Wait()
+				if marked := f.podAnnotated(pod.Obj(), EvictionInProgressAnnotation); marked != tc.marked {
+					t.Errorf("marked eviction-in-progress: %v, want %v", marked, tc.marked)
 				}
 			})
 		})

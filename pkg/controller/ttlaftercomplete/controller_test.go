@@ -78,6 +78,10 @@ func TestCompletedRequestsAreDeletedAfterTheirTTL(t *testing.T) {
 	if actions := client.Actions(); len(actions) != 0 {
 		t.Fatalf("before the TTL the controller wrote %v", actions)
 	}
+	// A request deleted meanwhile is done with, not retried.
+	if left, err := c.sync(t.Context(), done.Namespace+"/gone"); err != nil || left != 0 {
+		t.Errorf("a request gone from the cache: looked at again in %s (%v), want never", left, err)
+	}
 
 	clk.Step(40 * time.Minute)
 	for _, er := range []*v1alpha1.EvictionRequest{done, running} {

@@ -18,11 +18,13 @@ package evictionrequest
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
@@ -112,7 +114,10 @@ func TestStatusWritesLeaveTheControllersFieldsToTheController(t *testing.T) {
 		"a condition of the interceptor's own": {change: func(er *coordination.EvictionRequest) {
 			er.Status.Conditions = []metav1.Condition{{Type: "Migrating", Status: metav1.ConditionTrue, Reason: "Copying", LastTransitionTime: metav1.Now()}}
 		}},
-		"its turn completed":  {change: completed},
+		"its turn completed": {change: completed},
+		"a heartbeat after its turn completed": {old: []func(*coordination.EvictionRequest){completed}, change: func(er *coordination.EvictionRequest) {
+			er.Status.HeartbeatTime = ptr.To(metav1.Now())
+		}},
 		"Complete dated 2020": {change: complete, wantFields: []string{"status.activeInterceptorName", "status.conditions[Complete]"}},
 		"a Complete condition that is False": {change: func(er *coordination.EvictionRequest) {
 			complete(er)
@@ -184,5 +189,40 @@ func TestStatusWritesAskTheCachedQuestion(t *testing.T) {
 	namespaceWide := interceptorUser + " delete pods/ "
 	if want := []string{namespaceWide, namespaceWide, namespaceWide}; !slices.Equal(questions, want) {
 		t.Errorf("questions %q, want %q: one about the namespace's pods per write", questions, want)
+	}
+}
+
+// TestStatusWritesTheAuthorizerCannotJudgeAreRetryable: when the
+// authorizer fails, a status write is refused with a 500, which clients
+// retry, not a 403 that says the caller lacks a right it may have: both for
+// the right to delete the pod and for the controller's right.
+func TestStatusWritesTheAuthorizerCannotJudgeAreRetryable(t *testing.T) {
+	failing := func(failOn string) authorizer.AuthorizerFunc {
+		var questions []string
+		rbac := statusRBAC(&questions)
+		return func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+			if a.GetResource() == failOn {
+				return authorizer.DecisionNoOpinion, "", errors.New("the webhook authorizer timed out")
+			}
+			return rbac(ctx, a)
+		}
+	}
+	for _, tc := range []struct {
+		name, failOn string
+		change       func(*coordination.EvictionRequest)
+	}{
+		{"the right to delete the pod", "pods", func(er *coordination.EvictionRequest) { er.Status.HeartbeatTime = ptr.To(metav1.Now()) }},
+		{"the controller's right", "evictionrequests", func(er *coordination.EvictionRequest) { er.Status.ActiveInterceptorName = ptr.To("a.example.com") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plugin := newPluginWith(t, failing(tc.failOn), []runtime.Object{newPod()}, nil)
+			oldER := newEvictionRequest(activeOf)
+			newER := oldER.DeepCopy()
+			tc.change(newER)
+			err := plugin.Validate(context.Background(), attributes(admission.Update, "status", controllerUser, newER, oldER), nil)
+			if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "the webhook authorizer timed out") {
+				t.Errorf("%v, want a 500 saying why", err)
+			}
+		})
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,6 +66,19 @@ func status(manager Counterpart, at time.Time) metav1.ManagedFieldsEntry {
 	return applied(manager, "status", at)
 }
 
+// updated is an entry of manager's update of subresource at.
+func updated(manager Counterpart, subresource string, at time.Time) metav1.ManagedFieldsEntry {
+	e := applied(manager, subresource, at)
+	e.Operation = metav1.ManagedFieldsOperationUpdate
+	return e
+}
+
+// untimed is e without the time of its write.
+func untimed(e metav1.ManagedFieldsEntry) metav1.ManagedFieldsEntry {
+	e.Time = nil
+	return e
+}
+
 // trusted is a Verifier of a policy in force; distrusted one that is not.
 type trusted struct{}
 
@@ -86,6 +100,22 @@ type observed struct {
 	untrusted []Counterpart
 	events    []string
 	recorded  *Loaded
+	// verified counts the policy's verifications.
+	verified int
+}
+
+// counting is a Verifier that counts its verifications.
+type counting struct {
+	Verifier
+	mu    *sync.Mutex
+	count *int
+}
+
+func (c counting) Verify(ctx context.Context) error {
+	c.mu.Lock()
+	*c.count++
+	c.mu.Unlock()
+	return c.Verifier.Verify(ctx)
 }
 
 // observe runs a guard of policy on what the informer shows twice (a
@@ -97,6 +127,9 @@ func observe(t *testing.T, policy Verifier, show func(handler)) observed {
 		recorder := record.NewFakeRecorder(8)
 		client := fake.NewClientset()
 		var mu sync.Mutex
+		if policy != nil {
+			policy = counting{Verifier: policy, mu: &mu, count: &got.verified}
+		}
 		g := New(Config{
 			Clock: testingclock.NewFakeClock(start.Add(time.Second)), Recorder: recorder, Policy: policy,
 			Record:      &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second},
@@ -153,6 +186,18 @@ func TestTheGuardStepsAsideForWhatOnlyKubeControllerManagerWrites(t *testing.T) 
 		{"both write an Eviction's status", func(h handler) {
 			h.OnUpdate(eviction(), eviction(status(controller, start), status(evictorCP, start)))
 		}, []Counterpart{controller, evictorCP}, "Eviction status"},
+		{"kube-controller-manager's controller writes an Eviction's status the evictor wrote the same second", func(h handler) {
+			h.OnUpdate(eviction(status(evictorCP, start)), eviction(status(evictorCP, start), status(controller, start)))
+		}, []Counterpart{controller}, "Eviction status"},
+		{"kube-controller-manager's controller applies an Eviction's status it updated the same second", func(h handler) {
+			h.OnUpdate(eviction(updated(controller, "status", start)), eviction(updated(controller, "status", start), status(controller, start)))
+		}, []Counterpart{controller}, "Eviction status"},
+		{"kube-controller-manager's controller writes the status of an Eviction it created the same second", func(h handler) {
+			h.OnUpdate(eviction(applied(controller, "", start)), eviction(applied(controller, "", start), status(controller, start)))
+		}, []Counterpart{controller}, "Eviction status"},
+		{"kube-controller-manager's controller writes an Eviction's status the cache held without a time", func(h handler) {
+			h.OnUpdate(eviction(untimed(status(controller, start))), eviction(status(controller, start)))
+		}, []Counterpart{controller}, "Eviction status"},
 
 		{"an Eviction kube-controller-manager wrote a moment ago, in the first list", func(h handler) {
 			h.OnAdd(eviction(applied(controller, "", start)), true)
@@ -186,6 +231,13 @@ func TestTheGuardStepsAsideForWhatOnlyKubeControllerManagerWrites(t *testing.T) 
 		{"a resync", func(h handler) {
 			obj := eviction(status(controller, start))
 			h.OnUpdate(obj, obj)
+		}, nil, ""},
+		{"an Eviction's status entry without a time", func(h handler) {
+			h.OnUpdate(eviction(), eviction(untimed(status(controller, start))))
+		}, nil, ""},
+		{"an object of a kind the guard does not watch", func(h handler) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db-0", ManagedFields: []metav1.ManagedFieldsEntry{status(controller, start)}}}
+			h.OnUpdate(&corev1.Pod{}, pod)
 		}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,30 +277,86 @@ func TestTheGuardStepsAsideForWhatOnlyKubeControllerManagerWrites(t *testing.T) 
 
 // A field manager's name proves who wrote only while the policy that
 // reserves it is in force: otherwise the guard counts the write as
-// untrusted (the metric) and steps aside for nothing.
+// untrusted (the metric) and steps aside for nothing. The write is shown
+// twice: untrusted, each is verified and counted; once the guard stepped
+// aside, a write asks nothing more of kube-apiserver.
 func TestTheGuardTrustsANameOnlyUnderThePolicy(t *testing.T) {
 	show := func(h handler) {
 		h.OnUpdate(eviction(), eviction(status(ImperativeEvictionResponder, start)))
 	}
 	for _, tc := range []struct {
-		name    string
-		policy  Verifier
-		stepped bool
+		name      string
+		policy    Verifier
+		stepped   bool
+		untrusted int
+		verified  int
 	}{
-		{"in force", trusted{}, true},
-		{"not in force", distrusted{}, false},
-		{"none configured", nil, false},
+		{"in force", trusted{}, true, 0, 1},
+		{"not in force", distrusted{}, false, 2, 2},
+		{"none configured", nil, false, 2, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := observe(t, tc.policy, show)
 			if stepped := len(got.stepped) > 0; stepped != tc.stepped {
 				t.Errorf("stepped aside %v, want %v", got.stepped, tc.stepped)
 			}
-			if untrusted := len(got.untrusted) > 0; untrusted == tc.stepped {
-				t.Errorf("untrusted writes %v, want them counted only when not stepping aside", got.untrusted)
+			if len(got.untrusted) != tc.untrusted {
+				t.Errorf("untrusted writes %v, want %d: each write seen, only when not stepping aside", got.untrusted, tc.untrusted)
+			}
+			if got.verified != tc.verified {
+				t.Errorf("verified the policy %d times, want %d", got.verified, tc.verified)
 			}
 		})
 	}
+}
+
+// blocking is a Verifier of a policy in force whose verifications wait
+// until release is closed.
+type blocking struct {
+	release chan struct{}
+	calls   *atomic.Int32
+}
+
+func (b blocking) Verify(ctx context.Context) error {
+	b.calls.Add(1)
+	<-b.release
+	return nil
+}
+
+// The guard verifies one write of a counterpart at a time: the writes seen
+// meanwhile ask kube-apiserver nothing more. A verification that ends
+// after the guard stepped aside otherwise (a new term read the record)
+// steps aside no second time: one OnStep, no event.
+func TestTheGuardVerifiesOneWriteAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := fake.NewClientset()
+		rec := &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second}
+		recorder := record.NewFakeRecorder(2)
+		policy := blocking{release: make(chan struct{}), calls: &atomic.Int32{}}
+		var steps atomic.Int32
+		g := New(Config{Clock: testingclock.NewFakeClock(start), Recorder: recorder, Record: rec, Policy: policy,
+			OnStep: func(Counterpart) { steps.Add(1) }})
+		h := g.Handler(t.Context())
+		h.OnUpdate(eviction(), eviction(status(ImperativeEvictionResponder, start)))
+		h.OnUpdate(eviction(), eviction(status(ImperativeEvictionResponder, start.Add(time.Second))))
+		synctest.Wait()
+		if calls := policy.calls.Load(); calls != 1 {
+			t.Errorf("verified %d writes at once, want 1", calls)
+		}
+		cm := recordWith(rec.Namespace, map[string]string{string(ImperativeEvictionResponder): `{"object":"Eviction shop/pod-1-db-0"}`})
+		if _, err := client.CoreV1().ConfigMaps(rec.Namespace).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		g.Resume(t.Context())
+		close(policy.release)
+		synctest.Wait()
+		if n := steps.Load(); n != 1 {
+			t.Errorf("stepped aside %d times, want once", n)
+		}
+		if len(recorder.Events) != 0 {
+			t.Errorf("recorded %q after the record stepped aside already", <-recorder.Events)
+		}
+	})
 }
 
 // A recorded decision outlives the process: a guard whose record names a
@@ -272,6 +380,8 @@ func TestARecordedStepAsideHoldsAcrossRestarts(t *testing.T) {
 		{name: "recorded for the controller", data: map[string]string{string(EvictionRequestController): decision},
 			runs: map[Counterpart]bool{ImperativeEvictionResponder: true}},
 		{name: "an earlier release's record", data: map[string]string{"fieldManager": "evictionrequest-controller", "object": "EvictionRequest shop/x", "written": "2026-11-28T12:00:00Z"},
+			runs: map[Counterpart]bool{EvictionRequestController: true, ImperativeEvictionResponder: true}},
+		{name: "a value this release did not write", data: map[string]string{string(ImperativeEvictionResponder): "true"},
 			runs: map[Counterpart]bool{EvictionRequestController: true, ImperativeEvictionResponder: true}},
 		{name: "an admin's record without data", data: map[string]string{}, runs: map[Counterpart]bool{}},
 		{name: "the record cannot be read at first", unreadable: true, runs: map[Counterpart]bool{EvictionRequestController: true, ImperativeEvictionResponder: true}},
@@ -345,7 +455,8 @@ func running(ran *atomic.Bool) controllermanager.Controller {
 
 // The decision is recorded even when writing it fails at first and the
 // term that took it ends meanwhile: the next leader reads it. A second
-// counterpart's decision joins the first in the same record.
+// counterpart's decision joins the first in the same record. A next term
+// of the same process reads the record and steps aside no second time.
 func TestTheDecisionIsRecordedAfterTheTermEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		client := fake.NewClientset()
@@ -357,7 +468,9 @@ func TestTheDecisionIsRecordedAfterTheTermEnds(t *testing.T) {
 			return false, nil, nil
 		})
 		rec := &Record{ConfigMaps: client.CoreV1(), Namespace: "evictionrequest-system", CallTimeout: time.Second}
-		g := New(Config{Clock: testingclock.NewFakeClock(start), Recorder: record.NewFakeRecorder(2), Record: rec, Policy: trusted{}})
+		var steps atomic.Int32
+		g := New(Config{Clock: testingclock.NewFakeClock(start), Recorder: record.NewFakeRecorder(2), Record: rec, Policy: trusted{},
+			OnStep: func(Counterpart) { steps.Add(1) }})
 		ctx, cancel := context.WithCancel(t.Context())
 		g.Handler(ctx).OnUpdate(eviction(), eviction(status(ImperativeEvictionResponder, start)))
 		synctest.Wait()
@@ -372,6 +485,13 @@ func TestTheDecisionIsRecordedAfterTheTermEnds(t *testing.T) {
 		}
 		if got := slices.Sorted(maps.Keys(loaded.Decisions)); !slices.Equal(got, Counterparts) {
 			t.Errorf("recorded %v, want both counterparts", got)
+		}
+		if _, err := Watch(t.Context(), g); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if n := steps.Load(); n != int32(len(Counterparts)) {
+			t.Errorf("stepped aside %d times after the next term, want once for each counterpart", n)
 		}
 	})
 }

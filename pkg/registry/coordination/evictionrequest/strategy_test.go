@@ -177,6 +177,7 @@ func TestStatusPrepareForUpdateStampsTransitionTimesWithTheServersClock(t *testi
 	oldER.Status.Conditions = []metav1.Condition{
 		{Type: "Migrating", Status: metav1.ConditionTrue, Reason: "Copying", LastTransitionTime: stored},
 		{Type: "Warm", Status: metav1.ConditionFalse, Reason: "Cold", LastTransitionTime: stored},
+		{Type: "StoredUndated", Status: metav1.ConditionTrue, Reason: "NoTime"},
 	}
 	newER := oldER.DeepCopy()
 	newER.Status.Conditions = []metav1.Condition{
@@ -187,11 +188,14 @@ func TestStatusPrepareForUpdateStampsTransitionTimesWithTheServersClock(t *testi
 		// New, dated by the writer, and new without a date.
 		{Type: string(coordination.EvictionRequestComplete), Status: metav1.ConditionTrue, Reason: "PodDeleted", LastTransitionTime: year2020},
 		{Type: "Undated", Status: metav1.ConditionTrue, Reason: "NoTime"},
+		// Unchanged, stored without a time: dated now.
+		{Type: "StoredUndated", Status: metav1.ConditionTrue, Reason: "NoTime", LastTransitionTime: year2020},
 	}
 
 	strategy.PrepareForUpdate(context.Background(), newER, oldER)
 
-	want := map[string]metav1.Time{"Migrating": stored, "Warm": metav1.NewTime(now), "Complete": metav1.NewTime(now), "Undated": metav1.NewTime(now)}
+	want := map[string]metav1.Time{"Migrating": stored, "Warm": metav1.NewTime(now), "Complete": metav1.NewTime(now), "Undated": metav1.NewTime(now),
+		"StoredUndated": metav1.NewTime(now)}
 	for _, c := range newER.Status.Conditions {
 		if !c.LastTransitionTime.Equal(ptr.To(want[c.Type])) {
 			t.Errorf("condition %s: lastTransitionTime %s, want %s", c.Type, c.LastTransitionTime.UTC(), want[c.Type].UTC())
