@@ -4,8 +4,8 @@ the surge interceptor is installed, and participants.rules, each checked
 as the API it adds to checks the pods' declarations, and cut to the APIs
 the release serves. Returns them as a JSON list of
 {name, interceptor, turn, responder: {name, priority}, namespaceSelector,
-podSelector, ownerKinds}, interceptor or responder left out where its API
-is not served. A rule that would make a pod invalid, or that adds nothing
+podSelector, ownerKinds, skipPodsWithOwnParticipants}, interceptor or
+responder left out where its API is not served. A rule that would make a pod invalid, or that adds nothing
 the release serves, fails the render with what to change.
 */}}
 {{- define "evictionrequest.participantRules" -}}
@@ -16,7 +16,8 @@ the release serves, fails the render with what to change.
 {{- $s := $p.surge }}
 {{- $rules = append $rules (dict "key" "participants.surge" "name" "surge" "interceptor" $s.interceptor "turn" $s.turn
     "responder" (dict "name" $s.responder.name "priority" $s.responder.priority)
-    "namespaceSelector" $s.namespaceSelector "podSelector" $s.podSelector "ownerKinds" (list "Deployment")) }}
+    "namespaceSelector" $s.namespaceSelector "podSelector" $s.podSelector "ownerKinds" (list "Deployment")
+    "skipPodsWithOwnParticipants" $s.skipPodsWithOwnParticipants) }}
 {{- end }}
 {{- if $p.enabled }}
 {{- range $i, $r := $p.rules }}
@@ -33,7 +34,7 @@ the release serves, fails the render with what to change.
 {{- fail (printf "%s: the rule name %q is taken by %s; each rule is its own MutatingAdmissionPolicy evictionrequest-participants-NAME" $r.key $r.name (get $names $r.name)) }}
 {{- end }}
 {{- $_ := set $names $r.name $r.key }}
-{{- $rule := dict "name" $r.name "turn" ($r.turn | default "Last") "namespaceSelector" ($r.namespaceSelector | default dict) "podSelector" ($r.podSelector | default dict) "ownerKinds" ($r.ownerKinds | default list) }}
+{{- $rule := dict "name" $r.name "turn" ($r.turn | default "Last") "namespaceSelector" ($r.namespaceSelector | default dict) "podSelector" ($r.podSelector | default dict) "ownerKinds" ($r.ownerKinds | default list) "skipPodsWithOwnParticipants" ($r.skipPodsWithOwnParticipants | default false) }}
 {{- if and $r.interceptor $v.apis.coordination.enabled }}
 {{- $_ := set $rule "interceptor" $r.interceptor }}
 {{- $_ := set $interceptors $r.interceptor true }}
@@ -74,6 +75,9 @@ to 100000: 0-999 are reserved for *.k8s.io responders).
 {{- end }}
 {{- if not (or .interceptor .responder) }}
 {{- fail (printf "%s (rule %s): name the participant to add: interceptor (coordination.k8s.io), responder (lifecycle.k8s.io), or both" .key .name) }}
+{{- end }}
+{{- if and (hasKey . "skipPodsWithOwnParticipants") (not (kindIs "bool" .skipPodsWithOwnParticipants)) (not (kindIs "invalid" .skipPodsWithOwnParticipants)) }}
+{{- fail (printf "%s.skipPodsWithOwnParticipants %v: true (leave alone the pods that declare participants of their own) or false (add the participant to every pod the rule selects)" .key .skipPodsWithOwnParticipants) }}
 {{- end }}
 {{- with .interceptor }}
 {{- if not (and (regexMatch $dnsSubdomain .) (le (len .) 253)) }}
@@ -123,4 +127,28 @@ label; None: no controller); "" for every pod. Call with a list of kinds.
 {{- end }}
 {{- end }}
 {{- join " ||\n" $terms }}
+{{- end }}
+
+{{/*
+The CEL condition that a pod declares no participant of its own, on the
+APIs the rule adds to (those the release serves: the evictions of the
+others never meet what a pod declares there): no interceptor in its
+evictionrequest.coordination.k8s.io/interceptors annotation (a name
+non-empty after trim), no entry in spec.evictionResponders. What another
+rule added, as its participants.evictionrequest.coordination.k8s.io/RULE
+mark lists, is not the pod's own, so that the rules do not depend on the
+order kube-apiserver runs them in. Call with a rule of
+evictionrequest.participantRules.
+*/}}
+{{- define "evictionrequest.participantSkipCondition" -}}
+{{- $annotation := "evictionrequest.coordination.k8s.io/interceptors" }}
+{{- $addedByARule := "(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k.startsWith('participants.evictionrequest.coordination.k8s.io/') && object.metadata.annotations[k].split(',').exists(m, m.trim() == %s)))" }}
+{{- $terms := list }}
+{{- if .interceptor }}
+{{- $terms = append $terms (printf "!(has(object.metadata.annotations) && '%s' in object.metadata.annotations &&\n  object.metadata.annotations['%s'].split(',').exists(n, n.trim() != '' &&\n    !%s))" $annotation $annotation (printf $addedByARule "n.trim()")) }}
+{{- end }}
+{{- if .responder }}
+{{- $terms = append $terms (printf "!(has(object.spec.evictionResponders) &&\n  object.spec.evictionResponders.exists(r,\n    !%s))" (printf $addedByARule "r.name")) }}
+{{- end }}
+{{- join " &&\n" $terms }}
 {{- end }}
