@@ -51,7 +51,7 @@ func newExplainCommand(o *Options) *cobra.Command {
 		Long: `Show the participants of a pod's eviction (interceptors on coordination.k8s.io, responders on
 lifecycle.k8s.io) in the order they take their turns, where each one came from (the pod's own
 declaration, or the participant rule whose MutatingAdmissionPolicy added it at the pod's
-creation), and what an eviction of the pod meets now: the request in progress and whose turn it
+creation), the rules that left the pod alone because it declares participants of its own, and what an eviction of the pod meets now: the request in progress and whose turn it
 is, or whose turn would come first, and the PodDisruptionBudgets that would refuse the Eviction
 API at the end.`,
 		Example: `  # Why the pod web-0 waits for the surge interceptor before it goes
@@ -86,6 +86,9 @@ type explanation struct {
 	// MutatingAdmissionPolicy exists; a rule the caller may not read the
 	// policies of is left out.
 	policies map[string]bool
+	// leftAloneBy are the rules that select the pod but added it nothing
+	// because it declares participants of its own.
+	leftAloneBy []string
 }
 
 // Run prints the explanation of the pod.
@@ -109,6 +112,7 @@ func (e *ExplainOptions) Run(ctx context.Context) error {
 		x.record = &records[len(records)-1]
 	}
 	x.policies = e.policiesOf(ctx, x.participants)
+	x.leftAloneBy = e.leftAloneBy(ctx, pod)
 	x.print(e.Out, s.now())
 	return nil
 }

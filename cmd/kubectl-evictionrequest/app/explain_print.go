@@ -61,6 +61,10 @@ func (x explanation) print(out io.Writer, now time.Time) {
 		}
 		_ = w.Flush()
 	}
+	for _, rule := range x.leftAloneBy {
+		fmt.Fprintf(out, "Left alone by the rule %s (MutatingAdmissionPolicy %s): the pod declares participants of its own (skipPodsWithOwnParticipants)\n",
+			rule, participants.PolicyName(rule))
+	}
 	fmt.Fprintf(out, "Eviction: %s\n", x.eviction(now))
 	fmt.Fprintf(out, "Disruption budgets: %s\n", x.budgets())
 }

@@ -17,11 +17,13 @@ limitations under the License.
 package app
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -125,5 +127,55 @@ func TestExplainOfAPodWithoutParticipants(t *testing.T) {
 	e := &ExplainOptions{Options: o, Pod: "gone"}
 	if err := e.Run(t.Context()); err == nil || !strings.Contains(err.Error(), `pod "gone" not found in namespace shop`) {
 		t.Errorf("Run() of a missing pod = %v, want it named as not found", err)
+	}
+}
+
+// skippingPolicy is the policy of a rule with skipPodsWithOwnParticipants
+// on coordination.k8s.io, with a second condition that holds when other
+// does, and its binding, which selects the namespaces labelled team=web.
+func skippingPolicy(rule string, other bool) (*admissionregistrationv1.MutatingAdmissionPolicy, *admissionregistrationv1.MutatingAdmissionPolicyBinding) {
+	policy := participantPolicy(rule)
+	policy.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{
+		{Name: "owner-kinds", Expression: strconv.FormatBool(other)},
+		{Name: participants.SkipCondition, Expression: "!(has(object.metadata.annotations) && 'evictionrequest.coordination.k8s.io/interceptors' in object.metadata.annotations)"},
+	}
+	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: policy.Name},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: policy.Name, MatchResources: &admissionregistrationv1.MatchResources{
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "web"}},
+		}},
+	}
+	return policy, binding
+}
+
+// explain names a rule that selects the pod but left it alone because it
+// declares participants of its own, and only such a rule: not one whose
+// other conditions or binding do not select the pod, nor one for a pod
+// that declares nothing.
+func TestExplainNamesTheRuleThatLeftAPodWithItsOwnParticipantsAlone(t *testing.T) {
+	const line = "Left alone by the rule surge (MutatingAdmissionPolicy evictionrequest-participants-surge): the pod declares participants of its own (skipPodsWithOwnParticipants)"
+	own := testPod("web-0", "node-a").Interceptors("operator.example.com").Obj()
+	none := testPod("web-0", "node-a").Obj()
+	selected := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: map[string]string{"team": "web"}}}
+	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}
+	for _, tc := range []struct {
+		name      string
+		pod       *corev1.Pod
+		namespace *corev1.Namespace
+		holds     bool
+		want      bool
+	}{
+		{"a pod with its own interceptor", own, selected, true, true},
+		{"a namespace the binding does not select", own, other, true, false},
+		{"another condition that does not hold", own, selected, false, false},
+		{"a pod that declares nothing", none, selected, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			policy, binding := skippingPolicy("surge", tc.holds)
+			o, _, _, _ := testOptions(t, []runtime.Object{tc.pod, tc.namespace, policy, binding}, nil)
+			if out := explainOut(t, o, "web-0"); strings.Contains(out, line) != tc.want {
+				t.Errorf("explain says %q: %v, want %v:\n%s", line, !tc.want, tc.want, out)
+			}
+		})
 	}
 }
