@@ -94,3 +94,37 @@ func TestParticipantRuleSurgesUndeclaredDeployments(t *testing.T) {
 		})
 	}
 }
+
+// In a namespace opted in to the eviction API bridge, the surge rule
+// leaves alone a Deployment's pod that declares an interceptor of its own
+// (its team chose its protection): the pod is created as written, and
+// kubectl evictionrequest explain says which rule left it alone and why.
+// A Deployment's pod beside it that declares nothing gets the surge
+// interceptor.
+func TestParticipantRuleLeavesAlonePodsThatDeclareTheirOwn(t *testing.T) {
+	t.Parallel()
+	const own = "operator.example.com"
+	ns := f.NewNamespace(t)
+	optIn(t, ns)
+	f.PoolNode(t, ns)
+	f.CreateDeployment(t, ns, "declared", 1, own, nil)
+	f.CreateDeployment(t, ns, "undeclared", 1, "", nil)
+	for _, tc := range []struct {
+		app  string
+		want []string
+	}{
+		{"declared", []string{own}},
+		{"undeclared", []string{surge.DefaultName}},
+	} {
+		pod := f.PodsOf(t, ns, tc.app)[0]
+		_, marked := pod.Annotations[participants.MarkPrefix+"surge"]
+		if got := v1alpha1.PodInterceptorNames(pod.Annotations); !slices.Equal(got, tc.want) || marked != (tc.app == "undeclared") {
+			t.Errorf("the pod of %s declares the interceptors %v (marked by the surge rule: %v), want %v", tc.app, got, marked, tc.want)
+		}
+		r := f.RunCommand(t, time.Minute, pluginBinary, "explain", "-n", ns, pod.Name)
+		const leftAlone = "Left alone by the rule surge (MutatingAdmissionPolicy evictionrequest-participants-surge): the pod declares participants of its own"
+		if says, want := strings.Contains(r.Stdout, leftAlone), tc.app == "declared"; says != want || r.Err != nil {
+			t.Errorf("kubectl evictionrequest explain of the pod of %s says %q: %v, want %v: %v\n%s%s", tc.app, leftAlone, says, want, r.Err, r.Stdout, r.Stderr)
+		}
+	}
+}

@@ -114,3 +114,39 @@ func equalResponders(got, want []corev1.EvictionResponder) bool {
 	}
 	return true
 }
+
+// On lifecycle.k8s.io, in a namespace opted in to the eviction API
+// bridge, the surge rule leaves alone a Deployment's pod that declares a
+// responder of its own (its team chose its protection): the pod is
+// created as written, and kubectl evictionrequest explain says which rule
+// left it alone and why. A Deployment's pod beside it that declares
+// nothing gets the surge interceptor's responder.
+func TestParticipantRuleLeavesAlonePodsThatDeclareTheirOwn(t *testing.T) {
+	t.Parallel()
+	own := corev1.EvictionResponder{Name: "example.com/operator", Priority: ptr.To[int32](5000)}
+	ns := f.NewNamespace(t)
+	optIn(t, ns)
+	f.PoolNode(t, ns)
+	f.CreateDeployment(t, ns, "declared", 1, "", func(dep *appsv1.Deployment) {
+		dep.Spec.Template.Spec.EvictionResponders = []corev1.EvictionResponder{own}
+	})
+	f.CreateDeployment(t, ns, "undeclared", 1, "", nil)
+	for _, tc := range []struct {
+		app  string
+		want []corev1.EvictionResponder
+	}{
+		{"declared", []corev1.EvictionResponder{own}},
+		{"undeclared", []corev1.EvictionResponder{surgeResponder}},
+	} {
+		pod := f.PodsOf(t, ns, tc.app)[0]
+		_, marked := pod.Annotations[participants.MarkPrefix+"surge"]
+		if !equalResponders(pod.Spec.EvictionResponders, tc.want) || marked != (tc.app == "undeclared") {
+			t.Errorf("the pod of %s declares the responders %v (marked by the surge rule: %v), want %v", tc.app, pod.Spec.EvictionResponders, marked, tc.want)
+		}
+		r := f.RunCommand(t, time.Minute, pluginBinary, "explain", "-n", ns, pod.Name)
+		const leftAlone = "Left alone by the rule surge (MutatingAdmissionPolicy evictionrequest-participants-surge): the pod declares participants of its own"
+		if says, want := strings.Contains(r.Stdout, leftAlone), tc.app == "declared"; says != want || r.Err != nil {
+			t.Errorf("kubectl evictionrequest explain of the pod of %s says %q: %v, want %v: %v\n%s%s", tc.app, leftAlone, says, want, r.Err, r.Stdout, r.Stderr)
+		}
+	}
+}
