@@ -17,6 +17,7 @@ limitations under the License.
 package lifecycle
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -141,7 +142,7 @@ func TestParticipantRuleLeavesAlonePodsThatDeclareTheirOwn(t *testing.T) {
 		pod := f.PodsOf(t, ns, tc.app)[0]
 		_, marked := pod.Annotations[participants.MarkPrefix+"surge"]
 		if !equalResponders(pod.Spec.EvictionResponders, tc.want) || marked != (tc.app == "undeclared") {
-			t.Errorf("the pod of %s declares the responders %v (marked by the surge rule: %v), want %v", tc.app, pod.Spec.EvictionResponders, marked, tc.want)
+			t.Errorf("the pod of %s declares the responders %s (marked by the surge rule: %v), want %s", tc.app, describeResponders(pod.Spec.EvictionResponders), marked, describeResponders(tc.want))
 		}
 		r := f.RunCommand(t, time.Minute, pluginBinary, "explain", "-n", ns, pod.Name)
 		const leftAlone = "Left alone by the rule surge (MutatingAdmissionPolicy evictionrequest-participants-surge): the pod declares participants of its own"
@@ -149,4 +150,13 @@ func TestParticipantRuleLeavesAlonePodsThatDeclareTheirOwn(t *testing.T) {
 			t.Errorf("kubectl evictionrequest explain of the pod of %s says %q: %v, want %v: %v\n%s%s", tc.app, leftAlone, says, want, r.Err, r.Stdout, r.Stderr)
 		}
 	}
+}
+
+// describeResponders lists responders as name=priority.
+func describeResponders(responders []corev1.EvictionResponder) string {
+	described := make([]string, 0, len(responders))
+	for _, r := range responders {
+		described = append(described, fmt.Sprintf("%s=%d", r.Name, ptr.Deref(r.Priority, 0)))
+	}
+	return "[" + strings.Join(described, " ") + "]"
 }
