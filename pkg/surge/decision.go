@@ -42,10 +42,18 @@ const (
 	// scale-backs, removing other pods each time (a template that gives
 	// every pod the lowest deletion cost, for example).
 	PassReplicaSetKeptPod PassReason = "ReplicaSetKeptPod"
+	// PassUndeclared is a pod of a Deployment of other than one replica
+	// whose pod template does not name the interceptor: a participant rule
+	// added it to the pod (docs/participants.md), and a rule can select
+	// Deployments' pods only by what a pod shows at its creation, not by
+	// its Deployment's replicas. A surge is for what the rule means to
+	// protect, a Deployment whose only pod an eviction would take down;
+	// the others were given no say and keep their PodDisruptionBudgets.
+	PassUndeclared PassReason = "Undeclared"
 )
 
 // PassReasons are every reason, for the metrics.
-var PassReasons = []PassReason{PassNoDeployment, PassRecreate, PassNoMaxSurge, PassPaused, PassRolloutInProgress, PassAutoscaled, PassReplicaSetKeptPod}
+var PassReasons = []PassReason{PassNoDeployment, PassRecreate, PassNoMaxSurge, PassPaused, PassRolloutInProgress, PassAutoscaled, PassReplicaSetKeptPod, PassUndeclared}
 
 // Decision is whether a Deployment's pod can be replaced by a surge.
 type Decision struct {
@@ -55,6 +63,19 @@ type Decision struct {
 	// Reason and Message say why the request is passed on.
 	Reason  PassReason
 	Message string
+}
+
+// Undeclared judges a pod of dep when dep's pod template does not name the
+// interceptor name (declared is false): it passes the request on unless dep
+// has one replica (originalReplicas, without a surge of ours).
+func Undeclared(dep *appsv1.Deployment, name string, declared bool, originalReplicas int32) Decision {
+	if declared || originalReplicas == 1 {
+		return Decision{}
+	}
+	return Decision{Reason: PassUndeclared, Message: fmt.Sprintf(
+		"Deployment %s: it has %d replicas and its pod template does not name %s; added to its pods by a participant rule, "+
+			"the surge interceptor protects one-replica Deployments only, and the eviction goes on under the PodDisruptionBudgets.",
+		dep.Name, originalReplicas, name)}
 }
 
 // Decide judges whether the pods of dep can be replaced by a surge. rs is

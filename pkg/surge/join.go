@@ -43,6 +43,11 @@ func (s *Surger) join(ctx context.Context, req *interceptor.Request, pod *corev1
 	if state != nil {
 		original = state.OriginalReplicas
 	}
+	// Judged first, from the Deployment alone: a pod a rule gave the
+	// interceptor and that it does not protect is passed on at once.
+	if d := Undeclared(dep, s.cfg.Name, s.declaredBy(dep), original); d.Reason != "" {
+		return s.passOn(dep, d.Reason, d.Message), nil
+	}
 	replicaSets, err := s.replicaSetsOf(dep)
 	if err != nil {
 		return interceptor.Result{}, err
@@ -86,6 +91,13 @@ func (s *Surger) join(ctx context.Context, req *interceptor.Request, pod *corev1
 		ExpectedFinishTime: ptr.To(s.cfg.Clock.Now().Add(startupEstimate + time.Duration(dep.Spec.MinReadySeconds)*time.Second)),
 		CancellationPolicy: v1alpha1.Allow,
 	})
+}
+
+// declaredBy says whether the pod template of dep names the interceptor on
+// its API: the Deployment's owner asked for it, whatever the replicas.
+func (s *Surger) declaredBy(dep *appsv1.Deployment) bool {
+	template := &corev1.Pod{ObjectMeta: dep.Spec.Template.ObjectMeta, Spec: dep.Spec.Template.Spec}
+	return s.api().Declares(template, s.cfg.Name)
 }
 
 // newState is a surge of dep that starts now. The availability to keep is

@@ -243,14 +243,16 @@ func candidates(v manifests.Value, schema *jsonSchema) []string {
 				out = append(out, e)
 			}
 		}
-		out = append(out, "example", "7", "42s", "10m", "eA==", "example.com", "1.2.3")
+		out = append(out, "example", "7", "42s", "10m", "eA==", "example.com", "1.2.3", "example.com/example")
 	case []any:
 		if len(def) > 0 {
 			out = append(out, []any{})
 		}
 		out = append(out, []any{"--example"}, []any{"example.com"}, []any{"https://example.com:2379"}, []any{map[string]any{"name": "example"}},
 			[]any{map[string]any{"key": "example.com/x", "operator": "Exists", "effect": "NoSchedule"}},
-			[]any{map[string]any{"maxSkew": 1, "topologyKey": "example.com/zone", "whenUnsatisfiable": "ScheduleAnyway"}})
+			[]any{map[string]any{"maxSkew": 1, "topologyKey": "example.com/zone", "whenUnsatisfiable": "ScheduleAnyway"}},
+			// A participant rule.
+			[]any{map[string]any{"name": "example", "interceptor": "example.com", "responder": map[string]any{"name": "example.com/example", "priority": 5000}}})
 	case map[string]any:
 		if len(def) > 0 {
 			out = append(out, nil)

@@ -69,6 +69,7 @@ the PodDisruptionBudget that blocks them.`,
 		newRequestCommand(o),
 		newWithdrawCommand(o),
 		newStatusCommand(o),
+		newExplainCommand(o),
 	)
 	return cmd
 }

@@ -23,6 +23,7 @@ package evictionapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,6 +136,17 @@ func (a API) Participants(pod *corev1.Pod) int {
 		return len(pod.Spec.EvictionResponders)
 	}
 	return len(v1alpha1.PodInterceptorNames(pod.Annotations))
+}
+
+// Declares says whether pod declares the participant name on a: in its
+// interceptor annotation on coordination.k8s.io, in its
+// spec.evictionResponders on lifecycle.k8s.io. Given a pod template, it says
+// whether the workload's owner asked for name.
+func (a API) Declares(pod *corev1.Pod, name string) bool {
+	if a == Lifecycle {
+		return slices.ContainsFunc(pod.Spec.EvictionResponders, func(r corev1.EvictionResponder) bool { return r.Name == name })
+	}
+	return slices.Contains(v1alpha1.PodInterceptorNames(pod.Annotations), name)
 }
 
 // LongestSilence is how long the participants of pod may hold its

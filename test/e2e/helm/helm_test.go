@@ -68,9 +68,12 @@ func TestHelmRefusesAMistypedValue(t *testing.T) {
 // suite's start waited for it), kubectl get evr answers, and a drain
 // through the plugin completes. helm upgrade to two replicas with the
 // eviction API bridge rolls out and keeps the stored EvictionRequests.
-// helm uninstall removes everything it made but the Namespace, which the
-// chart keeps on purpose.
+// The surge interceptor's participant rule is installed and kept by the
+// upgrade; an upgrade with participants.enabled=false removes it, and
+// nothing is added to pods after. helm uninstall removes everything it
+// made but the Namespace, which the chart keeps on purpose.
 func TestHelmInstallUpgradeUninstall(t *testing.T) {
+	checkSurgeRule(t, true)
 	ns := f.NewNamespace(t)
 	f.MustKubectl(t, "get", "evr", "--all-namespaces")
 	node := f.NewNode(t)
@@ -85,6 +88,8 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	if got, err := f.EvictionRequests(ns).Get(t.Context(), stored.Name, metav1.GetOptions{}); err != nil || got.UID != stored.UID {
 		t.Errorf("the EvictionRequest stored before the upgrade: %v, %v; want it kept", got, err)
 	}
+	checkSurgeRule(t, true)
+	participantsOff(t)
 
 	uninstall(t)
 }
