@@ -137,11 +137,8 @@ func TestTheLifecycleControllersNeverFight(t *testing.T) {
 		t.Errorf("the held Eviction was written %d times in the 30 s after Kubernetes' controllers started beside ours, want a few at most", writes)
 	}
 	waitSteppedAside(t, stepaside.EvictionRequestController)
-	// The held Eviction never reaches the evictor's turn: another does.
-	plain := f.CreatePod(t, ns, "plain-0", framework.PodOptions{})
-	framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/never-fight"), plain)
-	f.WaitForPodGone(t, ns, plain.Name)
-	waitSteppedAside(t, stepaside.ImperativeEvictionResponder)
+	// The held Eviction never reaches the evictor's turn: others do.
+	evictUntilSteppedAside(t, ns, "plain", stepaside.ImperativeEvictionResponder)
 	// The record names, for each, the write it stepped aside at, and the
 	// event is on that object: any Eviction or request Kubernetes'
 	// controllers wrote first, this test's or one another test left in
@@ -260,6 +257,27 @@ func waitSteppedAside(t *testing.T, counterparts ...stepaside.Counterpart) frame
 	return samples
 }
 
+// evictUntilSteppedAside evicts plain pods of ns, named prefix-0,
+// prefix-1..., one after the other until ours of c stepped aside. Ours and
+// kube-controller-manager's race for each eviction until the guard sees a
+// write of theirs, and ours may win a few: the evictor that completes an
+// eviction first leaves the other nothing to write.
+func evictUntilSteppedAside(t *testing.T, ns, prefix string, c stepaside.Counterpart) {
+	t.Helper()
+	n := 0
+	framework.Eventually(t, 3*time.Minute, "ours of "+string(c)+" to step aside", func(context.Context) error {
+		pod := f.CreatePod(t, ns, fmt.Sprintf("%s-%d", prefix, n), framework.PodOptions{})
+		n++
+		framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/"+prefix), pod)
+		f.WaitForPodGone(t, ns, pod.Name)
+		samples := framework.ScrapeProcessMetrics(t, f.LifecycleController())
+		if v, _ := samples.Value(steppedAsideSample(c)); v != 1 {
+			return fmt.Errorf("ours of %s still run after %d evictions", c, n)
+		}
+		return nil
+	})
+}
+
 // waitRecorded waits until the step-aside record holds a decision for each
 // of counterparts, and returns its decisions.
 func waitRecorded(t *testing.T, counterparts ...stepaside.Counterpart) map[stepaside.Counterpart]stepaside.Decision {
@@ -298,18 +316,7 @@ func TestKubeControllerManagerRunningOneControllerStepsOursOfThatOneAside(t *tes
 			if err := f.StartUpstreamControllers(t.Context(), "--controllers="+string(upstream)); err != nil {
 				t.Fatal(err)
 			}
-			// Evictions until ours of the same job stepped aside: the first
-			// may be written by both, as the guard sees the first write.
-			framework.Eventually(t, 3*time.Minute, "ours of "+string(upstream)+" to step aside", func(ctx context.Context) error {
-				pod := f.CreatePod(t, ns, fmt.Sprintf("warm-up-%d", time.Now().UnixNano()%100000), framework.PodOptions{})
-				framework.RequestEviction(t, f.NewLifecycleRequester(t, "e2e.example.com/warm-up"), pod)
-				f.WaitForPodGone(t, ns, pod.Name)
-				samples := framework.ScrapeProcessMetrics(t, f.LifecycleController())
-				if v, _ := samples.Value(steppedAsideSample(upstream)); v != 1 {
-					return fmt.Errorf("ours of %s still run", upstream)
-				}
-				return nil
-			})
+			evictUntilSteppedAside(t, ns, "warm-up", upstream)
 			other := stepaside.ImperativeEvictionResponder
 			if upstream == other {
 				other = stepaside.EvictionRequestController
