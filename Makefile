@@ -120,7 +120,7 @@ $(HELM_BINS) &: hack/tools/helm/go.mod hack/tools/helm/go.sum
 
 $(KARPENTER_BIN): hack/tools/karpenter/go.mod hack/tools/karpenter/go.sum
 	@echo ">> Building Karpenter $(KARPENTER_VERSION)'s KWOK provider with Go 1.27 (about six minutes on 2 cores when nothing is cached)"
-	cd hack/tools/karpenter && GOTOOLCHAIN=go1.27.3 $(GO) build -ldflags "-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=$(KARPENTER_VERSION)" \
+	cd hack/tools/karpenter && GOTOOLCHAIN=go1.27.3 $(TIMED) "tools: Karpenter" $(GO) build -ldflags "-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=$(KARPENTER_VERSION)" \
 		-o $@ sigs.k8s.io/karpenter/kwok
 	rm -rf $(BIN_DIR)/karpenter-crds && mkdir -p $(BIN_DIR)/karpenter-crds
 	module=$$(cd hack/tools/karpenter && GOTOOLCHAIN=go1.27.3 $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/karpenter) && \
@@ -161,7 +161,7 @@ test: ## Everything CI runs: verify, unit and storage tests, the image, the rele
 		hack/phases.sh $(PHASES_FILE) $$(($$(date +%s) - start)); exit $$status
 
 .PHONY: test-phases
-test-phases: verify test-unit test-image test-release test-e2e test-faults
+test-phases: verify test-unit test-image test-release test-e2e-and-faults
 
 # UNIT_PACKAGES are the packages of make test-unit; RACE_PACKAGES, those of
 # them with concurrency of their own (controllers, the runner, the SDK, the
@@ -184,9 +184,29 @@ test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) $(HELM_BINS) ## Unit tests (the ra
 	$(TIMED) "unit: the others, storage, integration, chart" $(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) $$(comm -23 <($(GO) list $(UNIT_PACKAGES) | sort) <($(GO) list $(RACE_PACKAGES) | sort))
 	cd hack/tools/kubernetes && $(TIMED) "unit: kubelet-node" $(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) ./kubelet-node/...
 
+# The e2e runs and the short fault campaign mostly wait on their control
+# planes, so make test runs them side by side (E2E_JOBS at once, and
+# E2E_PACKAGES of the suites' packages at once), each on a control plane
+# of its own, in a directory of its own under _output, on free loopback
+# ports. --output-sync prints each one's output whole once it ends.
+E2E_JOBS     ?= 3
+E2E_PACKAGES ?= 2
+SIDE_BY_SIDE  = $(MAKE) --no-print-directory -j$(E2E_JOBS) --output-sync=target
+
 .PHONY: test-e2e
-test-e2e: build tools $(HELM_BINS) ## The e2e suites on the local control plane, through the kube-apiserver aggregator; the lifecycle.k8s.io suite twice: with our controllers and with Kubernetes 1.38's (ours for the actors only).
-	$(TIMED) "e2e: the suites" $(GO) test -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
+test-e2e: build tools $(HELM_BINS) ## The e2e suites on the local control plane, through the kube-apiserver aggregator; the lifecycle.k8s.io suite twice, side by side: with our controllers and with Kubernetes 1.38's (ours for the actors only).
+	$(TIMED) "e2e, side by side" $(SIDE_BY_SIDE) e2e-suites e2e-upstream
+
+.PHONY: test-e2e-and-faults
+test-e2e-and-faults: build tools $(HELM_BINS) ## The e2e suites and the short fault campaign side by side (make test's last phase).
+	$(TIMED) "e2e and the fault campaign, side by side" $(SIDE_BY_SIDE) e2e-suites e2e-upstream faults-campaign
+
+# e2e-suites, e2e-upstream and faults-campaign are the parts of the phases
+# above, which build what they need first.
+.PHONY: e2e-suites e2e-upstream
+e2e-suites:
+	$(TIMED) "e2e: the suites" $(GO) test -ldflags=$(TEST_LDFLAGS) -p $(E2E_PACKAGES) -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
+e2e-upstream:
 	$(TIMED) "e2e: lifecycle.k8s.io on Kubernetes 1.38's controllers" $(GO) test -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/lifecycle/ -args -bin-dir=$(BIN_DIR) -lifecycle-controllers=upstream
 
 .PHONY: test-long
@@ -268,8 +288,10 @@ bench-faults: build tools ## Drains (the declarative node drain of a pool, the p
 # yet (a known issue, docs/benchmarks.md), which make bench-faults shows.
 TEST_FAULTS_FLAGS ?= --seed=1 --nodes=4 --spare-nodes=1 --pods-per-node=4 --faults=6 --fault-interval=6s --drain-deadline=60s --drain-timeout=4m --baseline=false --silent-on-plugin-nodes=false
 
-.PHONY: test-faults
+.PHONY: test-faults faults-campaign
 test-faults: build tools ## The short fault campaign of make test (bench-faults with TEST_FAULTS_FLAGS): fails on any violation of the invariants and on a component that does not come back from its fault; the record in _output/test-faults.
+	$(MAKE) --no-print-directory faults-campaign
+faults-campaign:
 	$(TIMED) "faults: a short campaign" $(GO) run ./test/cmd/bench-faults --dir=_output/test-faults --bin-dir=$(BIN_DIR) --out=_output/test-faults/faults.json $(TEST_FAULTS_FLAGS)
 
 .PHONY: verify

@@ -5,7 +5,9 @@
 
 # Prints the phases hack/timed.sh recorded in FILE, in the order they ran,
 # with their share of the total: what make test prints at its end, so that
-# a developer sees which phase grew. A phase that failed is marked.
+# a developer sees which phase grew. A phase that failed is marked. The
+# phases recorded within another (parts run side by side) are printed
+# under it, indented, and count in its time only.
 #
 # usage: hack/phases.sh FILE [WALL_SECONDS]
 
@@ -19,15 +21,17 @@ wall=${2:-}
 echo
 echo ">> make test phases (seconds; $file)"
 awk -F'\t' '
-    { name[NR] = $1; secs[NR] = $2; status[NR] = $3; total += $2 }
+    function show(i, depth,    j, share, mark) {
+        share = ""
+        if (depth == 0 && total > 0) share = sprintf("%5.1f%%", 100 * secs[i] / total)
+        mark = ""
+        if (status[i] != 0) mark = "  FAILED (exit " status[i] ")"
+        printf "%8.1f  %6s  %*s%s%s\n", secs[i], share, 2 * depth, "", name[i], mark
+        for (j = 1; j <= NR; j++) if (parent[j] == name[i] && j < i) show(j, depth + 1)
+    }
+    { name[NR] = $1; secs[NR] = $2; status[NR] = $3; parent[NR] = $4; if ($4 == "") total += $2 }
     END {
-        for (i = 1; i <= NR; i++) {
-            share = 0
-            if (total > 0) share = 100 * secs[i] / total
-            mark = ""
-            if (status[i] != 0) mark = "  FAILED (exit " status[i] ")"
-            printf "%8.1f  %5.1f%%  %s%s\n", secs[i], share, name[i], mark
-        }
+        for (i = 1; i <= NR; i++) if (parent[i] == "") show(i, 0)
         printf "%8.1f  100.0%%  total of the phases (%.1f minutes)\n", total, total / 60
         if (wall != "") printf "%8.1f          make test from start to end (%.1f minutes)\n", wall, wall / 60
     }' wall="$wall" "$file"

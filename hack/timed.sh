@@ -4,10 +4,11 @@
 # SPDX-License-Identifier: Apache-2.0
 
 # Runs a command as one phase of make test: when PHASES names a file, the
-# phase's name, its seconds and its exit status are appended to it, for
-# hack/phases.sh to print at the end. Without PHASES it only runs the
-# command. The command runs without PHASES: what it runs in turn is part
-# of this phase.
+# phase's name, its seconds, its exit status and the phase it ran within
+# (empty for none) are appended to it, for hack/phases.sh to print at the
+# end. Without PHASES it only runs the command. The phases of what the
+# command runs in turn (a make that runs parts side by side) are recorded
+# within this one.
 #
 # usage: hack/timed.sh PHASE COMMAND [ARG...]
 
@@ -22,10 +23,10 @@ shift
 if [[ -z "${PHASES:-}" ]]; then
     exec "$@"
 fi
+parent=${PHASES_PARENT:-}
 start=$(date +%s%N)
-# A phase's own phases (a make it runs) count in it, not beside it.
-PHASES='' "$@"
+PHASES_PARENT=$phase "$@"
 status=$?
 end=$(date +%s%N)
-printf '%s\t%d.%01d\t%d\n' "$phase" $(((end - start) / 1000000000)) $((((end - start) / 100000000) % 10)) "$status" >>"$PHASES"
+printf '%s\t%d.%01d\t%d\t%s\n' "$phase" $(((end - start) / 1000000000)) $((((end - start) / 100000000) % 10)) "$status" "$parent" >>"$PHASES"
 exit "$status"
