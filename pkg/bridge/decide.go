@@ -57,8 +57,21 @@ type plan struct {
 }
 
 // decide is the bridge's answer to the eviction o read, and the writes it
-// takes. It reads and writes nothing: every answer rests on o.
+// takes. It reads and writes nothing: every answer rests on o. An eviction
+// the bridge would refuse that asks to skip the pod's participants (a
+// drain's escalation) is answered by skip, and writes nothing: no request
+// is asked for a pod whose evictor means to go past its participants.
 func decide(o observation, p policy) plan {
+	pl := decideTurn(o, p)
+	if pl.Allowed || !o.eviction.AsksToSkip {
+		return pl
+	}
+	return plan{Decision: skip(o, p)}
+}
+
+// decideTurn is the answer to an eviction that waits for the pod's
+// participants' turns.
+func decideTurn(o observation, p policy) plan {
 	pod := o.pod
 	switch {
 	case !o.optedIn:

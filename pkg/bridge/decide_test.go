@@ -18,6 +18,7 @@ package bridge
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -37,10 +38,12 @@ type decided struct {
 	Request, RecordCall bool
 	Annotations         map[string]string
 	MarkPod             bool
+	// Code is a refusal's status other than 429.
+	Code int32
 }
 
 func decidedOf(pl plan) decided {
-	return decided{Allowed: pl.Allowed, Outcome: pl.Outcome, Request: pl.request, RecordCall: pl.recordCall, Annotations: pl.annotations, MarkPod: pl.markPod}
+	return decided{Allowed: pl.Allowed, Outcome: pl.Outcome, Request: pl.request, RecordCall: pl.recordCall, Annotations: pl.annotations, MarkPod: pl.markPod, Code: pl.Code}
 }
 
 // The bridge's decision rests on what it read alone: every answer, and
@@ -55,6 +58,11 @@ func TestDecide(t *testing.T) {
 	none := participant.Status{Request: "uid-db-0"}
 	held := func(annotations map[string]string) participant.Status {
 		return participant.Status{Request: "uid-db-0", Exists: true, Requested: true, ActiveInterceptor: "surge.example.com", Annotations: annotations}
+	}
+	// escalating asks to skip the participants, as a drain does at its
+	// deadline; mayDelete says whether its caller may delete the pod.
+	escalating := func(o *observation, mayDelete bool) {
+		o.eviction.SkipParticipants, o.eviction.AsksToSkip, o.mayDelete = "the drain's deadline passed", true, mayDelete
 	}
 	recorded := map[string]string{LastCallAnnotation: stamp(30 * time.Second), CallersAnnotation: drainer}
 	thisCall := map[string]string{LastCallAnnotation: now.Format(time.RFC3339), CallersAnnotation: drainer}
@@ -128,6 +136,31 @@ func TestDecide(t *testing.T) {
 			want: decided{Outcome: OutcomeInProgress, MarkPod: true}},
 		{name: "in progress, the descheduler's pod marked", change: func(o *observation) { o.pod = marked; o.status = held(recorded) },
 			want: decided{Outcome: OutcomeInProgress}},
+		{name: "an escalation of a caller that may delete the pod: through, nothing written", change: func(o *observation) { escalating(o, true) },
+			want: decided{Allowed: true, Outcome: OutcomeSkipped}},
+		{name: "an escalation of a caller that may delete the pod whose request cannot be read", change: func(o *observation) {
+			escalating(o, true)
+			o.statusErr = errors.New("the cache broke")
+		}, want: decided{Allowed: true, Outcome: OutcomeSkipped}},
+		{name: "an escalation of a caller that may not delete the pod: 403, nothing written", change: func(o *observation) { escalating(o, false) },
+			want: decided{Outcome: OutcomeSkipForbidden, Code: 403},
+			message: []string{"pod " + wrappers.DefaultNamespace + "/db-0 asks to skip its participants (the drain's deadline passed)", "only to a caller that may delete the pod: " + drainer + " may not"}},
+		{name: "an escalation in progress, of a caller that may not delete the pod", change: func(o *observation) { escalating(o, false); o.status = held(recorded) },
+			want: decided{Outcome: OutcomeSkipForbidden, Code: 403}},
+		{name: "a dry run of an escalation of a caller that may not delete the pod", change: func(o *observation) { escalating(o, false); o.eviction.DryRun = true },
+			want: decided{Outcome: OutcomeSkipForbidden, Code: 403}},
+		{name: "an escalation whose caller's access could not be reviewed", change: func(o *observation) {
+			escalating(o, true)
+			o.accessErr = errors.New("kube-apiserver timed out")
+		}, want: decided{Outcome: OutcomeFailed}, message: []string{"could not be reviewed: kube-apiserver timed out", "retry later"}},
+		{name: "an escalation at the eviction step: through, as any eviction", change: func(o *observation) {
+			escalating(o, false)
+			o.status = participant.Status{Exists: true, Requested: true, Evicting: true}
+		}, want: decided{Allowed: true, Outcome: OutcomeEvictionStep}},
+		{name: "an escalation of a pod without interceptors", change: func(o *observation) { escalating(o, false); o.pod = wrappers.MakePod("web-0").Obj() },
+			want: decided{Allowed: true, Outcome: OutcomeNoParticipants}},
+		{name: "an escalation in a namespace that did not opt in", change: func(o *observation) { escalating(o, false); o.optedIn = false },
+			want: decided{Allowed: true, Outcome: OutcomeNotOptedIn}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := observation{eviction: Eviction{Namespace: intercepted.Namespace, Pod: intercepted.Name, User: drainer, Authenticated: true},
@@ -143,8 +176,8 @@ func TestDecide(t *testing.T) {
 			if diff := cmp.Diff(tc.want, decidedOf(pl)); diff != "" {
 				t.Errorf("decision (-want +got):\n%s", diff)
 			}
-			if !pl.Allowed && pl.RetryAfter != p.retryAfter {
-				t.Errorf("Retry-After %v, want %v", pl.RetryAfter, p.retryAfter)
+			if wantRetry := !pl.Allowed && pl.code() == http.StatusTooManyRequests; wantRetry && pl.RetryAfter != p.retryAfter || !wantRetry && pl.RetryAfter != 0 {
+				t.Errorf("Retry-After %v of a decision %+v, want %v for a 429 and none otherwise", pl.RetryAfter, decidedOf(pl), p.retryAfter)
 			}
 			for _, want := range tc.message {
 				if !strings.Contains(pl.Message, want) {

@@ -18,7 +18,10 @@ package bridge
 
 import (
 	"context"
+	"net/http"
 	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
 )
 
 // Eviction is one call of pods/eviction, as admission sees it.
@@ -28,6 +31,17 @@ type Eviction struct {
 	// writes nothing and is answered as the real one would be.
 	User   string
 	DryRun bool
+	// Groups, UID and Extra are the rest of the caller's identity, as
+	// kube-apiserver reported it: what an access review of the caller
+	// asks about.
+	Groups []string
+	UID    string
+	Extra  map[string]authenticationv1.ExtraValue
+	// SkipParticipants is the reason the eviction gives for skipping the
+	// pod's participants (policyutil.SkipParticipantsAnnotation: a drain's
+	// escalation at its deadline), and AsksToSkip whether it asks to.
+	SkipParticipants string
+	AsksToSkip       bool
 	// Authenticated is true when the review came from kube-apiserver, as
 	// its client certificate proved (Config.Callers): only then is User
 	// the name kube-apiserver authenticated.
@@ -60,6 +74,12 @@ const (
 	OutcomeRequested      = "requested"
 	OutcomeInProgress     = "in-progress"
 	OutcomeForbidden      = "cancellation-forbidden"
+	// OutcomeSkipped lets through an eviction that asked to skip the
+	// pod's participants, of a caller that may delete the pod.
+	OutcomeSkipped = "participants-skipped"
+	// OutcomeSkipForbidden refuses, with 403, an eviction that asked to
+	// skip the pod's participants, of a caller that may not delete the pod.
+	OutcomeSkipForbidden = "skip-forbidden"
 	// OutcomeFailed is a refusal of an eviction of a protected pod the
 	// bridge could not carry through: reading the pod's request, writing
 	// it (a full quota, a conflict, a time-out, a refusal of admission or
@@ -78,6 +98,17 @@ type Decision struct {
 	Message string
 	// RetryAfter, for a refusal, is how soon to ask again.
 	RetryAfter time.Duration
+	// Code, for a refusal, is its HTTP status: 429 (Too Many Requests)
+	// when zero.
+	Code int32
+}
+
+// code is the HTTP status of a refusal d.
+func (d Decision) code() int32 {
+	if d.Code == 0 {
+		return http.StatusTooManyRequests
+	}
+	return d.Code
 }
 
 // Decide answers e in one pass: it reads what the answer rests on

@@ -18,8 +18,11 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +47,11 @@ type observation struct {
 	// why it could not be read.
 	status    participant.Status
 	statusErr error
+	// mayDelete is true when the caller of an eviction that asks to skip
+	// the pod's participants may delete the pod, accessErr why that
+	// could not be reviewed.
+	mayDelete bool
+	accessErr error
 }
 
 // observe reads what the answer to e rests on, from the caches, and from
@@ -62,7 +70,43 @@ func (b *Bridge) observe(ctx context.Context, e Eviction) (observation, error) {
 		return o, err
 	}
 	o.status, o.statusErr = b.cfg.Participant.Status(ctx, o.pod.Namespace, o.pod.UID)
+	if e.AsksToSkip {
+		o.mayDelete, o.accessErr = b.mayDelete(ctx, e)
+	}
 	return o, nil
+}
+
+// mayDelete asks kube-apiserver whether the caller of e may delete its
+// pod: a caller that may is granted the skip of the pod's participants it
+// asks for, since it could end the pod without any eviction.
+func (b *Bridge) mayDelete(ctx context.Context, e Eviction) (bool, error) {
+	callCtx, cancel := context.WithTimeout(ctx, b.cfg.CallTimeout)
+	defer cancel()
+	review, err := b.cfg.Kube.AuthorizationV1().SubjectAccessReviews().Create(callCtx, &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: e.User, Groups: e.Groups, UID: e.UID, Extra: extraOf(e.Extra),
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: e.Namespace, Verb: "delete", Resource: "pods", Name: e.Pod},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, err
+	}
+	if review.Status.EvaluationError != "" && !review.Status.Allowed {
+		return false, errors.New(review.Status.EvaluationError)
+	}
+	return review.Status.Allowed, nil
+}
+
+// extraOf is extra as a SubjectAccessReview takes it.
+func extraOf(extra map[string]authenticationv1.ExtraValue) map[string]authorizationv1.ExtraValue {
+	if extra == nil {
+		return nil
+	}
+	out := make(map[string]authorizationv1.ExtraValue, len(extra))
+	for k, v := range extra {
+		out[k] = authorizationv1.ExtraValue(v)
+	}
+	return out
 }
 
 // pod reads the pod from the cache, or from kube-apiserver when the cache

@@ -18,6 +18,7 @@ package bridge
 
 import (
 	"fmt"
+	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -84,4 +85,22 @@ func markFailed(p policy, pod *corev1.Pod, s participant.Status, err error) Deci
 
 func failed(p policy, message string) Decision {
 	return Decision{Outcome: OutcomeFailed, RetryAfter: p.retryAfter, Message: message + "; retry later"}
+}
+
+// skip answers an eviction that asks to skip the participants of its pod,
+// which are protected (a drain's escalation at its deadline): through for
+// a caller that may delete the pod, 403 for one that may not, and 429 while
+// the bridge cannot tell.
+func skip(o observation, p policy) Decision {
+	pod, e := o.pod, o.eviction
+	switch {
+	case o.accessErr != nil:
+		return failed(p, fmt.Sprintf("the eviction of pod %s/%s asks to skip its participants (%s), and whether %s may delete the pod could not be reviewed: %v; the pod is not evicted until it can",
+			pod.Namespace, pod.Name, e.SkipParticipants, e.Caller(), o.accessErr))
+	case o.mayDelete:
+		return Decision{Allowed: true, Outcome: OutcomeSkipped}
+	}
+	return Decision{Outcome: OutcomeSkipForbidden, Code: http.StatusForbidden,
+		Message: fmt.Sprintf("the eviction of pod %s/%s asks to skip its participants (%s), which the eviction API bridge grants only to a caller that may delete the pod: %s may not",
+			pod.Namespace, pod.Name, e.SkipParticipants, e.Caller())}
 }

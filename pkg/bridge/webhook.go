@@ -32,6 +32,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	policyutil "github.com/evictionrequest/apiserver/pkg/api/policy/v1"
 	"github.com/evictionrequest/apiserver/pkg/bridge/metrics"
 )
 
@@ -81,8 +82,7 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	response := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	outcome := "ignored"
 	if req.Operation == admissionv1.Create && req.SubResource == "eviction" && req.Resource.Resource == "pods" {
-		decision, err := b.Decide(ctx, Eviction{Namespace: req.Namespace, Pod: req.Name, User: req.UserInfo.Username,
-			DryRun: isDryRun(req), Authenticated: authenticated})
+		decision, err := b.Decide(ctx, evictionOf(req, authenticated))
 		if err != nil {
 			// The bridge cannot tell whether the pod is protected:
 			// kube-apiserver applies the webhook's failurePolicy.
@@ -94,11 +94,7 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		outcome = decision.Outcome
 		if !decision.Allowed {
 			response.Allowed = false
-			response.Result = &metav1.Status{
-				Status: metav1.StatusFailure, Code: http.StatusTooManyRequests, Reason: metav1.StatusReasonTooManyRequests,
-				Message: decision.Message,
-				Details: &metav1.StatusDetails{Name: req.Name, Kind: "pods", RetryAfterSeconds: int32(decision.RetryAfter / time.Second)},
-			}
+			response.Result = refusal(req.Name, decision)
 		}
 		metrics.Decisions.WithLabelValues(outcome).Inc()
 		metrics.DecisionDuration.Observe(b.cfg.Clock.Since(start).Seconds())
@@ -148,16 +144,35 @@ func reviewBudget(r *http.Request) (time.Duration, bool) {
 	return timeout - min(answerMargin, timeout/2), true
 }
 
-// isDryRun is true for a dry run: of the request, or of the eviction itself,
-// whose deleteOptions kubectl drain --dry-run=server sets (the request then
-// is not one).
-func isDryRun(req *admissionv1.AdmissionRequest) bool {
-	if ptr.Deref(req.DryRun, false) {
-		return true
+// refusal is the Status of the refusal d of the eviction of pod: 429 with
+// when to retry, or 403 for a caller the bridge refuses whatever happens
+// next.
+func refusal(pod string, d Decision) *metav1.Status {
+	status := &metav1.Status{
+		Status: metav1.StatusFailure, Code: d.code(), Reason: metav1.StatusReasonTooManyRequests,
+		Message: d.Message,
+		Details: &metav1.StatusDetails{Name: pod, Kind: "pods", RetryAfterSeconds: int32(d.RetryAfter / time.Second)},
 	}
+	if status.Code == http.StatusForbidden {
+		status.Reason = metav1.StatusReasonForbidden
+		status.Details.RetryAfterSeconds = 0
+	}
+	return status
+}
+
+// evictionOf is the eviction req asks for: the pod, the caller, whether it
+// is a dry run (of the request, or of the eviction itself, whose
+// deleteOptions kubectl drain --dry-run=server sets: the request then is
+// not one), and whether it asks to skip the pod's participants.
+// authenticated says whether req came from kube-apiserver.
+func evictionOf(req *admissionv1.AdmissionRequest, authenticated bool) Eviction {
+	e := Eviction{Namespace: req.Namespace, Pod: req.Name, User: req.UserInfo.Username, Groups: req.UserInfo.Groups,
+		UID: req.UserInfo.UID, Extra: req.UserInfo.Extra, Authenticated: authenticated}
 	var eviction policyv1.Eviction
-	if err := json.Unmarshal(req.Object.Raw, &eviction); err != nil || eviction.DeleteOptions == nil {
-		return false
+	decoded := json.Unmarshal(req.Object.Raw, &eviction) == nil
+	e.DryRun = ptr.Deref(req.DryRun, false) || decoded && eviction.DeleteOptions != nil && slices.Contains(eviction.DeleteOptions.DryRun, metav1.DryRunAll)
+	if decoded {
+		e.SkipParticipants, e.AsksToSkip = policyutil.SkipsParticipants(&eviction)
 	}
-	return slices.Contains(eviction.DeleteOptions.DryRun, metav1.DryRunAll)
+	return e
 }

@@ -40,21 +40,28 @@ import (
 // handler and returns the HTTP code and the response.
 func (f *fixture) review(namespace, pod string, dryRun ...string) (int, *admissionv1.AdmissionResponse) {
 	f.t.Helper()
-	eviction, err := json.Marshal(policyv1.Eviction{
-		TypeMeta:      metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
+	return f.post(policyv1.Eviction{
 		ObjectMeta:    metav1.ObjectMeta{Namespace: namespace, Name: pod},
 		DeleteOptions: &metav1.DeleteOptions{DryRun: dryRun},
-	})
+	}, authenticationv1.UserInfo{Username: drainer})
+}
+
+// post posts an AdmissionReview of eviction by user to the bridge's
+// handler and returns the HTTP code and the response.
+func (f *fixture) post(eviction policyv1.Eviction, user authenticationv1.UserInfo) (int, *admissionv1.AdmissionResponse) {
+	f.t.Helper()
+	eviction.TypeMeta = metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"}
+	raw, err := json.Marshal(eviction)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{
-			UID: types.UID("review-1"), Operation: admissionv1.Create, Namespace: namespace, Name: pod,
+			UID: types.UID("review-1"), Operation: admissionv1.Create, Namespace: eviction.Namespace, Name: eviction.Name,
 			Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"}, SubResource: "eviction",
-			UserInfo: authenticationv1.UserInfo{Username: drainer},
-			Object:   runtime.RawExtension{Raw: eviction},
+			UserInfo: user,
+			Object:   runtime.RawExtension{Raw: raw},
 		},
 	})
 	if err != nil {

@@ -29,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/util/workqueue"
+
+	policyutil "github.com/evictionrequest/apiserver/pkg/api/policy/v1"
 )
 
 // Escalator carries out a drain's escalation on one pod.
@@ -47,7 +49,13 @@ type ClientEscalator struct {
 	CallTimeout time.Duration
 }
 
-// Evict evicts pod through the Eviction API.
+// EscalationReason is why an escalation's eviction skips the pod's
+// participants, as it tells the eviction API bridge.
+const EscalationReason = "the drain's deadline passed"
+
+// Evict evicts pod through the Eviction API, asking the eviction API
+// bridge to skip the participants still to come: the bridge lets the
+// eviction through when the caller may delete the pod.
 func (e ClientEscalator) Evict(ctx context.Context, pod *corev1.Pod) error {
 	ctx, cancel := context.WithTimeout(ctx, e.CallTimeout)
 	defer cancel()
@@ -55,6 +63,7 @@ func (e ClientEscalator) Evict(ctx context.Context, pod *corev1.Pod) error {
 		ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
 	}
+	policyutil.SkipParticipants(eviction, EscalationReason)
 	return ignoreNotFound(e.Pods.Pods(pod.Namespace).EvictV1(ctx, eviction))
 }
 

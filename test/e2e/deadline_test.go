@@ -131,3 +131,12 @@ func TestPluginDrainsAPoolInWaves(t *testing.T) {
 		t.Errorf("nodes in the output %v, want %v:\n%s", got, want, r.Stdout)
 	}
 }
+
+// In a namespace under the eviction API bridge, the plugin's escalation
+// at its deadline evicts a pod whose interceptor never answers, as a
+// caller that may delete it; a user who may only evict cannot skip the
+// interceptor by asking the same way.
+func TestPluginDrainEscalatesThroughTheBridge(t *testing.T) {
+	t.Parallel()
+	f.CheckPluginEscalationThroughTheBridge(t, pluginBinary, framework.PodOptions{Interceptors: []string{parkedInterceptor}})
+}

@@ -33,7 +33,7 @@ var (
 	// Decisions counts the evictions the bridge answered, by outcome.
 	Decisions = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Subsystem: subsystem, Name: "decisions_total",
-		Help:           "Evictions (pods/eviction) the eviction API bridge answered, by outcome: allowed (not-opted-in, no-participants, pod-gone, pod-terminating, exempt, eviction-step, request-complete) or refused with 429 (requested, in-progress, cancellation-forbidden; failed: the pod is protected and the bridge could not read or write its request or mark the pod, the pod stays); error when it could not tell whether the pod is protected (kube-apiserver applies the webhook's failurePolicy).",
+		Help:           "Evictions (pods/eviction) the eviction API bridge answered, by outcome: allowed (not-opted-in, no-participants, pod-gone, pod-terminating, exempt, eviction-step, request-complete, participants-skipped: a drain's escalation of a caller that may delete the pod) or refused with 429 (requested, in-progress, cancellation-forbidden; failed: the pod is protected and the bridge could not read or write its request or mark the pod, or review the caller's access, the pod stays) or 403 (skip-forbidden: an escalation of a caller that may not delete the pod); error when it could not tell whether the pod is protected (kube-apiserver applies the webhook's failurePolicy).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"outcome"})
 	// DecisionDuration is how long the bridge took to answer.

@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"syscall"
 	"text/tabwriter"
@@ -63,9 +64,6 @@ type options struct {
 	outage                time.Duration
 	deadline, timeout     time.Duration
 	slow                  time.Duration
-	// silentOnPlugin puts pods of the silent participant on the plugin's
-	// nodes too.
-	silentOnPlugin bool
 }
 
 func main() {
@@ -84,7 +82,6 @@ func main() {
 	flag.DurationVar(&o.outage, "outage", 5*time.Second, "How long the server's etcd stays frozen and the path from kube-apiserver to the replicas stays cut.")
 	flag.DurationVar(&o.deadline, "drain-deadline", 90*time.Second, "Deadline of the declarative and plugin drains, which then evict what is left.")
 	flag.DurationVar(&o.timeout, "drain-timeout", 6*time.Minute, "Time-out of every drain.")
-	flag.BoolVar(&o.silentOnPlugin, "silent-on-plugin-nodes", true, "Put pods of the participant that never answers on the plugin's nodes too, which its --on-deadline=evict must then evict; false keeps them on the declarative drain's nodes only.")
 	flag.DurationVar(&o.slow, "slow", 3*time.Second, "How long the slow participant takes to answer.")
 	klog.InitFlags(nil)
 	flag.Parse()
@@ -252,17 +249,12 @@ func drainUnderFaults(ctx, recCtx context.Context, o options, cluster *localclus
 		return 0, err
 	}
 	declarative, plugin, kubectl := drained[:o.nodes/2], drained[o.nodes/2:o.nodes*3/4], drained[o.nodes*3/4:]
-	// The declarative drain's nodes hold pods of the participant that never
-	// answers, whose eviction at the drain's deadline the checker allows;
-	// the plugin's too unless --silent-on-plugin-nodes=false.
+	// The nodes of the drains with a deadline (the declarative drain's and
+	// the plugin's) hold pods of the participant that never answers, whose
+	// eviction at the deadline the checker allows.
 	silentOK := map[string]bool{}
-	for _, n := range declarative {
+	for _, n := range append(slices.Clone(declarative), plugin...) {
 		silentOK[n] = true
-	}
-	if o.silentOnPlugin {
-		for _, n := range plugin {
-			silentOK[n] = true
-		}
 	}
 	if err := createWorkload(ctx, cluster.Client, namespace, drained, o.perNode, silentOK); err != nil {
 		return 0, err

@@ -145,6 +145,17 @@ func TestTheBridgeLetsTheDeclarativeDrainsEscalationThrough(t *testing.T) {
 	}})
 }
 
+// In a namespace under the eviction API bridge, the plugin's escalation
+// at its deadline evicts a pod whose responder never answers, as a caller
+// that may delete it; a user who may only evict cannot skip the responder
+// by asking the same way.
+func TestPluginDrainEscalatesThroughTheBridge(t *testing.T) {
+	t.Parallel()
+	f.CheckPluginEscalationThroughTheBridge(t, pluginBinary, framework.PodOptions{Mutate: func(p *corev1.Pod) {
+		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder("e2e.example.com/hold", 5000)}
+	}})
+}
+
 // Tried as an attacker inside the cluster would, on lifecycle.k8s.io: a
 // review posted to evictionrequest-controller's bridge directly, without
 // kube-apiserver's client certificate (or with a user's of the cluster),

@@ -17,7 +17,8 @@ limitations under the License.
 // Package v1 holds the rules about the Eviction API (policy/v1 Eviction)
 // that the controllers and the SDK share, after k/k's pkg/api/v1/pod: how
 // the failed attempts to evict a pod are counted in a message, where the
-// lifecycle.k8s.io evictor keeps them across restarts.
+// lifecycle.k8s.io evictor keeps them across restarts, and how an eviction
+// asks the eviction API bridge to skip the pod's participants (skip.go).
 package v1
 
 import (
