@@ -143,7 +143,7 @@ func TestDecide(t *testing.T) {
 			o.statusErr = errors.New("the cache broke")
 		}, want: decided{Allowed: true, Outcome: OutcomeSkipped}},
 		{name: "an escalation of a caller that may not delete the pod: 403, nothing written", change: func(o *observation) { escalating(o, false) },
-			want: decided{Outcome: OutcomeSkipForbidden, Code: 403},
+			want:    decided{Outcome: OutcomeSkipForbidden, Code: 403},
 			message: []string{"pod " + wrappers.DefaultNamespace + "/db-0 asks to skip its participants (the drain's deadline passed)", "only to a caller that may delete the pod: " + drainer + " may not"}},
 		{name: "an escalation in progress, of a caller that may not delete the pod", change: func(o *observation) { escalating(o, false); o.status = held(recorded) },
 			want: decided{Outcome: OutcomeSkipForbidden, Code: 403}},

@@ -71,4 +71,3 @@ func (f *Framework) CheckPluginEscalationThroughTheBridge(t *testing.T, plugin s
 		t.Errorf("%d evictions of the pod granted, want 1", granted)
 	}
 }
-
