@@ -149,6 +149,10 @@ func TestDecide(t *testing.T) {
 			want: decided{Outcome: OutcomeSkipForbidden, Code: 403}},
 		{name: "a dry run of an escalation of a caller that may not delete the pod", change: func(o *observation) { escalating(o, false); o.eviction.DryRun = true },
 			want: decided{Outcome: OutcomeSkipForbidden, Code: 403}},
+		{name: "an escalation named only by an unauthenticated review: 403", change: func(o *observation) {
+			escalating(o, true)
+			o.eviction.Authenticated = false
+		}, want: decided{Outcome: OutcomeSkipForbidden, Code: 403}, message: []string{"only on a review kube-apiserver proved it sent"}},
 		{name: "an escalation whose caller's access could not be reviewed", change: func(o *observation) {
 			escalating(o, true)
 			o.accessErr = errors.New("kube-apiserver timed out")
@@ -186,6 +190,37 @@ func TestDecide(t *testing.T) {
 			}
 			if pl.Outcome == OutcomeFailed && strings.Contains(pl.Message, Evacuation) {
 				t.Errorf("message %q of a failure says %q: nothing is under way", pl.Message, Evacuation)
+			}
+		})
+	}
+}
+
+// The bridge asks kube-apiserver's authorizer about a caller only when its
+// answer rests on it: an escalation kube-apiserver sent that the bridge
+// would otherwise refuse.
+func TestNeedsAccessReview(t *testing.T) {
+	p := policy{api: evictionapi.Coordination, inactivity: 4 * time.Minute, retryAfter: 5 * time.Second}
+	intercepted := interceptedPod("db-0").Obj()
+	escalation := Eviction{Namespace: intercepted.Namespace, Pod: intercepted.Name, User: drainer, Authenticated: true, AsksToSkip: true}
+	for _, tc := range []struct {
+		name   string
+		change func(o *observation)
+		want   bool
+	}{
+		{name: "an escalation the bridge would refuse", want: true},
+		{name: "an eviction that does not ask to skip", change: func(o *observation) { o.eviction.AsksToSkip = false }},
+		{name: "an escalation of an unauthenticated review", change: func(o *observation) { o.eviction.Authenticated = false }},
+		{name: "an escalation of a pod without interceptors", change: func(o *observation) { o.pod = wrappers.MakePod("web-0").Obj() }},
+		{name: "an escalation at the eviction step", change: func(o *observation) { o.status = participant.Status{Exists: true, Requested: true, Evicting: true} }},
+		{name: "an escalation whose request cannot be read", change: func(o *observation) { o.statusErr = errors.New("the cache broke") }, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := observation{eviction: escalation, optedIn: true, pod: intercepted, status: participant.Status{Request: "uid-db-0"}}
+			if tc.change != nil {
+				tc.change(&o)
+			}
+			if got := o.needsAccessReview(p); got != tc.want {
+				t.Errorf("needsAccessReview = %v, want %v", got, tc.want)
 			}
 		})
 	}

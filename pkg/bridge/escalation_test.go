@@ -17,6 +17,8 @@ limitations under the License.
 package bridge
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net/http"
 	"slices"
@@ -32,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/evictionrequest/apiserver/internal/wrappers"
 	policyutil "github.com/evictionrequest/apiserver/pkg/api/policy/v1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
@@ -57,6 +60,17 @@ func (f *fixture) reviewAccess(err error) *[]authorizationv1.SubjectAccessReview
 	return &specs
 }
 
+// newAuthenticatedFixture is newFixture whose reviews come from
+// kube-apiserver, as its client certificate proves.
+func newAuthenticatedFixture(t *testing.T, objects ...runtime.Object) *fixture {
+	t.Helper()
+	kubeCA, _, callers := callerCAs(t)
+	f := newFixtureWith(t, evictionapi.Coordination, Config{Callers: callers}, objects...)
+	cert := clientCert(t, kubeCA, kubeAPIServerName)
+	f.reviewer = func(r *http.Request) { r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}} }
+	return f
+}
+
 // escalation is an eviction of namespace/pod asking to skip its
 // participants, as a drain's escalation at its deadline.
 func escalation(namespace, pod string) policyv1.Eviction {
@@ -72,7 +86,7 @@ func escalation(namespace, pod string) policyv1.Eviction {
 func TestTheWebhookLetsAnEscalationThroughOnlyForACallerThatMayDeleteThePod(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pod := interceptedPod("db-0").Obj()
-		f := newFixture(t, evictionapi.Coordination, pod)
+		f := newAuthenticatedFixture(t, pod)
 		specs := f.reviewAccess(nil)
 		user := authenticationv1.UserInfo{Username: admin, UID: "uid-admin", Groups: []string{"ops"}, Extra: map[string]authenticationv1.ExtraValue{"scopes": {"drain"}}}
 		if code, response := f.post(escalation(pod.Namespace, pod.Name), user); code != http.StatusOK || !response.Allowed {
@@ -98,6 +112,41 @@ func TestTheWebhookLetsAnEscalationThroughOnlyForACallerThatMayDeleteThePod(t *t
 		if w := writes(f.evr.Actions()); len(w) != 0 {
 			t.Errorf("escalations wrote %v", w)
 		}
+
+		// An eviction the bridge lets through anyway asks nothing of the
+		// authorizer.
+		plain := wrappers.MakePod("web-0").UID("uid-web-0").Obj()
+		if _, err := f.kube.CoreV1().Pods(plain.Namespace).Create(t.Context(), plain, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		reviews := len(*specs)
+		if code, response := f.post(escalation(plain.Namespace, plain.Name), authenticationv1.UserInfo{Username: drainer}); code != http.StatusOK || !response.Allowed {
+			t.Errorf("HTTP %d, response %+v: want the escalation of a pod without interceptors allowed", code, response)
+		}
+		if len(*specs) != reviews {
+			t.Errorf("the escalation of a pod without interceptors was reviewed: %+v", (*specs)[reviews:])
+		}
+	})
+}
+
+// A review the bridge cannot prove kube-apiserver sent (a bridge that
+// serves any caller) names whomever its sender likes: its escalation is
+// refused with 403, and the authorizer is asked nothing, so that the
+// bridge's port answers no question about anyone's rights.
+func TestTheWebhookRefusesTheEscalationOfAnUnauthenticatedReview(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pod := interceptedPod("db-0").Obj()
+		f := newFixture(t, evictionapi.Coordination, pod)
+		specs := f.reviewAccess(nil)
+		code, response := f.post(escalation(pod.Namespace, pod.Name), authenticationv1.UserInfo{Username: admin})
+		if code != http.StatusOK || response.Allowed || response.Result.Code != http.StatusForbidden ||
+			!strings.Contains(response.Result.Message, "only on a review kube-apiserver proved it sent") {
+			t.Fatalf("HTTP %d, response %+v: want 403 naming the rule", code, response)
+		}
+		if len(*specs) != 0 {
+			t.Errorf("an unauthenticated review asked the authorizer %+v", *specs)
+		}
 	})
 }
 
@@ -106,7 +155,7 @@ func TestTheWebhookLetsAnEscalationThroughOnlyForACallerThatMayDeleteThePod(t *t
 func TestTheWebhookKeepsThePodWhenAnEscalationCannotBeReviewed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pod := interceptedPod("db-0").Obj()
-		f := newFixture(t, evictionapi.Coordination, pod)
+		f := newAuthenticatedFixture(t, pod)
 		f.reviewAccess(errors.New("the authorizer timed out"))
 		code, response := f.post(escalation(pod.Namespace, pod.Name), authenticationv1.UserInfo{Username: admin})
 		if code != http.StatusOK || response.Allowed {

@@ -18,7 +18,6 @@ package bridge
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -70,10 +69,17 @@ func (b *Bridge) observe(ctx context.Context, e Eviction) (observation, error) {
 		return o, err
 	}
 	o.status, o.statusErr = b.cfg.Participant.Status(ctx, o.pod.Namespace, o.pod.UID)
-	if e.AsksToSkip {
+	if o.needsAccessReview(b.policy()) {
 		o.mayDelete, o.accessErr = b.mayDelete(ctx, e)
 	}
 	return o, nil
+}
+
+// needsAccessReview is true when the answer to o rests on whether its
+// caller may delete the pod: an eviction kube-apiserver sent that asks to
+// skip the participants the bridge would otherwise wait for.
+func (o observation) needsAccessReview(p policy) bool {
+	return o.eviction.AsksToSkip && o.eviction.Authenticated && !decideTurn(o, p).Allowed
 }
 
 // mayDelete asks kube-apiserver whether the caller of e may delete its
@@ -91,9 +97,9 @@ func (b *Bridge) mayDelete(ctx context.Context, e Eviction) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if review.Status.EvaluationError != "" && !review.Status.Allowed {
-		return false, errors.New(review.Status.EvaluationError)
-	}
+	// Not allowed is a refusal, with or without an evaluation error (a
+	// binding to a missing role), as kube-apiserver's own authorization
+	// takes it.
 	return review.Status.Allowed, nil
 }
 

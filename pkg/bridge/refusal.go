@@ -89,11 +89,17 @@ func failed(p policy, message string) Decision {
 
 // skip answers an eviction that asks to skip the participants of its pod,
 // which are protected (a drain's escalation at its deadline): through for
-// a caller that may delete the pod, 403 for one that may not, and 429 while
-// the bridge cannot tell.
+// a caller that may delete the pod, 403 for one that may not or that no
+// authenticated review names, and 429 while the bridge cannot tell.
 func skip(o observation, p policy) Decision {
 	pod, e := o.pod, o.eviction
 	switch {
+	case !e.Authenticated:
+		// Whoever posts a review names the caller: the bridge asks no
+		// authorizer about a caller kube-apiserver did not vouch for.
+		return Decision{Outcome: OutcomeSkipForbidden, Code: http.StatusForbidden,
+			Message: fmt.Sprintf("the eviction of pod %s/%s asks to skip its participants (%s), which the eviction API bridge grants only on a review kube-apiserver proved it sent (--eviction-bridge-client-ca-file)",
+				pod.Namespace, pod.Name, e.SkipParticipants)}
 	case o.accessErr != nil:
 		return failed(p, fmt.Sprintf("the eviction of pod %s/%s asks to skip its participants (%s), and whether %s may delete the pod could not be reviewed: %v; the pod is not evicted until it can",
 			pod.Namespace, pod.Name, e.SkipParticipants, e.Caller(), o.accessErr))

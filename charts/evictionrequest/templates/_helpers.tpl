@@ -311,8 +311,7 @@ lives outside the release namespace.
 {{- define "evictionrequest.delegatedAuthRBAC" -}}
 {{- $ns := .ctx.Release.Namespace }}
 # Delegated authentication (TokenReview) and authorization
-# (SubjectAccessReview) of the callers of /metrics; the eviction API
-# bridge's review of whether a drain's escalation may delete its pod.
+# (SubjectAccessReview) of the callers of /metrics.
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata:
