@@ -43,13 +43,6 @@ import (
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
-// optIn labels ns so that the eviction API bridge acts in it.
-func optIn(t *testing.T, ns string) {
-	t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, bridge.NamespaceLabel, bridge.NamespaceOptIn)
-	f.MustKubectl(t, "patch", "namespace", ns, "--type=merge", "-p", patch)
-}
-
 // kubectlDrain runs the real kubectl drain of node, as any cluster admin
 // or tool built on it does.
 func kubectlDrain(t *testing.T, node string, args ...string) framework.KubectlResult {
@@ -86,7 +79,7 @@ func TestPlainKubectlDrainWaitsForTheSurge(t *testing.T) {
 			t.Parallel()
 			ns := f.NewNamespace(t)
 			if tc.optIn {
-				optIn(t, ns)
+				f.OptInToTheBridge(t, ns)
 			}
 			drained := f.PoolNode(t, ns)
 			f.CreateDeployment(t, ns, "db", 1, surge.DefaultName, readyAfter(3*time.Second))
@@ -122,7 +115,7 @@ func TestKubectlDrainTimesOutOnAHeldPodAndTheBridgeWithdraws(t *testing.T) {
 	t.Parallel()
 	const holder = "hold.e2e.example.com"
 	ns := f.NewNamespace(t)
-	optIn(t, ns)
+	f.OptInToTheBridge(t, ns)
 	node := f.NewNode(t)
 	pod := f.CreatePod(t, ns, "held", framework.PodOptions{Node: node, Interceptors: []string{holder}})
 	r := kubectlDrain(t, node, "--force", "--timeout=20s")
@@ -164,7 +157,7 @@ func TestTheBridgeLeavesTheRestAsItWas(t *testing.T) {
 	const done = "done.e2e.example.com"
 	ctx := t.Context()
 	ns := f.NewNamespace(t)
-	optIn(t, ns)
+	f.OptInToTheBridge(t, ns)
 
 	plainNode := f.NewNode(t)
 	f.CreatePod(t, ns, "plain", framework.PodOptions{Node: plainNode})
@@ -317,7 +310,7 @@ func TestAnExemptIdentityEvictsAtOnce(t *testing.T) {
 	// The installed webhook, whose namespaceSelector the bridge applies
 	// itself, exempts the identity as docs/eviction-bridge.md shows.
 	exemptInInstalledWebhook(t, exempt)
-	optIn(t, ns)
+	f.OptInToTheBridge(t, ns)
 	pod := f.CreatePod(t, ns, "own", framework.PodOptions{Interceptors: []string{"hold.e2e.example.com"}})
 	evict := func(user string) error {
 		client, err := kubernetes.NewForConfig(f.ImpersonatingConfig(user, "system:masters"))
@@ -358,7 +351,7 @@ func TestTheBridgeActsOnlyForKubeAPIServer(t *testing.T) {
 	t.Parallel()
 	const holder = "hold.e2e.example.com"
 	victim, optedIn := f.NewNamespace(t), f.NewNamespace(t)
-	optIn(t, optedIn)
+	f.OptInToTheBridge(t, optedIn)
 	node := f.NewNode(t)
 	pods := []*corev1.Pod{
 		f.CreatePod(t, victim, "sensitive-app", framework.PodOptions{Node: node, Interceptors: []string{holder}}),

@@ -17,19 +17,29 @@ limitations under the License.
 package e2e
 
 import (
-	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
-	"github.com/evictionrequest/apiserver/internal/localcluster"
-	"github.com/evictionrequest/apiserver/pkg/api/participants"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
+
+// ownInterceptor is the interceptor a team's Deployment declares itself.
+const ownInterceptor = "operator.example.com"
+
+// interceptorParticipants are the participants of our API: the
+// interceptors a pod's annotation names.
+var interceptorParticipants = framework.Participants{
+	Of:    func(pod *corev1.Pod) []string { return v1alpha1.PodInterceptorNames(pod.Annotations) },
+	Surge: surge.DefaultName,
+	DeclareOwn: func(dep *appsv1.Deployment) {
+		dep.Spec.Template.Annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: ownInterceptor}
+	},
+	Own: ownInterceptor,
+}
 
 // A one-replica Deployment whose pod template says nothing of the surge
 // interceptor, in a namespace opted in to the eviction API bridge, gets it
@@ -40,59 +50,7 @@ import (
 // drain leaves the Deployment without a ready pod for a while.
 func TestParticipantRuleSurgesUndeclaredDeployments(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name    string
-		optIn   bool
-		kubectl bool
-		wantMin int
-	}{
-		{"kubectl drain, opted in", true, true, 1},
-		{"plugin drain, opted in", true, false, 1},
-		{"plugin drain, not opted in", false, false, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			ns := f.NewNamespace(t)
-			if tc.optIn {
-				optIn(t, ns)
-			}
-			drained := f.PoolNode(t, ns)
-			f.CreateDeployment(t, ns, "db", 1, "", func(dep *appsv1.Deployment) {
-				dep.Spec.Template.Annotations = map[string]string{localcluster.ReadyAfterAnnotation: "3s"}
-			})
-			original := f.PodsOf(t, ns, "db")[0]
-			if original.Spec.NodeName != drained {
-				t.Fatalf("the pod runs on %s, want %s", original.Spec.NodeName, drained)
-			}
-			injected := slices.Contains(v1alpha1.PodInterceptorNames(original.Annotations), surge.DefaultName)
-			_, marked := original.Annotations[participants.MarkPrefix+"surge"]
-			if injected != tc.optIn || marked != tc.optIn {
-				t.Fatalf("the pod's annotations %v: the surge interceptor added %v, marked %v; want %v", original.Annotations, injected, marked, tc.optIn)
-			}
-			if tc.optIn {
-				r := f.RunCommand(t, time.Minute, pluginBinary, "explain", "-n", ns, original.Name)
-				if want := "added by the rule surge (MutatingAdmissionPolicy evictionrequest-participants-surge)"; !strings.Contains(r.Stdout, want) || strings.Contains(r.Stdout, "gone") {
-					t.Errorf("kubectl evictionrequest explain lacks %q: %v\n%s%s", want, r.Err, r.Stdout, r.Stderr)
-				}
-			}
-			f.PoolNode(t, ns)
-			w := f.WatchReady(t, ns, "db")
-			var r framework.KubectlResult
-			if tc.kubectl {
-				r = kubectlDrain(t, drained, "--timeout=3m")
-			} else {
-				r = f.RunCommand(t, 4*time.Minute, pluginBinary, "drain", drained, "--timeout=150s")
-			}
-			if r.Err != nil {
-				t.Fatalf("the drain failed: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
-			}
-			f.WaitForReplicas(t, ns, "db", 1)
-			w.Stop()
-			if minReady, _ := w.Extremes(); minReady != tc.wantMin {
-				t.Errorf("the fewest ready pods during the drain: %d, want %d", minReady, tc.wantMin)
-			}
-		})
-	}
+	f.CheckSurgeRuleSurgesUndeclaredDeployments(t, pluginBinary, interceptorParticipants)
 }
 
 // In a namespace opted in to the eviction API bridge, the surge rule
@@ -103,28 +61,5 @@ func TestParticipantRuleSurgesUndeclaredDeployments(t *testing.T) {
 // interceptor.
 func TestParticipantRuleLeavesAlonePodsThatDeclareTheirOwn(t *testing.T) {
 	t.Parallel()
-	const own = "operator.example.com"
-	ns := f.NewNamespace(t)
-	optIn(t, ns)
-	f.PoolNode(t, ns)
-	f.CreateDeployment(t, ns, "declared", 1, own, nil)
-	f.CreateDeployment(t, ns, "undeclared", 1, "", nil)
-	for _, tc := range []struct {
-		app  string
-		want []string
-	}{
-		{"declared", []string{own}},
-		{"undeclared", []string{surge.DefaultName}},
-	} {
-		pod := f.PodsOf(t, ns, tc.app)[0]
-		_, marked := pod.Annotations[participants.MarkPrefix+"surge"]
-		if got := v1alpha1.PodInterceptorNames(pod.Annotations); !slices.Equal(got, tc.want) || marked != (tc.app == "undeclared") {
-			t.Errorf("the pod of %s declares the interceptors %v (marked by the surge rule: %v), want %v", tc.app, got, marked, tc.want)
-		}
-		r := f.RunCommand(t, time.Minute, pluginBinary, "explain", "-n", ns, pod.Name)
-		const leftAlone = "Left alone by the rule surge (MutatingAdmissionPolicy evictionrequest-participants-surge): the pod declares participants of its own"
-		if says, want := strings.Contains(r.Stdout, leftAlone), tc.app == "declared"; says != want || r.Err != nil {
-			t.Errorf("kubectl evictionrequest explain of the pod of %s says %q: %v, want %v: %v\n%s%s", tc.app, leftAlone, says, want, r.Err, r.Stdout, r.Stderr)
-		}
-	}
+	f.CheckSurgeRuleLeavesAloneDeclaredPods(t, pluginBinary, interceptorParticipants)
 }

@@ -30,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
-	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
@@ -180,7 +179,7 @@ func (f *Framework) WatchPoolDrains(t *testing.T, ns string) func() PoolDrains {
 func (f *Framework) CheckDeclarativeEscalationThroughTheBridge(t *testing.T, held PodOptions) {
 	t.Helper()
 	ns := f.NewNamespace(t)
-	f.MustKubectl(t, "label", "namespace", ns, bridge.NamespaceLabel+"="+bridge.NamespaceOptIn)
+	f.OptInToTheBridge(t, ns)
 	held.Node = f.NewNode(t)
 	pod := f.CreatePod(t, ns, "db-0", held)
 	f.PatchNode(t, held.Node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{

@@ -28,7 +28,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	policyutil "github.com/evictionrequest/apiserver/pkg/api/policy/v1"
-	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
 
@@ -42,7 +41,7 @@ import (
 func (f *Framework) CheckPluginEscalationThroughTheBridge(t *testing.T, plugin string, held PodOptions) {
 	t.Helper()
 	ns := f.NewNamespace(t)
-	f.MustKubectl(t, "label", "namespace", ns, bridge.NamespaceLabel+"="+bridge.NamespaceOptIn)
+	f.OptInToTheBridge(t, ns)
 	held.Node = f.NewNode(t)
 	pod := f.CreatePod(t, ns, "db-0", held)
 

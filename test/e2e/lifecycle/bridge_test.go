@@ -37,12 +37,6 @@ import (
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
-// optIn labels ns so that the eviction API bridge acts in it.
-func optIn(t *testing.T, ns string) {
-	t.Helper()
-	f.MustKubectl(t, "label", "namespace", ns, bridge.NamespaceLabel+"="+bridge.NamespaceOptIn)
-}
-
 // Plain kubectl drain of the node of a one-replica Deployment whose pods
 // list the surge interceptor as a responder completes, and the Deployment
 // never has zero ready replicas: on lifecycle.k8s.io the bridge asks for
@@ -62,7 +56,7 @@ func TestPlainKubectlDrainWaitsForTheSurgeResponder(t *testing.T) {
 			t.Parallel()
 			ns := f.NewNamespace(t)
 			if tc.optIn {
-				optIn(t, ns)
+				f.OptInToTheBridge(t, ns)
 			}
 			drained := f.PoolNode(t, ns)
 			f.CreateDeployment(t, ns, "db", 1, "", func(dep *appsv1.Deployment) {
@@ -95,7 +89,7 @@ func TestKubectlDrainTimesOutOnAHeldPod(t *testing.T) {
 	t.Parallel()
 	const holder = "e2e.example.com/hold"
 	ns := f.NewNamespace(t)
-	optIn(t, ns)
+	f.OptInToTheBridge(t, ns)
 	node := f.NewNode(t)
 	pod := f.CreatePod(t, ns, "held", framework.PodOptions{Node: node, Mutate: func(p *corev1.Pod) {
 		p.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(holder, 5000)}
@@ -165,7 +159,7 @@ func TestPluginDrainEscalatesThroughTheBridge(t *testing.T) {
 func TestTheBridgeActsOnlyForKubeAPIServer(t *testing.T) {
 	t.Parallel()
 	victim, optedIn := f.NewNamespace(t), f.NewNamespace(t)
-	optIn(t, optedIn)
+	f.OptInToTheBridge(t, optedIn)
 	node := f.NewNode(t)
 	var pods []*corev1.Pod
 	for _, ns := range []string{victim, optedIn} {
