@@ -57,8 +57,10 @@ func (c *Controller) admit(node *corev1.Node, state nodeState) (bool, hold) {
 		return true, hold{}
 	}
 	// A drain that completed keeps its place: pods that land on the node
-	// later are requested without waiting.
-	if drain.IsNodeConditionTrue(node, corev1.NodeDrained) {
+	// later are requested without waiting. The controller knows of its
+	// completion before the cache shows Drained=True: a sync in between
+	// (another release's wake-up) must not queue a drained node again.
+	if c.completed[node.Name] || drain.IsNodeConditionTrue(node, corev1.NodeDrained) {
 		return true, hold{}
 	}
 	nodes, _ := c.nodeLister.List(labels.Everything())
@@ -176,6 +178,15 @@ func (c *Controller) reportWaiting(ctx context.Context, node *corev1.Node, h hol
 	}
 	message := fmt.Sprintf("Queued: %s; position %d in the queue. The node is not cordoned yet.", budget, h.position)
 	return c.writeConditions(ctx, node, drain.DrainConditions(false, false, ReasonDrainQueued, message))
+}
+
+// complete frees the budget's slot of node, whose drain completed, and
+// remembers the completion until the node's drain is forgotten.
+func (c *Controller) complete(node string) {
+	c.mu.Lock()
+	c.completed[node] = true
+	c.mu.Unlock()
+	c.release(node)
 }
 
 // release frees the budget's slot of node, whose drain is done or ended,

@@ -141,6 +141,10 @@ type Controller struct {
 	// cache may still show draining for a moment.
 	draining map[string]bool
 	released map[string]bool
+	// completed are the nodes whose drain completed, as the controller
+	// knows before its cache shows Drained=True: admitted again without
+	// waiting, as a drained node is.
+	completed map[string]bool
 
 	queue       workqueue.TypedRateLimitingInterface[string]
 	broadcaster record.EventBroadcaster
@@ -176,6 +180,7 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		lastReported: map[reportKey]string{},
 		draining:     map[string]bool{},
 		released:     map[string]bool{},
+		completed:    map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodedrain", Clock: clock}),
 	}

@@ -131,7 +131,7 @@ func (c *Controller) drain(ctx context.Context, node *corev1.Node, state nodeSta
 		err = errors.Join(err, condErr)
 	}
 	if report.Summary.Left() == 0 && err == nil {
-		c.release(node.Name)
+		c.complete(node.Name)
 	}
 	return report.RetryIn, err
 }
@@ -198,6 +198,7 @@ func (c *Controller) forget(node string) {
 	defer c.mu.Unlock()
 	delete(c.sessions, node)
 	delete(c.released, node)
+	delete(c.completed, node)
 	delete(c.lastReported, reportKey{node, reportPhase})
 	delete(c.lastReported, reportKey{node, reportDeadlineError})
 }
