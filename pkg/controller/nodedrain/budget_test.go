@@ -145,6 +145,38 @@ func TestAPoolsBudgetHoldsOnlyItsPool(t *testing.T) {
 // node cache still shows it draining: the waiting drain it wakes starts,
 // rather than waiting again for a wake-up that already happened.
 func TestAReleaseCountsBeforeTheCacheShowsIt(t *testing.T) {
+	f := completedBehindTheCache(t)
+	if b := f.syncNode("node-b"); !b.Spec.Unschedulable {
+		t.Errorf("node-b still waits once node-a released its place: %+v", drain.FindNodeCondition(b, corev1.NodeDrainInProgress))
+	}
+}
+
+// A drain that completed is not queued again while the node cache still
+// shows it draining: a sync of its node in that moment (a pod's event, the
+// wake-up of another release) leaves it drained and cordoned, although its
+// place went to the next drain.
+func TestACompletedDrainIsNotQueuedWhileTheCacheLags(t *testing.T) {
+	f := completedBehindTheCache(t)
+	// node-b takes the place and node-a is synced again, its cache still
+	// showing it Started.
+	f.syncNode("node-b")
+	if _, err := f.controller.sync(f.ctx, "node-a"); err != nil {
+		t.Fatal(err)
+	}
+	a, err := f.kube.CoreV1().Nodes().Get(f.ctx, "node-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := drain.FindNodeCondition(a, corev1.NodeDrainInProgress); c != nil && c.Reason == ReasonDrainQueued || !drain.IsNodeConditionTrue(a, corev1.NodeDrained) {
+		t.Errorf("node-a, drained, was queued again while the cache lagged: %+v, Drained %v", drain.FindNodeCondition(a, corev1.NodeDrainInProgress), drain.FindNodeCondition(a, corev1.NodeDrained))
+	}
+}
+
+// completedBehindTheCache is a fixture of two marked nodes under a budget
+// of one drain at once: node-a's drain started, node-b waits, then node-a's
+// drain completed while the node cache still shows its Started condition.
+func completedBehindTheCache(t *testing.T) *fixture {
+	t.Helper()
 	f := newFixtureWith(t, Options{MaxConcurrentDrains: 1})
 	for _, name := range []string{"node-a", "node-b"} {
 		f.add(wrappers.MakeNode(name).Annotation(DrainAnnotation, "true").Annotation(ForceAnnotation, "true").Obj(),
@@ -159,46 +191,8 @@ func TestAReleaseCountsBeforeTheCacheShowsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.deleteRequest(wrappers.MakePod("web-node-a").Obj())
-	// node-a completes; the cache keeps its Started condition.
 	if _, err := f.controller.sync(f.ctx, "node-a"); err != nil {
 		t.Fatal(err)
 	}
-	if b := f.syncNode("node-b"); !b.Spec.Unschedulable {
-		t.Errorf("node-b still waits once node-a released its place: %+v", drain.FindNodeCondition(b, corev1.NodeDrainInProgress))
-	}
-}
-
-// A drain that completed is not queued again while the node cache still
-// shows it draining: a sync of its node in that moment (a pod's event, the
-// wake-up of another release) leaves it drained and cordoned, although its
-// place went to the next drain.
-func TestACompletedDrainIsNotQueuedWhileTheCacheLags(t *testing.T) {
-	f := newFixtureWith(t, Options{MaxConcurrentDrains: 1})
-	for _, name := range []string{"node-a", "node-b"} {
-		f.add(wrappers.MakeNode(name).Annotation(DrainAnnotation, "true").Annotation(ForceAnnotation, "true").Obj(),
-			wrappers.MakePod("web-"+name).Node(name).Obj())
-	}
-	f.syncNode("node-a")
-	f.clock.Step(time.Second)
-	f.syncNode("node-b")
-	if err := f.pods.Delete(wrappers.MakePod("web-node-a").Obj()); err != nil {
-		t.Fatal(err)
-	}
-	f.deleteRequest(wrappers.MakePod("web-node-a").Obj())
-	// node-a completes; the cache keeps its Started condition while node-b
-	// takes the place and node-a is synced again.
-	if _, err := f.controller.sync(f.ctx, "node-a"); err != nil {
-		t.Fatal(err)
-	}
-	f.syncNode("node-b")
-	if _, err := f.controller.sync(f.ctx, "node-a"); err != nil {
-		t.Fatal(err)
-	}
-	a, err := f.kube.CoreV1().Nodes().Get(f.ctx, "node-a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := drain.FindNodeCondition(a, corev1.NodeDrainInProgress); c != nil && c.Reason == ReasonDrainQueued || !drain.IsNodeConditionTrue(a, corev1.NodeDrained) {
-		t.Errorf("node-a, drained, was queued again while the cache lagged: %+v, Drained %v", drain.FindNodeCondition(a, corev1.NodeDrainInProgress), drain.FindNodeCondition(a, corev1.NodeDrained))
-	}
+	return f
 }
