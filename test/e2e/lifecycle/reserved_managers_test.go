@@ -32,6 +32,7 @@ import (
 	lifecycleapply "k8s.io/client-go/applyconfigurations/lifecycle/v1alpha1"
 	"k8s.io/client-go/kubernetes"
 	lifecyclev1alpha1client "k8s.io/client-go/kubernetes/typed/lifecycle/v1alpha1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/evictionrequest/apiserver/artifacts"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
@@ -164,13 +165,18 @@ func forgedWrites(ns string, pod *corev1.Pod, own, manager string) []forgedWrite
 			return err
 		}},
 		{who: "e2e-namespace-editor", verb: "update", write: func(ctx context.Context, c lifecyclev1alpha1client.LifecycleV1alpha1Interface) error {
-			er, err := latest(ctx, c)
-			if err != nil {
+			// The controllers write the request too: an update of a
+			// version they replaced meanwhile is refused with a conflict
+			// before admission sees it, and is made again on the latest.
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				er, err := latest(ctx, c)
+				if err != nil {
+					return err
+				}
+				er.Labels = map[string]string{"forged": "yes"}
+				_, err = requests(c).Update(ctx, er, metav1.UpdateOptions{FieldManager: manager})
 				return err
-			}
-			er.Labels = map[string]string{"forged": "yes"}
-			_, err = requests(c).Update(ctx, er, metav1.UpdateOptions{FieldManager: manager})
-			return err
+			})
 		}},
 		{who: "e2e-namespace-editor", verb: "patch", write: func(ctx context.Context, c lifecyclev1alpha1client.LifecycleV1alpha1Interface) error {
 			_, err := requests(c).Patch(ctx, own, types.MergePatchType, labels, metav1.PatchOptions{FieldManager: manager})
