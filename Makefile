@@ -40,6 +40,17 @@ CLUSTER_BINS := $(BIN_DIR)/etcd $(KUBE_BINS) $(BIN_DIR)/kwok $(DBUS_DAEMON)
 # binaries links about a quarter faster.
 TEST_LDFLAGS := -w
 
+# TEST_GOGC and TEST_GOMEMLIMIT are the Go runtime's settings of make
+# test's compiles, links and linters: a garbage collector that runs four
+# times less often, under a soft limit of memory per process. On 2 cores a
+# cold race build of client-go took 20% less time (GOGC=off took more: the
+# kernel's page faults), and golangci-lint 30% less time in 20% less memory
+# than with the defaults. The components the harness starts do not inherit
+# them (internal/localcluster): they run with the runtime's defaults, as a
+# user runs them.
+TEST_GOGC       ?= 400
+TEST_GOMEMLIMIT ?= 3GiB
+
 # E2E_TIMEOUT bounds the e2e suite; E2E_RUN selects tests by regexp;
 # E2E_PARALLEL is how many of a suite's tests run at once. They mostly wait
 # on the control plane, so more than go test's default (one per core) keeps
@@ -157,7 +168,8 @@ run: build tools ## Run the local control plane in the foreground: our API with 
 .PHONY: test
 test: ## Everything CI runs: verify, unit and storage tests, the image, the release, e2e, a short fault campaign; then the time of each phase (also in _output/phases.tsv).
 	@mkdir -p _output && rm -f $(PHASES_FILE)
-	@start=$$(date +%s); status=0; PHASES=$(PHASES_FILE) $(MAKE) --no-print-directory test-phases || status=$$?; \
+	@start=$$(date +%s); status=0; \
+		GOGC=$(TEST_GOGC) GOMEMLIMIT=$(TEST_GOMEMLIMIT) PHASES=$(PHASES_FILE) $(MAKE) --no-print-directory test-phases || status=$$?; \
 		hack/phases.sh $(PHASES_FILE) $$(($$(date +%s) - start)); exit $$status
 
 .PHONY: test-phases

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,7 +89,7 @@ func (p *Process) start() error {
 	fmt.Fprintf(out, "\n=== %s %s %s\n", time.Now().Format(time.RFC3339), p.bin, strings.Join(p.args, " "))
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Env = componentEnviron(os.Environ(), p.env)
 	// A process group of its own lets Stop reach whatever the component
 	// forks; the parent-death signal takes the component down with a
 	// harness that is killed before it can clean up.
@@ -256,4 +257,25 @@ func killLeftovers(path, dir string) error {
 		}
 	}
 	return scanner.Err()
+}
+
+// buildOnlyVariables are the Go runtime's settings that make test gives its
+// compiles and linters (the Makefile's TEST_GOGC and TEST_GOMEMLIMIT). A
+// component does not inherit them: it runs with the runtime's defaults, as
+// a user runs it, so that the e2e suites and the benchmarks see its own
+// memory and garbage collection.
+var buildOnlyVariables = []string{"GOGC", "GOMEMLIMIT"}
+
+// componentEnviron is the environment of a component: the harness's
+// environ without buildOnlyVariables, then the component's own variables,
+// which may set them again.
+func componentEnviron(environ, own []string) []string {
+	env := make([]string, 0, len(environ)+len(own))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(buildOnlyVariables, name) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, own...)
 }
