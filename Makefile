@@ -305,7 +305,7 @@ faults-campaign:
 	$(TIMED) "faults: a short campaign" $(GO) run ./test/cmd/bench-faults --dir=_output/test-faults --bin-dir=$(BIN_DIR) --out=_output/test-faults/faults.json $(TEST_FAULTS_FLAGS)
 
 .PHONY: verify
-verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-chart verify-manifests verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck, helm lint of the chart, the overlays rendered from the chart, and kube-score of the overlays.
+verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-chart verify-manifests verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck, helm lint of the chart, the overlays, the values table and the schema rendered from the chart, and kube-score of the overlays.
 
 .PHONY: verify-gofmt
 verify-gofmt:
@@ -345,7 +345,7 @@ verify-chart: $(HELM_BINS) ## helm lint --strict of the chart with its defaults 
 	done
 
 .PHONY: manifests
-manifests: $(HELM_BINS) ## Render the chart with each of its ci/*-values.yaml into artifacts/overlays/<scenario>/install.yaml, the install the overlays, make run, the e2e suites and the release use: the chart is the one source of the install.
+manifests: $(HELM_BINS) ## Render the chart with each of its ci/*-values.yaml into artifacts/overlays/<scenario>/install.yaml, the install the overlays, make run, the e2e suites and the release use, and the chart's README table of values and values.schema.json from values.yaml: the chart is the one source of the install.
 	$(GO) run ./hack/manifests --helm=$(BIN_DIR)/helm
 
 .PHONY: verify-manifests

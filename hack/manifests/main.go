@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Command manifests renders the overlays of artifacts/overlays from the
-// chart (make manifests), or, with --verify, fails when one differs from
-// what it would render (make verify-manifests).
+// chart, and the chart's README table of values and values.schema.json
+// from its values.yaml (make manifests), or, with --verify, fails when one
+// differs from what it would render (make verify-manifests).
 package main
 
 import (

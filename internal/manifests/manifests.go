@@ -18,8 +18,9 @@ limitations under the License.
 // install source, the Helm chart charts/evictionrequest: each scenario of
 // the chart (a ci/<scenario>-values.yaml) rendered with the real helm into
 // the install.yaml of the kustomize overlay artifacts/overlays/<scenario>
-// (the overlays make run, the e2e suites and the release install), and the
-// table of values of the chart's README, from values.yaml. make manifests
+// (the overlays make run, the e2e suites and the release install); and,
+// from values.yaml, the table of values of the chart's README and the
+// chart's values.schema.json. make manifests
 // writes them; make verify fails when one differs from what it would
 // write.
 package manifests
@@ -102,14 +103,17 @@ func Path(root, scenario string) string {
 }
 
 // Write renders every scenario of the chart under root into its overlay,
-// and the table of values into the chart's README.
+// and the chart's files generated from values.yaml: its README's table of
+// values and its values.schema.json.
 func Write(ctx context.Context, helm, root string) error {
-	readme, err := renderREADME(root)
+	files, err := renderChartFiles(root)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(root, ChartDir, READMEFile), readme, 0o644); err != nil {
-		return err
+	for _, f := range files {
+		if err := os.WriteFile(f.path, f.content, 0o644); err != nil {
+			return err
+		}
 	}
 	return each(ctx, helm, root, func(scenario string, rendered []byte) error {
 		path := Path(root, scenario)
@@ -120,10 +124,17 @@ func Write(ctx context.Context, helm, root string) error {
 	})
 }
 
-// renderREADME is the chart's README under root with the table of its
-// values.yaml.
-func renderREADME(root string) ([]byte, error) {
-	values, err := os.ReadFile(filepath.Join(root, ChartDir, "values.yaml"))
+// chartFile is a file of the chart generated from values.yaml.
+type chartFile struct {
+	path    string
+	content []byte
+}
+
+// renderChartFiles are the chart's files generated from its values.yaml
+// under root: the README with the table of values, and the schema.
+func renderChartFiles(root string) ([]chartFile, error) {
+	chartDir := filepath.Join(root, ChartDir)
+	values, err := os.ReadFile(filepath.Join(chartDir, "values.yaml"))
 	if err != nil {
 		return nil, err
 	}
@@ -131,25 +142,38 @@ func renderREADME(root string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	readme, err := os.ReadFile(filepath.Join(root, ChartDir, READMEFile))
+	readme, err := os.ReadFile(filepath.Join(chartDir, READMEFile))
 	if err != nil {
 		return nil, err
 	}
-	return WithValuesTable(readme, table)
+	if readme, err = WithValuesTable(readme, table); err != nil {
+		return nil, err
+	}
+	frame, err := os.ReadFile(filepath.Join(chartDir, SchemaFrameFile))
+	if err != nil {
+		return nil, err
+	}
+	schema, err := Schema(values, frame)
+	if err != nil {
+		return nil, err
+	}
+	return []chartFile{{filepath.Join(chartDir, READMEFile), readme}, {filepath.Join(chartDir, SchemaFile), schema}}, nil
 }
 
-// Verify renders every scenario of the chart under root and returns the
-// paths of the overlays whose install.yaml differs or is missing, and of
-// those left from a scenario the chart no longer has.
+// Verify renders every scenario of the chart under root and the chart's
+// files generated from values.yaml, and returns the paths of those that
+// differ or are missing, and of the overlays left from a scenario the
+// chart no longer has.
 func Verify(ctx context.Context, helm, root string) ([]string, error) {
 	var stale []string
-	readmePath := filepath.Join(root, ChartDir, READMEFile)
-	readme, err := renderREADME(root)
+	files, err := renderChartFiles(root)
 	if err != nil {
 		return nil, err
 	}
-	if current, err := os.ReadFile(readmePath); err != nil || !bytes.Equal(current, readme) {
-		stale = append(stale, readmePath)
+	for _, f := range files {
+		if current, err := os.ReadFile(f.path); err != nil || !bytes.Equal(current, f.content) {
+			stale = append(stale, f.path)
+		}
 	}
 	rendered := map[string]bool{}
 	err = each(ctx, helm, root, func(scenario string, install []byte) error {

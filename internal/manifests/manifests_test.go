@@ -28,16 +28,17 @@ import (
 var helm = flag.String("helm", "../../_output/bin/helm", "The helm binary (make helm builds it).")
 
 // tinyChart writes, under a new root, a chart of one ConfigMap with two
-// scenarios and a README, and returns the root.
+// scenarios, a README and a schema's frame, and returns the root.
 func tinyChart(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
 		"Chart.yaml":           "apiVersion: v2\nname: evictionrequest\nversion: 0.1.0\nappVersion: \"0.1.0\"\n",
-		"values.yaml":          "# -- The greeting.\ngreeting: hello\n# -- Whom.\nwho:\n  # -- A name.\n  name: world\n",
+		"values.yaml":          "# -- The namespace.\nnamespace:\n  # -- Create it.\n  create: false\n# -- The greeting.\ngreeting: hello\n# -- Whom.\nwho:\n  # -- A name.\n  name: world\n",
 		"templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\n  labels:\n    helm.sh/chart: x\n    app.kubernetes.io/managed-by: Helm\n    app.kubernetes.io/instance: {{ .Release.Name }}\ndata:\n  text: {{ .Values.greeting }} {{ .Values.who.name }}\n",
 		"ci/one-values.yaml":   "greeting: hi\n",
 		"ci/other-values.yaml": "who:\n  name: you\n",
+		SchemaFrameFile:        `{"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": {}}`,
 		"README.md":            "# Chart\n\n| Key | Type | Default | Description |\n|-----|------|---------|-------------|\n| stale | string | `\"\"` | Gone. |\n\nAfter.\n",
 	}
 	for name, content := range files {
@@ -53,9 +54,10 @@ func tinyChart(t *testing.T) string {
 }
 
 // make manifests writes each scenario's overlay, marked as generated,
-// without Helm's own labels, and the README's table; make verify then
-// finds nothing, and finds an edited install, an overlay left from a
-// scenario that is gone and a stale README.
+// without Helm's own labels, the README's table and the schema; make
+// verify then finds nothing, and finds an edited install, an overlay left
+// from a scenario that is gone, a stale README and a schema edited by
+// hand.
 func TestWriteThenVerify(t *testing.T) {
 	root := tinyChart(t)
 	if err := Write(t.Context(), *helm, root); err != nil {
@@ -78,6 +80,13 @@ func TestWriteThenVerify(t *testing.T) {
 	if want := "| greeting | string | `\"hello\"` | The greeting. |\n| who.name | string | `\"world\"` | A name. |\n\nAfter.\n"; !strings.HasSuffix(string(readme), want) {
 		t.Errorf("README:\n%s\nwant it to end with:\n%s", readme, want)
 	}
+	schema, err := os.ReadFile(filepath.Join(root, ChartDir, SchemaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(schema), `"description": "A name.",`) {
+		t.Errorf("%s:\n%s\nwant the schema of who.name", SchemaFile, schema)
+	}
 	if stale, err := Verify(t.Context(), *helm, root); err != nil || len(stale) != 0 {
 		t.Fatalf("Verify right after Write = %v, %v; want nothing stale", stale, err)
 	}
@@ -94,7 +103,11 @@ func TestWriteThenVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	values := filepath.Join(root, ChartDir, "values.yaml")
-	if err := os.WriteFile(values, []byte("# -- The greeting.\ngreeting: hello\n# -- Whom.\nwho:\n  # -- A name.\n  name: everyone\n"), 0o644); err != nil {
+	if err := os.WriteFile(values, []byte("# -- The namespace.\nnamespace:\n  # -- Create it.\n  create: false\n# -- The greeting.\ngreeting: hello\n# -- Whom.\nwho:\n  # -- A name.\n  name: everyone\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	editedSchema := filepath.Join(root, ChartDir, SchemaFile)
+	if err := os.WriteFile(editedSchema, []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	stale, err := Verify(t.Context(), *helm, root)
@@ -103,7 +116,7 @@ func TestWriteThenVerify(t *testing.T) {
 	}
 	slices.Sort(stale)
 	// The new default changes overlay one's render too.
-	want := []string{filepath.Join(root, ChartDir, READMEFile), ghost, Path(root, "one"), edited}
+	want := []string{filepath.Join(root, ChartDir, READMEFile), editedSchema, ghost, Path(root, "one"), edited}
 	slices.Sort(want)
 	if !slices.Equal(stale, want) {
 		t.Errorf("Verify = %v, want %v", stale, want)

@@ -119,7 +119,8 @@ func hasDocumentedChild(node *yaml.Node) bool {
 	return false
 }
 
-// descriptionOf is the text of a "# --" comment, its lines joined.
+// descriptionOf is the text of a "# --" comment, its lines joined, but
+// its "# @schema" lines.
 func descriptionOf(comment string) (string, bool) {
 	_, after, found := strings.Cut(comment, "# --")
 	if !found {
@@ -127,6 +128,9 @@ func descriptionOf(comment string) (string, bool) {
 	}
 	var words []string
 	for _, line := range strings.Split(after, "\n") {
+		if isAnnotation(line) {
+			continue
+		}
 		if line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "#")); line != "" {
 			words = append(words, line)
 		}
