@@ -102,26 +102,24 @@ func (in *injector) run(ctx context.Context, kinds []string) {
 func (in *injector) inject(ctx context.Context, kind string) error {
 	switch kind {
 	case faultKillServer:
-		replicas := in.cluster.Replicas()
-		i := in.rand.IntN(len(replicas))
-		s := replicas[i]
-		_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: fmt.Sprintf("evictionrequest-apiserver replica %d", i)})
+		i, target := in.leader(ctx)
+		s := in.cluster.Replicas()[i]
+		_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
 		s.Kill()
 		<-s.Done()
 		err := in.cluster.RestartServers(ctx, s)
-		_ = in.record.Fault(history.Fault{Kind: "restarted", Target: fmt.Sprintf("evictionrequest-apiserver replica %d", i)})
+		_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
 		return err
 	case faultFreezeServer:
-		replicas := in.cluster.Replicas()
-		i := in.rand.IntN(len(replicas))
-		s := replicas[i]
-		_ = in.record.Fault(history.Fault{Kind: "SIGSTOP", Target: fmt.Sprintf("evictionrequest-apiserver replica %d", i), Detail: in.freeze.String()})
+		i, target := in.leader(ctx)
+		s := in.cluster.Replicas()[i]
+		_ = in.record.Fault(history.Fault{Kind: "SIGSTOP", Target: target, Detail: in.freeze.String()})
 		if err := s.Freeze(); err != nil {
 			return err
 		}
 		in.sleep(ctx, in.freeze)
 		err := s.Thaw()
-		_ = in.record.Fault(history.Fault{Kind: "SIGCONT", Target: fmt.Sprintf("evictionrequest-apiserver replica %d", i)})
+		_ = in.record.Fault(history.Fault{Kind: "SIGCONT", Target: target})
 		return err
 	case faultKillEtcd:
 		members := in.cluster.ServerEtcd()
@@ -152,6 +150,21 @@ func (in *injector) inject(ctx context.Context, kind string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown fault %q", kind)
+}
+
+// leader is the server replica a fault of a replica hits, and how the
+// record names it: the leader of the controllers, which the faults are
+// about (its work moves to the other replica), by the Lease metric each
+// replica serves; a replica at random while none leads (an election under
+// way), which the record says.
+// The draw is made either way, so that a seed's later draws (the waits
+// between faults) do not depend on whether a leader was seen.
+func (in *injector) leader(ctx context.Context) (int, string) {
+	drawn := in.rand.IntN(len(in.cluster.Replicas()))
+	if i, err := in.cluster.LeaderReplica(ctx); err == nil && i >= 0 {
+		return i, fmt.Sprintf("evictionrequest-apiserver replica %d, the leader", i)
+	}
+	return drawn, fmt.Sprintf("evictionrequest-apiserver replica %d, no leader seen", drawn)
 }
 
 // freezeEtcd freezes every member of the server's etcd for outage, then
