@@ -35,6 +35,7 @@ package bridge
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,6 +52,12 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
+
+// PodAnnotationsRead are the pod annotations the bridge reads of the pods
+// of its cache: the descheduler's marks, and whether a pod declares
+// participants (evictionapi.ParticipantAnnotations). The pod cache of each
+// binary that serves the bridge keeps them.
+var PodAnnotationsRead = slices.Concat(podutil.DeschedulerAnnotations, evictionapi.ParticipantAnnotations)
 
 const (
 	// CoordinationRequester is the bridge's requester name on

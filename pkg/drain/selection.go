@@ -26,6 +26,11 @@ import (
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 )
 
+// PodAnnotationsRead are the pod annotations a drain's selection reads of
+// the pods it is given (whether the Eviction API is used for one): the pod
+// cache of a binary that drains from it keeps them.
+var PodAnnotationsRead = podutil.EvictabilityAnnotations
+
 // SkipReason says why a pod of a node gets no EvictionRequest, in the words
 // kubectl drain uses.
 type SkipReason string

@@ -41,7 +41,6 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/apiserver"
 	"github.com/evictionrequest/apiserver/pkg/apiserver/authentication"
 	generatedopenapi "github.com/evictionrequest/apiserver/pkg/generated/openapi"
-	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 	"github.com/evictionrequest/apiserver/pkg/util/servingcert"
 )
 
@@ -95,7 +94,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if factory := serverConfig.SharedInformerFactory; factory != nil {
 		// Every pod of the cluster is cached for admission and the
 		// controller, which read a few of its fields.
-		if err := cachetransform.TrimPods(factory); err != nil {
+		if err := factory.Core().V1().Pods().Informer().SetTransform(trimPod); err != nil {
 			return nil, err
 		}
 	}

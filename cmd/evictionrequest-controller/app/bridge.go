@@ -61,9 +61,9 @@ func (o *Options) startBridge(ctx context.Context, config *rest.Config) ([]contr
 	// The bridge writes by patch or apply, and reads the annotations of
 	// its requests and when the server recorded its last write of them
 	// (the janitor): its cache keeps all of them but the managedFields of
-	// other managers, and of pods what TrimPod keeps.
+	// other managers, and of pods what its readers read.
 	factory := informers.NewSharedInformerFactoryWithOptions(clients.Kube, 0,
-		informers.WithTransform(cachetransform.TrimPodsStripManagedFieldsBut(bridge.LifecycleRequester)))
+		informers.WithTransform(cachetransform.TrimPodsStripManagedFieldsBut(bridge.PodAnnotationsRead, bridge.LifecycleRequester)))
 	b, err := assembly.NewEvictionBridge(o.Bridge, assembly.BridgeDeps{
 		API: evictionapi.Lifecycle, Clients: clients,
 		Informers: participant.Informers{Kube: factory}, Own: []assembly.InformerFactory{factory},

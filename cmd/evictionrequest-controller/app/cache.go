@@ -19,9 +19,11 @@ package app
 import (
 	"slices"
 
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 )
 
@@ -31,8 +33,15 @@ import (
 // controller and the evictor take their fields over from.
 var cacheManagers = slices.Concat(stepaside.ManagersRead, lifecycle.ManagersTakenOver, evictor.ManagersTakenOver)
 
+// cachePodAnnotations are the pod annotations the readers of the binary's
+// pod cache read, each as it declares them: the controller, the evictor,
+// the node drain and the eviction API bridge.
+var cachePodAnnotations = slices.Concat(lifecycle.PodAnnotationsRead, evictor.PodAnnotationsRead,
+	nodedrain.PodAnnotationsRead, bridge.PodAnnotationsRead)
+
 // cacheTransform is the transform of every informer of the binary: every
 // write of the controllers is a server-side apply, so the caches need not
 // hold managedFields, about a third of an Eviction, but the entries of
-// cacheManagers; and of pods only what their readers read.
-var cacheTransform = cachetransform.TrimPodsStripManagedFieldsBut(cacheManagers...)
+// cacheManagers; and of pods only what their readers read, of their
+// annotations cachePodAnnotations.
+var cacheTransform = cachetransform.TrimPodsStripManagedFieldsBut(cachePodAnnotations, cacheManagers...)

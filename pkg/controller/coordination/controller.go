@@ -25,6 +25,7 @@ package coordination
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +52,11 @@ import (
 	coordinationlisters "github.com/evictionrequest/apiserver/pkg/generated/listers/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
+
+// PodAnnotationsRead are the pod annotations the controller reads of the
+// pods of its cache: the interceptors each declares (its metrics) and what
+// its evictor reads. evictionrequest-apiserver's pod cache keeps them.
+var PodAnnotationsRead = slices.Concat([]string{v1alpha1.PodInterceptorsAnnotation}, eviction.PodAnnotationsRead)
 
 const (
 	// ControllerName names the controller in events, logs and field managers.

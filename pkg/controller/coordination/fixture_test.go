@@ -93,9 +93,11 @@ func newFixture(t testing.TB) *fixture {
 
 	// Cached as evictionrequest-apiserver caches them: requests without
 	// their metadata (the node drain's annotations aside, which this
-	// controller does not read), pods trimmed.
+	// controller does not read), pods trimmed to what the controller
+	// declares it reads.
+	cachedPods := cachetransform.TrimPodKeeping(PodAnnotationsRead...)
 	erInformer := cachetest.EvictionRequestInformers(f.erClient, cachetransform.StripMetadataKeeping()).Coordination().V1alpha1().EvictionRequests()
-	podInformer := cachetest.KubeInformers(f.kube, cachetransform.TrimPod).Core().V1().Pods()
+	podInformer := cachetest.KubeInformers(f.kube, cachedPods).Core().V1().Pods()
 	c, err := NewController(ctx, f.kube, f.erClient.CoordinationV1alpha1(), erInformer, podInformer, f.clock, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +108,7 @@ func newFixture(t testing.TB) *fixture {
 	if f.erIndexer, err = cachetest.Cache(erInformer.Informer(), cachetransform.StripMetadataKeeping()); err != nil {
 		t.Fatal(err)
 	}
-	if f.podIndexer, err = cachetest.Cache(podInformer.Informer(), cachetransform.TrimPod); err != nil {
+	if f.podIndexer, err = cachetest.Cache(podInformer.Informer(), cachedPods); err != nil {
 		t.Fatal(err)
 	}
 	return f

@@ -34,6 +34,11 @@ import (
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
 )
 
+// PodAnnotationsRead are the pod annotations the evictor reads of the pods
+// of its cache (whether the Eviction API is used for one), which the pod
+// cache of every binary that runs it keeps.
+var PodAnnotationsRead = podutil.EvictabilityAnnotations
+
 // Reasons of the events the controllers of both APIs record.
 const (
 	// EventEvicted: the Eviction API accepted the eviction of the pod.

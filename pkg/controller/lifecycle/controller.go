@@ -58,6 +58,10 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 )
 
+// PodAnnotationsRead are the pod annotations the controller reads of the
+// pods of its cache: none (responders are declared in the pod's spec).
+var PodAnnotationsRead []string
+
 const (
 	// ControllerName names the controller in events, logs and
 	// evictionrequest-controller's --controllers: the name the API's

@@ -106,7 +106,7 @@ func resourceOf(obj runtime.Object) string {
 // cachedAsTheBinary is the transform of evictionrequest-controller's
 // informers, as far as the controller reads them: pods trimmed, and of
 // managedFields the entries it declares it reads (ManagersTakenOver).
-var cachedAsTheBinary = cachetransform.TrimPodsStripManagedFieldsBut(ManagersTakenOver...)
+var cachedAsTheBinary = cachetransform.TrimPodsStripManagedFieldsBut(PodAnnotationsRead, ManagersTakenOver...)
 
 // cacheOf is the cache of informer, for the fixture to fill as the binary
 // fills it.

@@ -57,6 +57,11 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
 )
 
+// PodAnnotationsRead are the pod annotations the node drain reads of the
+// pods of its cache, its drains' (drain.PodAnnotationsRead): the pod cache
+// of each binary that runs it keeps them.
+var PodAnnotationsRead = drain.PodAnnotationsRead
+
 const (
 	// ControllerName names the controller in events, logs and field managers.
 	ControllerName = "evictionrequest-node-drain"

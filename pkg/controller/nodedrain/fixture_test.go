@@ -100,7 +100,7 @@ func newFixtureWith(t *testing.T, opts Options) *fixture {
 // managedFields of the rest; evictionrequest-apiserver drops the metadata
 // of requests but the drain's annotations.
 var (
-	kubeCached     = cachetransform.TrimPodsStripManagedFields
+	kubeCached     = cachetransform.TrimPodsStripManagedFieldsBut(PodAnnotationsRead)
 	requestsCached = cachetransform.StripMetadataKeeping(drain.RequestAnnotations...)
 )
 

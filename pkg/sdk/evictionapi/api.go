@@ -122,6 +122,12 @@ func (a API) Resources() []string {
 	return []string{"evictionrequests"}
 }
 
+// ParticipantAnnotations are the pod annotations DeclaresParticipants,
+// Participants, Declares and LongestSilence read (coordination.k8s.io's
+// interceptors; lifecycle.k8s.io's responders are in the pod's spec), for a
+// reader of a trimmed pod cache that calls them to declare.
+var ParticipantAnnotations = []string{v1alpha1.PodInterceptorsAnnotation}
+
 // DeclaresParticipants is true when pod names participants of its
 // eviction on api: interceptors in the evictionrequest.coordination.k8s.io/interceptors
 // annotation on coordination.k8s.io, responders in spec.evictionResponders

@@ -17,26 +17,20 @@ limitations under the License.
 package cachetransform
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 
 	podutil "github.com/evictionrequest/apiserver/pkg/api/v1/pod"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 )
 
-// PodAnnotations are the only pod annotations TrimPod keeps: the interceptors
-// a pod declares, which admission copies into spec.interceptors and the
-// controller counts, the mirror-pod marker, for which no eviction is
-// attempted, and the descheduler's background-eviction marks, which the
-// eviction API bridge reads and sets.
-var PodAnnotations = []string{v1alpha1.PodInterceptorsAnnotation, corev1.MirrorPodAnnotationKey,
-	podutil.RequestEvictOnlyAnnotation, podutil.EvictionInProgressAnnotation}
-
-// TrimPod is a cache.TransformFunc that keeps of a pod only what the
+// TrimPodKeeping is a cache.TransformFunc that keeps of a pod only what the
 // readers of the pod caches of both binaries use: its identity and labels
 // (admission merges them into the request, a drain matches
-// PodDisruptionBudgets with them), the PodAnnotations, its controller
+// PodDisruptionBudgets with them), the annotations named (those the
+// binary's readers declare they read, each in its PodAnnotationsRead), its
+// controller
 // reference (DaemonSet pods are not evicted, unmanaged ones are refused),
 // whether it is being deleted, its node, its emptyDir volumes (a drain
 // refuses pods with local data unless told to delete it; only that they
@@ -51,7 +45,14 @@ var PodAnnotations = []string{v1alpha1.PodInterceptorsAnnotation, corev1.MirrorP
 // The trimmed pods are read-only views: nothing may write one back. Code that
 // needs the whole pod GETs it. Values that are not pods, such as the
 // tombstones of deleted pods, pass unchanged.
-func TrimPod(obj any) (any, error) {
+func TrimPodKeeping(annotations ...string) func(obj any) (any, error) {
+	annotations = distinct(annotations)
+	return func(obj any) (any, error) {
+		return trimPod(obj, annotations)
+	}
+}
+
+func trimPod(obj any, annotations []string) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
@@ -80,7 +81,7 @@ func TrimPod(obj any) (any, error) {
 			Conditions: disruptionTarget(pod.Status.Conditions),
 		},
 	}
-	trimmed.Annotations = keptAnnotations(pod.Annotations)
+	trimmed.Annotations = keptAnnotations(pod.Annotations, annotations)
 	if owner := metav1.GetControllerOfNoCopy(pod); owner != nil {
 		trimmed.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
@@ -144,11 +145,19 @@ func finishTimes(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
 	return kept
 }
 
-// keptAnnotations are the PodAnnotations of annotations: the map itself
-// when it holds no others, as most pods' do, else a copy of them.
-func keptAnnotations(annotations map[string]string) map[string]string {
+// distinct is keys without repeats: readers that share a helper declare
+// its annotations each (keptAnnotations counts each key once).
+func distinct(keys []string) []string {
+	out := slices.Clone(keys)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// keptAnnotations are the annotations named by keep: the map itself when
+// it holds no others, as most pods' do, else a copy of them.
+func keptAnnotations(annotations map[string]string, keep []string) map[string]string {
 	kept := 0
-	for _, key := range PodAnnotations {
+	for _, key := range keep {
 		if _, ok := annotations[key]; ok {
 			kept++
 		}
@@ -160,7 +169,7 @@ func keptAnnotations(annotations map[string]string) map[string]string {
 		return annotations
 	}
 	trimmed := make(map[string]string, kept)
-	for _, key := range PodAnnotations {
+	for _, key := range keep {
 		if value, ok := annotations[key]; ok {
 			trimmed[key] = value
 		}
@@ -168,29 +177,16 @@ func keptAnnotations(annotations map[string]string) map[string]string {
 	return trimmed
 }
 
-// TrimPods makes the pod informer of factory cache pods through TrimPod. It
-// must be called before the informer starts.
-func TrimPods(factory informers.SharedInformerFactory) error {
-	return factory.Core().V1().Pods().Informer().SetTransform(TrimPod)
-}
-
-// TrimPodsStripManagedFields is a cache.TransformFunc for a factory of
-// several informers: pods through TrimPod, every other object through
-// StripManagedFields (evictionrequest-controller's caches).
-func TrimPodsStripManagedFields(obj any) (any, error) {
-	if _, ok := obj.(*corev1.Pod); ok {
-		return TrimPod(obj)
-	}
-	return StripManagedFields(obj)
-}
-
-// TrimPodsStripManagedFieldsBut is TrimPodsStripManagedFields keeping, of
-// objects other than pods, the managedFields entries of managers.
-func TrimPodsStripManagedFieldsBut(managers ...string) func(obj any) (any, error) {
+// TrimPodsStripManagedFieldsBut is a cache.TransformFunc for a factory of
+// several informers (evictionrequest-controller's): pods through
+// TrimPodKeeping(annotations...), every other object through
+// StripManagedFieldsBut(managers...).
+func TrimPodsStripManagedFieldsBut(annotations []string, managers ...string) func(obj any) (any, error) {
+	annotations = distinct(annotations)
 	strip := StripManagedFieldsBut(managers...)
 	return func(obj any) (any, error) {
 		if _, ok := obj.(*corev1.Pod); ok {
-			return TrimPod(obj)
+			return trimPod(obj, annotations)
 		}
 		return strip(obj)
 	}

@@ -121,7 +121,8 @@ func TestTrimPodKeepsWhatTheServerReads(t *testing.T) {
 			},
 		},
 	}
-	got, err := TrimPod(fullPod())
+	trim := TrimPodKeeping(v1alpha1.PodInterceptorsAnnotation, corev1.MirrorPodAnnotationKey)
+	got, err := trim(fullPod())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestTrimPodKeepsWhatTheServerReads(t *testing.T) {
 		t.Errorf("trimmed pod (-want +got):\n%s", diff)
 	}
 	// Trimming twice, as an informer may on a relist, changes nothing.
-	again, err := TrimPod(got)
+	again, err := trim(got)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,8 @@ func TestTrimPodKeepsWhatTheServerReads(t *testing.T) {
 
 // TestTrimmedPodsAnswerThePodRulesAsWhole asks every rule of
 // pkg/api/v1/pod, pkg/drain and the lifecycle helpers that reads a cached
-// pod about a trimmed one: each answer must be the whole pod's.
+// pod about a pod trimmed keeping only the annotations the rule declares:
+// each answer must be the whole pod's.
 func TestTrimmedPodsAnswerThePodRulesAsWhole(t *testing.T) {
 	running := fullPod()
 	running.DeletionTimestamp = nil
@@ -148,17 +150,47 @@ func TestTrimmedPodsAnswerThePodRulesAsWhole(t *testing.T) {
 	running.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	bare := fullPod()
 	bare.Spec.Volumes, bare.OwnerReferences, bare.Annotations, bare.Spec.EvictionResponders, bare.Spec.SchedulingGroup = nil, nil, nil, nil, nil
-	for name, pod := range map[string]*corev1.Pod{"ended": fullPod(), "running": running, "bare": bare} {
-		got, err := TrimPod(pod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		trimmed := got.(*corev1.Pod)
-		for rule, answer := range podRules {
-			if whole, part := answer(pod), answer(trimmed); whole != part {
-				t.Errorf("%s pod: %s of the trimmed pod is %v, of the whole pod %v", name, rule, part, whole)
+	descheduled := fullPod()
+	descheduled.Annotations = map[string]string{podutil.RequestEvictOnlyAnnotation: "", podutil.EvictionInProgressAnnotation: "", "other": "x"}
+	for name, pod := range map[string]*corev1.Pod{"ended": fullPod(), "running": running, "bare": bare, "descheduled": descheduled} {
+		for name2, r := range podRules {
+			got, err := TrimPodKeeping(r.annotations...)(pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if whole, part := r.answer(pod), r.answer(got.(*corev1.Pod)); whole != part {
+				t.Errorf("%s pod: %s of the trimmed pod is %v, of the whole pod %v", name, name2, part, whole)
 			}
 		}
+	}
+}
+
+func TestTrimPodKeepsOnlyTheAnnotationsNamed(t *testing.T) {
+	got, err := TrimPodKeeping(corev1.MirrorPodAnnotationKey, "absent")(fullPod())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{corev1.MirrorPodAnnotationKey: "hash"}
+	if diff := cmp.Diff(want, got.(*corev1.Pod).Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	// Readers that share a helper declare its annotations each: a pod of
+	// as many annotations as the names given keeps only those named.
+	pod := fullPod()
+	pod.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "hash", "other": "x"}
+	got, err = TrimPodKeeping(corev1.MirrorPodAnnotationKey, corev1.MirrorPodAnnotationKey)(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got.(*corev1.Pod).Annotations); diff != "" {
+		t.Errorf("annotations named twice (-want +got):\n%s", diff)
+	}
+	got, err = TrimPodKeeping()(fullPod())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := got.(*corev1.Pod).Annotations; a != nil {
+		t.Errorf("annotations %v kept, none named", a)
 	}
 }
 
@@ -166,7 +198,8 @@ func TestTrimPodWithoutAnnotationsOrOwner(t *testing.T) {
 	pod := fullPod()
 	pod.Annotations = map[string]string{"other": "value"}
 	pod.OwnerReferences = pod.OwnerReferences[:1]
-	got, err := TrimPod(pod)
+	trim := TrimPodKeeping(v1alpha1.PodInterceptorsAnnotation)
+	got, err := trim(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,16 +208,15 @@ func TestTrimPodWithoutAnnotationsOrOwner(t *testing.T) {
 		t.Errorf("annotations %v and owners %v kept; want none", trimmed.Annotations, trimmed.OwnerReferences)
 	}
 	tombstone := cache.DeletedFinalStateUnknown{Key: "shop/web-0", Obj: pod}
-	if got, err := TrimPod(tombstone); err != nil || got != any(tombstone) {
+	if got, err := trim(tombstone); err != nil || got != any(tombstone) {
 		t.Errorf("a tombstone came back as %v, %v; want it unchanged", got, err)
 	}
 }
 
-func TestTrimPodsTrimsTheInformersCache(t *testing.T) {
-	factory := informers.NewSharedInformerFactory(fake.NewClientset(fullPod()), 0) //nolint:forbidigo // TrimPods under test sets the transform
-	if err := TrimPods(factory); err != nil {
-		t.Fatal(err)
-	}
+func TestTheFactorysTransformTrimsPodsAndStripsOthers(t *testing.T) {
+	annotations := []string{v1alpha1.PodInterceptorsAnnotation}
+	transform := TrimPodsStripManagedFieldsBut(annotations, "kept-manager")
+	factory := informers.NewSharedInformerFactoryWithOptions(fake.NewClientset(fullPod()), 0, informers.WithTransform(transform)) //nolint:forbidigo // the factory's transform under test
 	lister := factory.Core().V1().Pods().Lister()
 	ctx, cancel := context.WithCancel(t.Context())
 	// Shutdown waits for the informers, which stop once ctx is done.
@@ -204,29 +236,48 @@ func TestTrimPodsTrimsTheInformersCache(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the pod never reached the cache: %v", err)
 	}
-	want, _ := TrimPod(fullPod())
+	want, _ := TrimPodKeeping(annotations...)(fullPod())
 	if diff := cmp.Diff(want, cached); diff != "" {
 		t.Errorf("cached pod (-trimmed +cached):\n%s", diff)
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}, {Manager: "kept-manager"}}}}
+	got, err := transform(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept := got.(*corev1.Node).ManagedFields; len(kept) != 1 || kept[0].Manager != "kept-manager" {
+		t.Errorf("a node's managedFields %v; want kept-manager's only", kept)
 	}
 }
 
 // podRules are the answers the readers of the pod caches take from a
 // cached pod, each as a comparable value.
-var podRules = map[string]func(*corev1.Pod) any{
-	"IsTerminal":          func(p *corev1.Pod) any { return podutil.IsTerminal(p) },
-	"IsTerminating":       func(p *corev1.Pod) any { return podutil.IsTerminating(p) },
-	"TerminalTime":        func(p *corev1.Pod) any { return podutil.TerminalTime(p).String() },
-	"IsMirror":            func(p *corev1.Pod) any { return podutil.IsMirror(p) },
-	"IsDaemonSetPod":      func(p *corev1.Pod) any { return podutil.IsDaemonSetPod(p) },
-	"WhyNotEvictable":     func(p *corev1.Pod) any { return podutil.WhyNotEvictable(p) },
-	"drain.Policy.Refuse": func(p *corev1.Pod) any { return drain.Policy{}.Refuse(p) },
-	"drain.Policy.Overridden": func(p *corev1.Pod) any {
+var podRules = map[string]struct {
+	annotations []string
+	answer      func(*corev1.Pod) any
+}{
+	"IsTerminal":      {nil, func(p *corev1.Pod) any { return podutil.IsTerminal(p) }},
+	"IsTerminating":   {nil, func(p *corev1.Pod) any { return podutil.IsTerminating(p) }},
+	"TerminalTime":    {nil, func(p *corev1.Pod) any { return podutil.TerminalTime(p).String() }},
+	"IsMirror":        {podutil.EvictabilityAnnotations, func(p *corev1.Pod) any { return podutil.IsMirror(p) }},
+	"IsDaemonSetPod":  {nil, func(p *corev1.Pod) any { return podutil.IsDaemonSetPod(p) }},
+	"WhyNotEvictable": {podutil.EvictabilityAnnotations, func(p *corev1.Pod) any { return podutil.WhyNotEvictable(p) }},
+	"RequestsEvictOnly": {podutil.DeschedulerAnnotations, func(p *corev1.Pod) any {
+		_, ok := p.Annotations[podutil.RequestEvictOnlyAnnotation]
+		return ok
+	}},
+	"EvictionInProgress": {podutil.DeschedulerAnnotations, func(p *corev1.Pod) any {
+		_, ok := p.Annotations[podutil.EvictionInProgressAnnotation]
+		return ok
+	}},
+	"drain.Policy.Refuse": {drain.PodAnnotationsRead, func(p *corev1.Pod) any { return drain.Policy{}.Refuse(p) }},
+	"drain.Policy.Overridden": {drain.PodAnnotationsRead, func(p *corev1.Pod) any {
 		return fmt.Sprint(drain.Policy{Force: true, DeleteEmptyDirData: true}.Overridden(p))
-	},
-	"PodResponders":        func(p *corev1.Pod) any { return asJSON(lifecycleutil.PodResponders(p)) },
-	"DeclaresParticipants": func(p *corev1.Pod) any { return evictionapi.Lifecycle.DeclaresParticipants(p) },
-	"DeclaresInterceptors": func(p *corev1.Pod) any { return evictionapi.Coordination.DeclaresParticipants(p) },
-	"SchedulingGroup":      func(p *corev1.Pod) any { return p.Spec.SchedulingGroup == nil },
+	}},
+	"PodResponders":        {nil, func(p *corev1.Pod) any { return asJSON(lifecycleutil.PodResponders(p)) }},
+	"DeclaresParticipants": {nil, func(p *corev1.Pod) any { return evictionapi.Lifecycle.DeclaresParticipants(p) }},
+	"DeclaresInterceptors": {evictionapi.ParticipantAnnotations, func(p *corev1.Pod) any { return evictionapi.Coordination.DeclaresParticipants(p) }},
+	"SchedulingGroup":      {nil, func(p *corev1.Pod) any { return p.Spec.SchedulingGroup == nil }},
 }
 
 // asJSON compares values that hold pointers by what they point to.

@@ -50,7 +50,7 @@ func TestOtherResourcesAreIgnored(t *testing.T) {
 func TestNotReadyIsRetryable(t *testing.T) {
 	plugin := New()
 	// An informer that is never started never syncs.
-	factory := cachetest.KubeInformers(fake.NewClientset(), cachetransform.TrimPod)
+	factory := cachetest.KubeInformers(fake.NewClientset(), cachetransform.TrimPodKeeping(PodAnnotationsRead...))
 	genericadmissioninitializer.New(fake.NewClientset(), nil, factory, authorizer.AuthorizerFunc(nil), nil, nil, nil, nil).Initialize(plugin)
 
 	err := plugin.Admit(context.Background(), attributes(admission.Create, "", allowedUser, newEvictionRequest(), nil), nil)

@@ -94,7 +94,7 @@ func newPluginWith(t *testing.T, authz authorizer.Authorizer, cached, live []run
 	t.Cleanup(cancel)
 
 	// Pods cached as the server caches them.
-	factory := cachetest.KubeInformers(fake.NewClientset(cached...), cachetransform.TrimPod)
+	factory := cachetest.KubeInformers(fake.NewClientset(cached...), cachetransform.TrimPodKeeping(PodAnnotationsRead...))
 	plugin := New()
 	genericadmissioninitializer.New(fake.NewClientset(live...), nil, factory, authz, nil, nil, nil, nil).Initialize(plugin)
 	if err := plugin.ValidateInitialization(); err != nil {

@@ -33,6 +33,10 @@ import (
 
 const podInterceptorsAnnotation = v1alpha1.PodInterceptorsAnnotation
 
+// PodAnnotationsRead are the pod annotations admission reads of the pods of
+// its cache, which the server's pod cache keeps (its interceptors).
+var PodAnnotationsRead = []string{podInterceptorsAnnotation}
+
 // getPod looks the pod up (podlookup.Get): nil when it does not exist; a
 // failed live read is a retryable 503.
 func (p *Plugin) getPod(ctx context.Context, namespace, name, uid string) (*corev1.Pod, error) {

@@ -26,3 +26,7 @@ const (
 	RequestEvictOnlyAnnotation   = "descheduler.alpha.kubernetes.io/request-evict-only"
 	EvictionInProgressAnnotation = "descheduler.alpha.kubernetes.io/eviction-in-progress"
 )
+
+// DeschedulerAnnotations are the pod annotations of the descheduler's
+// convention, for a reader of a trimmed pod cache to declare it reads them.
+var DeschedulerAnnotations = []string{RequestEvictOnlyAnnotation, EvictionInProgressAnnotation}

@@ -99,6 +99,11 @@ func finishTime(pod *corev1.Pod) time.Time {
 	return latest
 }
 
+// EvictabilityAnnotations are the pod annotations IsMirror and
+// WhyNotEvictable read, for a reader of a trimmed pod cache that calls them
+// to declare.
+var EvictabilityAnnotations = []string{corev1.MirrorPodAnnotationKey}
+
 // IsMirror is true for the API's copy of a kubelet's static pod.
 func IsMirror(pod *corev1.Pod) bool {
 	_, ok := pod.Annotations[corev1.MirrorPodAnnotationKey]

@@ -54,6 +54,10 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/util/lifecycleindex"
 )
 
+// PodAnnotationsRead are the pod annotations the evictor reads of the pods
+// of its cache: those of the Eviction API's evictor it calls.
+var PodAnnotationsRead = eviction.PodAnnotationsRead
+
 // ManagersTakenOver are the field managers whose fields the evictor takes
 // over before it writes an Eviction (takeover): the name an earlier release
 // of the evictor applied under, and kube-controller-manager's evictor's,

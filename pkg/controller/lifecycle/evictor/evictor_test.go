@@ -80,7 +80,7 @@ func newFixture(t testing.TB, objects ...runtime.Object) *fixture {
 	})
 	// Cached as evictionrequest-controller caches them, as far as the
 	// evictor reads them.
-	transform := cachetransform.TrimPodsStripManagedFieldsBut(ManagersTakenOver...)
+	transform := cachetransform.TrimPodsStripManagedFieldsBut(PodAnnotationsRead, ManagersTakenOver...)
 	factory := cachetest.KubeInformers(f.kube, transform)
 	evictions, pods := factory.Lifecycle().V1alpha1().Evictions(), factory.Core().V1().Pods()
 	c, err := NewController(ctx, f.kube, evictions, pods, f.clock, Options{})

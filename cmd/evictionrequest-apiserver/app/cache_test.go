@@ -1,0 +1,61 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package app
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/evictionrequest/apiserver/pkg/admission/plugin/evictionrequest"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
+	coordinationcontroller "github.com/evictionrequest/apiserver/pkg/controller/coordination"
+	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
+)
+
+// The binary's pod cache keeps every annotation each of its readers
+// declares it reads, and no other.
+func TestThePodCacheKeepsWhatEachReaderDeclares(t *testing.T) {
+	readers := map[string][]string{
+		"admission":                       evictionrequest.PodAnnotationsRead,
+		"the eviction request controller": coordinationcontroller.PodAnnotationsRead,
+		"the node drain":                  nodedrain.PodAnnotationsRead,
+		"the eviction API bridge":         bridge.PodAnnotationsRead,
+	}
+	annotations := map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}
+	for _, read := range readers {
+		for _, key := range read {
+			annotations[key] = "x"
+		}
+	}
+	got, err := trimPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Annotations: annotations}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := got.(*corev1.Pod).Annotations
+	for reader, read := range readers {
+		for _, key := range read {
+			if _, ok := kept[key]; !ok {
+				t.Errorf("the pod cache drops %s, which %s reads", key, reader)
+			}
+		}
+	}
+	if _, ok := kept["kubectl.kubernetes.io/last-applied-configuration"]; ok {
+		t.Errorf("the pod cache keeps an annotation no reader reads: %v", kept)
+	}
+}
