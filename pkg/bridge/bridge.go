@@ -59,6 +59,12 @@ import (
 // binary that serves the bridge keeps them.
 var PodAnnotationsRead = slices.Concat(podutil.DeschedulerAnnotations, evictionapi.ParticipantAnnotations)
 
+// ManagersRead are the field managers whose managedFields entries the
+// bridge reads of its requests: its own, on either API, for when the
+// server recorded its last write of one (the janitor). The request cache of
+// each binary that serves the bridge keeps them.
+var ManagersRead = []string{CoordinationRequester, LifecycleRequester}
+
 const (
 	// CoordinationRequester is the bridge's requester name on
 	// coordination.k8s.io, LifecycleRequester on lifecycle.k8s.io.

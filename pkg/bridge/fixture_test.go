@@ -108,7 +108,7 @@ func newFixtureWith(t *testing.T, api evictionapi.API, cfg Config, objects ...ru
 	// Cached as the binaries cache them: pods trimmed and the rest without
 	// managedFields but the bridge's, the stricter of the two; requests
 	// whole (the bridge reads their annotations).
-	kube := cachetest.KubeInformers(f.kube, cachetransform.TrimPodsStripManagedFieldsBut(PodAnnotationsRead, LifecycleRequester))
+	kube := cachetest.KubeInformers(f.kube, cachetransform.TrimPodsStripManagedFieldsBut(PodAnnotationsRead, ManagersRead...))
 	factories := participant.Informers{Kube: kube, EvictionRequests: cachetest.EvictionRequestInformers(f.evr, cachetest.Whole)}
 	pods := factories.Kube.Core().V1().Pods()
 	cfg.Participant, cfg.Informers, cfg.Pods, cfg.Kube, cfg.Recorder, cfg.Clock = f.p, factories, pods.Lister(), f.kube, f.recorder, clock.RealClock{}

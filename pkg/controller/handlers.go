@@ -25,9 +25,10 @@ import (
 )
 
 // Handlers are the event handlers a controller registered on informers it
-// shares with others (evictionrequest-apiserver's pod cache outlives every
-// leadership term): RemoveAll removes them together when the controller
-// stops, so that the next term starts clean.
+// shares with others (a process's caches outlive every leadership term:
+// evictionrequest-apiserver's, and evictionrequest-controller's with the
+// eviction API bridge): RemoveAll removes them together when the
+// controller stops, so that the next term starts clean.
 type Handlers struct {
 	mu   sync.Mutex
 	regs []registration
@@ -40,7 +41,13 @@ type registration struct {
 
 // Add registers handler on informer.
 func (h *Handlers) Add(informer cache.SharedIndexInformer, handler cache.ResourceEventHandler) error {
-	handle, err := informer.AddEventHandler(handler)
+	return h.AddWithOptions(informer, handler, cache.HandlerOptions{})
+}
+
+// AddWithOptions registers handler on informer with options (the logger of
+// its calls, a resync period).
+func (h *Handlers) AddWithOptions(informer cache.SharedIndexInformer, handler cache.ResourceEventHandler, options cache.HandlerOptions) error {
+	handle, err := informer.AddEventHandlerWithOptions(handler, options)
 	if err != nil {
 		return err
 	}

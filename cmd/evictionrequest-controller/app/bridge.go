@@ -38,7 +38,6 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
-	"github.com/evictionrequest/apiserver/pkg/util/cachetransform"
 	"github.com/evictionrequest/apiserver/pkg/util/servingcert"
 )
 
@@ -47,10 +46,11 @@ import (
 const bridgeShutdownTimeout = 5 * time.Second
 
 // startBridge serves the eviction API bridge on the secure port of every
-// replica, from caches of the process's own, until ctx ends. It returns the
-// bridge's controllers, which run on the leader, and the check that keeps
-// the replica out of /readyz until the bridge's caches synced.
-func (o *Options) startBridge(ctx context.Context, config *rest.Config) ([]controllermanager.Descriptor, healthz.HealthChecker, error) {
+// replica, from the process's informers of factory, which their owner
+// starts, until ctx ends. It returns the bridge's controllers, which run
+// on the leader, and the check that keeps the replica out of /readyz until
+// the bridge's caches synced.
+func (o *Options) startBridge(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory) ([]controllermanager.Descriptor, healthz.HealthChecker, error) {
 	if err := o.defaultServingCert(); err != nil {
 		return nil, nil, err
 	}
@@ -60,14 +60,12 @@ func (o *Options) startBridge(ctx context.Context, config *rest.Config) ([]contr
 	}
 	// The bridge writes by patch or apply, and reads the annotations of
 	// its requests and when the server recorded its last write of them
-	// (the janitor): its cache keeps all of them but the managedFields of
-	// other managers, and of pods what its readers read.
-	factory := informers.NewSharedInformerFactoryWithOptions(clients.Kube, 0,
-		informers.WithTransform(cachetransform.TrimPodsStripManagedFieldsBut(bridge.PodAnnotationsRead, bridge.LifecycleRequester)))
+	// (the janitor): the binary's cache keeps them all, and the
+	// managedFields of the bridge's manager (cacheManagers).
 	b, err := assembly.NewEvictionBridge(o.Bridge, assembly.BridgeDeps{
 		API: evictionapi.Lifecycle, Clients: clients,
-		Informers: participant.Informers{Kube: factory}, Own: []assembly.InformerFactory{factory},
-		CertFile: o.SecureServing.ServerCert.CertKey.CertFile, CallTimeout: o.Client.CallTimeout,
+		Informers: participant.Informers{Kube: factory},
+		CertFile:  o.SecureServing.ServerCert.CertKey.CertFile, CallTimeout: o.Client.CallTimeout,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -28,10 +28,11 @@ import (
 )
 
 // cacheManagers are the field managers whose managedFields entries the
-// controllers of this binary read, each as its reader declares them: the
-// step-aside guard's (kube-controller-manager's controllers), and those the
-// controller and the evictor take their fields over from.
-var cacheManagers = slices.Concat(stepaside.ManagersRead, lifecycle.ManagersTakenOver, evictor.ManagersTakenOver)
+// readers of this binary's caches read, each as it declares them: the
+// step-aside guard's (kube-controller-manager's controllers), those the
+// controller and the evictor take their fields over from, and the eviction
+// API bridge's own.
+var cacheManagers = slices.Concat(stepaside.ManagersRead, lifecycle.ManagersTakenOver, evictor.ManagersTakenOver, bridge.ManagersRead)
 
 // cachePodAnnotations are the pod annotations the readers of the binary's
 // pod cache read, each as it declares them: the controller, the evictor,

@@ -17,13 +17,19 @@ limitations under the License.
 package app
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/stepaside"
+	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 )
 
 // --controllers reads as kube-controller-manager's: '*' runs those on by
@@ -66,6 +72,53 @@ func TestControllersFlag(t *testing.T) {
 	err := parseOptions(t, "--controllers=*,-evictionrequest-controler").Validate()
 	if err == nil || !strings.Contains(err.Error(), `"-evictionrequest-controler" is not a controller`) {
 		t.Errorf("a misspelled controller: %v, want it refused by name", err)
+	}
+}
+
+// With the eviction API bridge the process's informers are shared by every
+// term and started once, before the controllers are built: an informer a
+// controller asks for only when it is built would never start. Every
+// controller registers, before the start, every informer it reads.
+func TestEveryControllerRegistersTheInformersItReads(t *testing.T) {
+	o := parseOptions(t, "--controllers=*,evictionrequest-node-drain")
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	client := fake.NewClientset()
+	factory := cachetest.KubeInformers(client, cacheTransform)
+	descriptors := o.controllers(stepaside.New(stepaside.Config{Clock: clocktesting.NewFakeClock(time.Now())}))
+	for _, d := range descriptors {
+		if d.Enabled && d.Informers == nil {
+			t.Errorf("%s registers no informers", d.Name)
+		} else if d.Enabled {
+			if err := d.Informers(factory); err != nil {
+				t.Fatalf("%s: %v", d.Name, err)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer factory.Shutdown()
+	defer cancel()
+	factory.Start(ctx.Done())
+	registered := factory.WaitForCacheSync(ctx.Done())
+	cc := &controllermanager.Context{Client: client, EventClient: client, Informers: factory, Clock: clocktesting.NewFakeClock(time.Now())}
+	for _, d := range descriptors {
+		if !d.Enabled {
+			continue
+		}
+		c, err := d.Init(ctx, cc)
+		if err != nil {
+			t.Fatalf("building %s: %v", d.Name, err)
+		}
+		if closer, ok := c.(controllermanager.Closer); ok {
+			closer.Close(ctx)
+		}
+	}
+	factory.Start(ctx.Done())
+	for informer := range factory.WaitForCacheSync(ctx.Done()) {
+		if _, ok := registered[informer]; !ok {
+			t.Errorf("a controller asked for the informer of %v only when built", informer)
+		}
 	}
 }
 

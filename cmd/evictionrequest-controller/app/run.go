@@ -68,8 +68,14 @@ func (o *Options) Run(ctx context.Context) error {
 	defer stopGuard()
 	descriptors := o.controllers(guard)
 	var ready []healthz.HealthChecker
+	var shared informers.SharedInformerFactory
 	if o.Bridge.Enabled {
-		controllers, check, err := o.startBridge(ctx, config)
+		// The bridge answers from caches on every replica, so the process
+		// keeps one cache of each kind, which the controllers of every
+		// leadership term share (as evictionrequest-apiserver does): one
+		// pod cache, not the bridge's and the term's.
+		shared = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(cacheTransform))
+		controllers, check, err := o.startBridge(ctx, config, shared)
 		if err != nil {
 			return err
 		}
@@ -80,10 +86,24 @@ func (o *Options) Run(ctx context.Context) error {
 		LeaderElection:  o.LeaderElection,
 		Client:          client,
 		EventClient:     eventClient,
+		SharedInformers: shared,
 		InformerOptions: []informers.SharedInformerOption{informers.WithTransform(cacheTransform)},
 		Metrics:         metricsServer,
 		ReadyChecks:     ready,
 		Controllers:     descriptors,
+	}
+	if shared != nil {
+		// Every informer is asked for before the factory starts: one asked
+		// for later would never start.
+		if err := m.RegisterInformers(); err != nil {
+			return err
+		}
+		// Stopped before Shutdown waits for them, whether Run ends with
+		// ctx or on an error of its own.
+		informersCtx, stopInformers := context.WithCancel(ctx)
+		shared.Start(informersCtx.Done())
+		defer shared.Shutdown()
+		defer stopInformers()
 	}
 	return m.Run(ctx)
 }
@@ -98,9 +118,11 @@ func (o *Options) controllers(guard *stepaside.Guard) []controllermanager.Descri
 	// they make way for kube-controller-manager's, not a job of its own.
 	guarded := (controller || responder) && !options.Disabled(stepaside.ControllerName, o.Controllers.Controllers)
 	return []controllermanager.Descriptor{
-		{Name: stepaside.ControllerName, Enabled: guarded, Init: guarding(guard)},
-		{Name: lifecycle.ControllerName, Enabled: controller, Init: yielding(guard, stepaside.EvictionRequestController, o.newEvictionRequestController)},
-		{Name: evictor.ControllerName, Enabled: responder, Init: yielding(guard, stepaside.ImperativeEvictionResponder, o.newEvictor)},
+		{Name: stepaside.ControllerName, Enabled: guarded, Informers: stepaside.RegisterInformers, Init: guarding(guard)},
+		{Name: lifecycle.ControllerName, Enabled: controller, Informers: lifecycle.RegisterInformers,
+			Init: yielding(guard, stepaside.EvictionRequestController, o.newEvictionRequestController)},
+		{Name: evictor.ControllerName, Enabled: responder, Informers: evictor.RegisterInformers,
+			Init: yielding(guard, stepaside.ImperativeEvictionResponder, o.newEvictor)},
 		assembly.NodeDrain(o.NodeDrain, o.Client),
 	}
 }

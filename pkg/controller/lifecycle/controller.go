@@ -39,6 +39,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	lifecycleinformers "k8s.io/client-go/informers/lifecycle/v1alpha1"
 	"k8s.io/client-go/kubernetes"
@@ -56,6 +57,7 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/controller"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/metrics"
 	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
+	"github.com/evictionrequest/apiserver/pkg/util/lifecycleindex"
 )
 
 // PodAnnotationsRead are the pod annotations the controller reads of the
@@ -108,6 +110,9 @@ type Controller struct {
 	evictionIndexer cache.Indexer
 	requestIndexer  cache.Indexer
 	synced          []cache.InformerSynced
+	// handlers are its registrations on the informers, removed when it
+	// stops: a process's informers may outlive its term.
+	handlers controller.Handlers
 	// written holds the Evictions whose status the controller applied
 	// until the cache has them: a sync of the same key that comes before
 	// the informer's update must not decide from the older copy, and apply
@@ -186,9 +191,29 @@ func NewController(ctx context.Context, client kubernetes.Interface, evictionInf
 		return nil, err
 	}
 	if err := c.addHandlers(ctx, evictionInformer.Informer(), requestInformer.Informer(), podInformer.Informer()); err != nil {
+		c.Close(ctx)
 		return nil, err
 	}
 	return c, nil
+}
+
+// RegisterInformers asks factory for the informers the controller reads,
+// with their indexes, before it starts: a process that shares its
+// informers with every term starts them once.
+func RegisterInformers(factory informers.SharedInformerFactory) error {
+	factory.Core().V1().Pods().Informer()
+	lifecycleInformers := factory.Lifecycle().V1alpha1()
+	if err := lifecycleindex.AddEvictions(lifecycleInformers.Evictions().Informer()); err != nil {
+		return err
+	}
+	return lifecycleindex.AddRequests(lifecycleInformers.EvictionRequests().Informer())
+}
+
+// Close releases what NewController took, for a controller that will not
+// run: its handlers on informers that outlive it.
+func (c *Controller) Close(ctx context.Context) {
+	c.handlers.RemoveAll(ctx)
+	c.broadcaster.Shutdown()
 }
 
 // ValidateDeadline checks a heartbeat deadline: kube-apiserver v1.37 lets
@@ -210,6 +235,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	c.broadcaster.StartStructuredLogging(3)
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.eventClient.CoreV1().Events("")})
 	defer c.broadcaster.Shutdown()
+	defer c.handlers.RemoveAll(ctx)
 	queues := []controller.Worker{
 		{Queue: c.evictions, Sync: c.syncEviction, Kind: "Eviction"},
 		{Queue: c.requests, Sync: c.syncRequest, Kind: "EvictionRequest"},

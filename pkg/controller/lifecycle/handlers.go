@@ -39,13 +39,15 @@ func (c *Controller) addIndexers(evictions, requests cache.SharedIndexInformer) 
 	return lifecycleindex.AddRequests(requests)
 }
 
-// addHandlers wakes the queues: an Eviction's status on any change of it,
+// addHandlers wakes the queues (handlers that Run, or Close, removes, for
+// informers that outlive the controller's term): an Eviction's status on any change of it,
 // its requests, or its pod's deletion or end; a request on any change of it
 // and on its Eviction's conditions; an Eviction's metadata when it is new,
 // its labels or owners change, or its requests come and go.
 func (c *Controller) addHandlers(ctx context.Context, evictions, requests, pods cache.SharedIndexInformer) error {
 	logger := klog.FromContext(ctx)
-	if _, err := evictions.AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+	options := cache.HandlerOptions{Logger: &logger}
+	if err := c.handlers.AddWithOptions(evictions, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			c.evictions.Add(objectKey(obj))
 			c.metadata.Add(objectKey(obj))
@@ -57,10 +59,10 @@ func (c *Controller) addHandlers(ctx context.Context, evictions, requests, pods 
 				c.enqueueRequestsOf(lifecycleutil.EvictionTargetKey(ev))
 			}
 		},
-	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+	}, options); err != nil {
 		return err
 	}
-	if _, err := requests.AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+	if err := c.handlers.AddWithOptions(requests, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			c.requests.Add(objectKey(obj))
 			if er, ok := fromObject[*lifecyclev1alpha1.EvictionRequest](obj); ok {
@@ -73,14 +75,13 @@ func (c *Controller) addHandlers(ctx context.Context, evictions, requests, pods 
 				c.enqueueEvictionsOf(lifecycleutil.RequestTargetKey(er), true)
 			}
 		},
-	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+	}, options); err != nil {
 		return err
 	}
-	_, err := pods.AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+	return c.handlers.AddWithOptions(pods, cache.ResourceEventHandlerFuncs{
 		UpdateFunc: c.updatePod,
 		DeleteFunc: c.deletePod,
-	}, cache.HandlerOptions{Logger: &logger})
-	return err
+	}, options)
 }
 
 func (c *Controller) updateEviction(oldObj, newObj any) {

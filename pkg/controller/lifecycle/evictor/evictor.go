@@ -33,6 +33,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	lifecycleinformers "k8s.io/client-go/informers/lifecycle/v1alpha1"
 	"k8s.io/client-go/kubernetes"
@@ -108,6 +109,9 @@ type Controller struct {
 	evictionIndexer cache.Indexer
 	podLister       corelisters.PodLister
 	synced          []cache.InformerSynced
+	// handlers are its registrations on the informers, removed when it
+	// stops: a process's informers may outlive its term.
+	handlers controller.Handlers
 
 	queue       workqueue.TypedRateLimitingInterface[string]
 	broadcaster record.EventBroadcaster
@@ -145,14 +149,25 @@ func NewController(ctx context.Context, client kubernetes.Interface, evictionInf
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ControllerName}),
 		clock:       clock,
 	}
-	logger := klog.FromContext(ctx)
-	if _, err := evictionInformer.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
-	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+	if err := c.addHandlers(ctx, evictionInformer.Informer(), podInformer.Informer()); err != nil {
+		c.Close(ctx)
 		return nil, err
 	}
-	if _, err := podInformer.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+	return c, nil
+}
+
+// addHandlers wakes the queue on every Eviction the evictor responds to,
+// and on its pod's deletion or end; Run, or Close, removes them.
+func (c *Controller) addHandlers(ctx context.Context, evictions, pods cache.SharedIndexInformer) error {
+	logger := klog.FromContext(ctx)
+	options := cache.HandlerOptions{Logger: &logger}
+	if err := c.handlers.AddWithOptions(evictions, cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+	}, options); err != nil {
+		return err
+	}
+	return c.handlers.AddWithOptions(pods, cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {
 			old, ok1 := oldObj.(*corev1.Pod)
 			pod, ok2 := newObj.(*corev1.Pod)
@@ -161,10 +176,22 @@ func NewController(ctx context.Context, client kubernetes.Interface, evictionInf
 			}
 		},
 		DeleteFunc: c.podDeleted,
-	}, cache.HandlerOptions{Logger: &logger}); err != nil {
-		return nil, err
-	}
-	return c, nil
+	}, options)
+}
+
+// RegisterInformers asks factory for the informers the evictor reads, with
+// their index, before it starts: a process that shares its informers with
+// every term starts them once.
+func RegisterInformers(factory informers.SharedInformerFactory) error {
+	factory.Core().V1().Pods().Informer()
+	return lifecycleindex.AddEvictions(factory.Lifecycle().V1alpha1().Evictions().Informer())
+}
+
+// Close releases what NewController took, for an evictor that will not
+// run: its handlers on informers that outlive it.
+func (c *Controller) Close(ctx context.Context) {
+	c.handlers.RemoveAll(ctx)
+	c.broadcaster.Shutdown()
 }
 
 // enqueue wakes an Eviction the evictor is a responder of.
@@ -206,6 +233,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	c.broadcaster.StartStructuredLogging(3)
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.eventClient.CoreV1().Events("")})
 	defer c.broadcaster.Shutdown()
+	defer c.handlers.RemoveAll(ctx)
 	logger.Info("Starting the evictor", "responder", Name, "workers", workers)
 	controller.RunWorkers(ctx, workers, c.synced, controller.Worker{Queue: c.queue, Sync: c.sync, Kind: "Eviction"})
 	logger.Info("Shut down the evictor")

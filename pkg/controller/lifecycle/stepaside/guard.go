@@ -49,11 +49,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/evictionrequest/apiserver/pkg/controller"
 	"github.com/evictionrequest/apiserver/pkg/controllermanager"
 )
 
@@ -371,19 +373,40 @@ const ControllerName = "step-aside-guard"
 // when the term ends.
 func Watch(ctx context.Context, guard *Guard, informers ...cache.SharedIndexInformer) (controllermanager.Controller, error) {
 	guard.Resume(ctx)
-	var registrations []func()
+	w := &watch{}
 	for _, informer := range informers {
-		handle, err := informer.AddEventHandler(guard.Handler(ctx))
-		if err != nil {
+		if err := w.handlers.Add(informer, guard.Handler(ctx)); err != nil {
+			w.Close(ctx)
 			return nil, err
 		}
-		registrations = append(registrations, func() { _ = informer.RemoveEventHandler(handle) })
 	}
-	return controllermanager.RunFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		for _, remove := range registrations {
-			remove()
-		}
-		return nil
-	}), nil
+	return w, nil
+}
+
+// RegisterInformers asks factory for the informers Watch shows the guard,
+// before it starts: a process that shares its informers with every term
+// starts them once.
+func RegisterInformers(factory informers.SharedInformerFactory) error {
+	lifecycleInformers := factory.Lifecycle().V1alpha1()
+	lifecycleInformers.Evictions().Informer()
+	lifecycleInformers.EvictionRequests().Informer()
+	return nil
+}
+
+// watch is the controller Watch returns: it only holds its handlers for
+// the term.
+type watch struct {
+	handlers controller.Handlers
+}
+
+// Run waits for the term's end and removes the handlers.
+func (w *watch) Run(ctx context.Context) error {
+	<-ctx.Done()
+	w.handlers.RemoveAll(ctx)
+	return nil
+}
+
+// Close removes the handlers of a watch that will not run.
+func (w *watch) Close(ctx context.Context) {
+	w.handlers.RemoveAll(ctx)
 }
