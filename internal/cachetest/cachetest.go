@@ -24,6 +24,10 @@ limitations under the License.
 package cachetest
 
 import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -105,4 +109,34 @@ func (c transformed) apply(obj any) (any, error) {
 		obj = o.DeepCopyObject()
 	}
 	return c.transform(obj)
+}
+
+// KeepsDeclaredPodAnnotations checks a binary's pod transform against what
+// its readers declare they read (readers: each reader's name and its
+// PodAnnotationsRead): every declared annotation is kept, and an
+// annotation no reader declares is dropped.
+func KeepsDeclaredPodAnnotations(t testing.TB, transform cache.TransformFunc, readers map[string][]string) {
+	t.Helper()
+	const undeclared = "kubectl.kubernetes.io/last-applied-configuration"
+	annotations := map[string]string{undeclared: "{}"}
+	for _, read := range readers {
+		for _, key := range read {
+			annotations[key] = "x"
+		}
+	}
+	got, err := transform(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Annotations: annotations}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := got.(*corev1.Pod).Annotations
+	for reader, read := range readers {
+		for _, key := range read {
+			if _, ok := kept[key]; !ok {
+				t.Errorf("the pod cache drops %s, which %s reads", key, reader)
+			}
+		}
+	}
+	if _, ok := kept[undeclared]; ok {
+		t.Errorf("the pod cache keeps an annotation no reader reads: %v", kept)
+	}
 }

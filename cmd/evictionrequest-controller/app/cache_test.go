@@ -19,9 +19,7 @@ package app
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
+	"github.com/evictionrequest/apiserver/internal/cachetest"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle"
 	"github.com/evictionrequest/apiserver/pkg/controller/lifecycle/evictor"
@@ -37,25 +35,5 @@ func TestThePodCacheKeepsWhatEachReaderDeclares(t *testing.T) {
 		"the node drain":          nodedrain.PodAnnotationsRead,
 		"the eviction API bridge": bridge.PodAnnotationsRead,
 	}
-	annotations := map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}
-	for _, read := range readers {
-		for _, key := range read {
-			annotations[key] = "x"
-		}
-	}
-	got, err := cacheTransform(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Annotations: annotations}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept := got.(*corev1.Pod).Annotations
-	for reader, read := range readers {
-		for _, key := range read {
-			if _, ok := kept[key]; !ok {
-				t.Errorf("the pod cache drops %s, which %s reads", key, reader)
-			}
-		}
-	}
-	if _, ok := kept["kubectl.kubernetes.io/last-applied-configuration"]; ok {
-		t.Errorf("the pod cache keeps an annotation no reader reads: %v", kept)
-	}
+	cachetest.KeepsDeclaredPodAnnotations(t, cacheTransform, readers)
 }
