@@ -64,7 +64,7 @@ func controllerManager(t *testing.T, o *Options) *controllermanager.Manager {
 	t.Helper()
 	config := &apiserver.Config{GenericConfig: genericapiserver.NewRecommendedConfig(internalscheme.Codecs)}
 	config.GenericConfig.ClientConfig = &rest.Config{Host: "https://127.0.0.1:1"}
-	// The server's generic factory, which its run installs TrimPods on.
+	// The server's generic factory, whose pod informer its run trims (trimPod).
 	config.GenericConfig.SharedInformerFactory = informers.NewSharedInformerFactory(kubefake.NewClientset(), 0) //nolint:forbidigo // no cache is read
 	if err := o.Controller.ApplyTo(config); err != nil {
 		t.Fatal(err)
