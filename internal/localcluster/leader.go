@@ -17,21 +17,18 @@ limitations under the License.
 package localcluster
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"time"
 
-	"k8s.io/client-go/rest"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/evictionrequest/apiserver/internal/promtext"
 )
 
-// leaderMetric is the gauge of client-go's leader election that a process
-// reports 1 while it holds its Lease (k8s.io/component-base's
-// leader_election_master_status, by the Lease's name).
-const leaderMetric = "leader_election_master_status"
+// leaderSample is the gauge of client-go's leader election (k8s.io/component-base's
+// leader_election_master_status) that a server replica reports 1 while it
+// holds its controllers' Lease, named after the component.
+const leaderSample = `leader_election_master_status{name="` + serverName + `"}`
 
 // scrapeTimeout bounds one read of a replica's /metrics.
 const scrapeTimeout = 5 * time.Second
@@ -40,56 +37,27 @@ const scrapeTimeout = 5 * time.Second
 // its controllers' Lease, as the replicas' own /metrics say; -1 when none
 // does, while an election is under way. A replica that cannot be read (it
 // is down, frozen) holds no Lease that counts.
-func (c *Cluster) LeaderReplica(ctx context.Context) (int, error) {
+func (c *Cluster) LeaderReplica(ctx context.Context) int {
 	for i, s := range c.Replicas() {
-		leads, err := c.leads(ctx, s)
-		if err != nil {
-			continue
-		}
-		if leads {
-			return i, nil
+		if c.leads(ctx, s) {
+			return i
 		}
 	}
-	return -1, nil
+	return -1
 }
 
-// leads reads server's /metrics for leaderMetric at 1.
-func (c *Cluster) leads(ctx context.Context, server *Server) (bool, error) {
-	client, err := rest.HTTPClientFor(c.ServerClientConfig(server))
+// leads is true when server's /metrics reports leaderSample at 1.
+func (c *Cluster) leads(ctx context.Context, server *Server) bool {
+	client, err := kubernetes.NewForConfig(c.ServerClientConfig(server))
 	if err != nil {
-		return false, err
+		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, server.URL()+"/metrics", nil)
+	body, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").Do(ctx).Raw()
 	if err != nil {
-		return false, err
+		return false
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("%s/metrics: %s", server.URL(), resp.Status)
-	}
-	return reportsLeader(resp.Body)
-}
-
-// reportsLeader is true when metrics, in Prometheus' text format, hold a
-// sample of leaderMetric at 1.
-func reportsLeader(metrics io.Reader) (bool, error) {
-	scanner := bufio.NewScanner(metrics)
-	scanner.Buffer(make([]byte, 64<<10), 1<<20)
-	for scanner.Scan() {
-		line := scanner.Text()
-		if !strings.HasPrefix(line, leaderMetric+"{") && !strings.HasPrefix(line, leaderMetric+" ") {
-			continue
-		}
-		fields := strings.Fields(line)
-		if fields[len(fields)-1] == "1" {
-			return true, nil
-		}
-	}
-	return false, scanner.Err()
+	v, ok := promtext.Samples(body).Value(leaderSample)
+	return ok && v == 1
 }

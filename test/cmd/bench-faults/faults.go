@@ -102,23 +102,29 @@ func (in *injector) run(ctx context.Context, kinds []string) {
 func (in *injector) inject(ctx context.Context, kind string) error {
 	switch kind {
 	case faultKillServer:
-		i, target := in.leader(ctx)
+		i, target, err := in.leader(ctx)
+		if err != nil {
+			return err
+		}
 		s := in.cluster.Replicas()[i]
 		_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
 		s.Kill()
 		<-s.Done()
-		err := in.cluster.RestartServers(ctx, s)
+		err = in.cluster.RestartServers(ctx, s)
 		_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
 		return err
 	case faultFreezeServer:
-		i, target := in.leader(ctx)
+		i, target, err := in.leader(ctx)
+		if err != nil {
+			return err
+		}
 		s := in.cluster.Replicas()[i]
 		_ = in.record.Fault(history.Fault{Kind: "SIGSTOP", Target: target, Detail: in.freeze.String()})
 		if err := s.Freeze(); err != nil {
 			return err
 		}
 		in.sleep(ctx, in.freeze)
-		err := s.Thaw()
+		err = s.Thaw()
 		_ = in.record.Fault(history.Fault{Kind: "SIGCONT", Target: target})
 		return err
 	case faultKillEtcd:
@@ -152,19 +158,30 @@ func (in *injector) inject(ctx context.Context, kind string) error {
 	return fmt.Errorf("unknown fault %q", kind)
 }
 
+// leaderWait is how long a fault of a replica waits for one to lead: past
+// a lost leader's 15 s lease and the election after it.
+const leaderWait = 45 * time.Second
+
 // leader is the server replica a fault of a replica hits, and how the
 // record names it: the leader of the controllers, which the faults are
 // about (its work moves to the other replica), by the Lease metric each
-// replica serves; a replica at random while none leads (an election under
-// way), which the record says.
-// The draw is made either way, so that a seed's later draws (the waits
-// between faults) do not depend on whether a leader was seen.
-func (in *injector) leader(ctx context.Context) (int, string) {
-	drawn := in.rand.IntN(len(in.cluster.Replicas()))
-	if i, err := in.cluster.LeaderReplica(ctx); err == nil && i >= 0 {
-		return i, fmt.Sprintf("evictionrequest-apiserver replica %d, the leader", i)
+// replica serves. While an election is under way it waits for one; none
+// within leaderWait fails the fault, as a component that did not come
+// back.
+func (in *injector) leader(ctx context.Context) (int, string, error) {
+	deadline := time.Now().Add(leaderWait)
+	for {
+		if i := in.cluster.LeaderReplica(ctx); i >= 0 {
+			return i, fmt.Sprintf("evictionrequest-apiserver replica %d, the leader", i), nil
+		}
+		if time.Now().After(deadline) {
+			return 0, "", fmt.Errorf("no server replica leads its controllers after %s", leaderWait)
+		}
+		in.sleep(ctx, time.Second)
+		if ctx.Err() != nil {
+			return 0, "", ctx.Err()
+		}
 	}
-	return drawn, fmt.Sprintf("evictionrequest-apiserver replica %d, no leader seen", drawn)
 }
 
 // freezeEtcd freezes every member of the server's etcd for outage, then
