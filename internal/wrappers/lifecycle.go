@@ -85,6 +85,14 @@ func (w *LifecycleRequestWrapper) AppliedBy(manager string, at time.Time) *Lifec
 	return w
 }
 
+// Condition sets a condition of the request's status.
+func (w *LifecycleRequestWrapper) Condition(t lifecyclev1alpha1.EvictionConditionType, status metav1.ConditionStatus, reason lifecyclev1alpha1.EvictionConditionReason, at time.Time) *LifecycleRequestWrapper {
+	apimeta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{
+		Type: string(t), Status: status, Reason: string(reason), LastTransitionTime: metav1.NewTime(at), ObservedGeneration: w.Generation,
+	})
+	return w
+}
+
 // Created sets the creation time.
 func (w *LifecycleRequestWrapper) Created(at time.Time) *LifecycleRequestWrapper {
 	w.CreationTimestamp = metav1.NewTime(at)
@@ -138,6 +146,16 @@ func (w *EvictionWrapper) TargetResponder(name string, priority int32, state lif
 	w.Status.TargetResponders = append(w.Status.TargetResponders, lifecyclev1alpha1.TargetResponder{Name: name, Priority: ptr.To(priority), State: state})
 	w.Status.Responders = append(w.Status.Responders, lifecyclev1alpha1.ResponderStatus{Name: name})
 	w.Status.ObservedGeneration = ptr.To(w.Generation)
+	return w
+}
+
+// State sets the state of a responder listed in status.targetResponders.
+func (w *EvictionWrapper) State(name string, state lifecyclev1alpha1.ResponderStateType) *EvictionWrapper {
+	for i := range w.Status.TargetResponders {
+		if w.Status.TargetResponders[i].Name == name {
+			w.Status.TargetResponders[i].State = state
+		}
+	}
 	return w
 }
 

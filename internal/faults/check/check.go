@@ -17,7 +17,10 @@ limitations under the License.
 // Package check reads the history of a fault campaign (package history's
 // record and kube-apiserver's audit log) and reports, for each invariant a
 // drain must keep under faults, how many cases it checked and which broke
-// it. It decides from the record alone: what the objects were as a watch
+// it. It reads either API: our coordination.k8s.io EvictionRequests, or
+// lifecycle.k8s.io's EvictionRequests and Evictions; both become the same
+// states of each pod's eviction (turnState) before any invariant is
+// checked. It decides from the record alone: what the objects were as a watch
 // saw them, in the order the watch saw them, and what kube-apiserver says it
 // granted, never from the code under test.
 package check
@@ -48,11 +51,12 @@ var invariants = []string{TurnHeld, BudgetKept, EvictedOnce, RequestSettled, Req
 
 // Options tune the checker to the campaign that made the history.
 type Options struct {
-	// SilentParticipants are interceptors that never answer: a request
+	// SilentParticipants are participants (our API's interceptors,
+	// lifecycle.k8s.io's responders) that never answer: a pod's eviction
 	// whose turn they hold at the end is still correctly waiting.
 	SilentParticipants []string
-	// MaxWritesPerRequest bounds the writes one EvictionRequest may see
-	// (its creation excluded); more is a write loop. 0 means 60.
+	// MaxWritesPerRequest bounds the writes one EvictionRequest or Eviction
+	// may see (its creation excluded); more is a write loop. 0 means 60.
 	MaxWritesPerRequest int
 }
 

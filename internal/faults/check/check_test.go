@@ -211,7 +211,7 @@ func TestCheck(t *testing.T) {
 		{name: "a pod with interceptors evicted without a request", knobs: knobs{noRequest: true}, broken: TurnHeld, says: "no EvictionRequest"},
 		{name: "a budget driven below its minimum", knobs: knobs{budgetBroken: true}, broken: BudgetKept, says: "0 healthy pods of 1"},
 		{name: "a pod evicted twice", knobs: knobs{secondGrant: true}, broken: EvictedOnce, says: "2 evictions granted"},
-		{name: "a request never complete", knobs: knobs{notComplete: true}, broken: RequestSettled, says: "neither complete"},
+		{name: "a request never complete", knobs: knobs{notComplete: true}, broken: RequestSettled, says: "neither done"},
 		{name: "a request made twice", knobs: knobs{duplicate: true}, broken: RequestKept, says: "2 EvictionRequests"},
 		{name: "a pod of the drain without a request", knobs: knobs{unasked: true}, broken: RequestKept, says: "web-2"},
 		{name: "a drain that never ends", knobs: knobs{noDrainEnd: true}, broken: DrainEnded, says: "never ended"},

@@ -92,7 +92,7 @@ func checkEvictedOnce(h *indexed, audit []AuditEvent, res *Result) {
 	}
 }
 
-// checkSkipped checks that no pod that declares interceptors was evicted
+// checkSkipped checks that no pod that declares participants was evicted
 // with no EvictionRequest at all, which skips every participant (an
 // eviction the bridge let through).
 func checkSkipped(h *indexed, audit []AuditEvent, res *Result) {
@@ -104,9 +104,9 @@ func checkSkipped(h *indexed, audit []AuditEvent, res *Result) {
 	}
 	for pod := range pods {
 		for _, uid := range h.podsByName[pod] {
-			if len(h.requests[uid]) == 0 && declaresInterceptors(h.pods[uid]) {
+			if !hasRequest(h.lines[uid]) && declaresParticipants(h.pods[uid]) {
 				res.Checked++
-				res.violate("pod %s: evicted with no EvictionRequest although it declares interceptors", pod)
+				res.violate("pod %s: evicted with no EvictionRequest although it declares participants", pod)
 			}
 		}
 	}

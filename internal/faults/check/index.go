@@ -23,6 +23,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -40,9 +41,16 @@ type observed[T any] struct {
 // indexed is the record sorted by object, each object's entries in the
 // order the recorder saw them.
 type indexed struct {
-	// pods and requests are keyed by UID; requests by the UID of their pod.
-	pods     map[types.UID][]observed[corev1.Pod]
-	requests map[types.UID][]observed[v1alpha1.EvictionRequest]
+	// pods are keyed by UID; requests (our API's), lifecycleRequests and
+	// evictions (lifecycle.k8s.io's) by the UID of their pod.
+	pods              map[types.UID][]observed[corev1.Pod]
+	requests          map[types.UID][]observed[v1alpha1.EvictionRequest]
+	lifecycleRequests map[types.UID][]observed[lifecyclev1alpha1.EvictionRequest]
+	evictions         map[types.UID][]observed[lifecyclev1alpha1.Eviction]
+	// turns is each pod's eviction in progress, on either API, as the
+	// checks judge it; lines are the requests and Evictions of each pod.
+	turns map[types.UID][]turnState
+	lines map[types.UID][]line
 	// budgets, deployments and nodes are keyed by namespace/name.
 	budgets     map[string][]observed[policyv1.PodDisruptionBudget]
 	deployments map[string][]observed[appsv1.Deployment]
@@ -62,12 +70,14 @@ type drainRun struct {
 
 func index(entries []history.Entry) (*indexed, error) {
 	h := &indexed{
-		pods:        map[types.UID][]observed[corev1.Pod]{},
-		requests:    map[types.UID][]observed[v1alpha1.EvictionRequest]{},
-		budgets:     map[string][]observed[policyv1.PodDisruptionBudget]{},
-		deployments: map[string][]observed[appsv1.Deployment]{},
-		nodes:       map[string][]observed[corev1.Node]{},
-		podsByName:  map[string][]types.UID{},
+		pods:              map[types.UID][]observed[corev1.Pod]{},
+		requests:          map[types.UID][]observed[v1alpha1.EvictionRequest]{},
+		lifecycleRequests: map[types.UID][]observed[lifecyclev1alpha1.EvictionRequest]{},
+		evictions:         map[types.UID][]observed[lifecyclev1alpha1.Eviction]{},
+		budgets:           map[string][]observed[policyv1.PodDisruptionBudget]{},
+		deployments:       map[string][]observed[appsv1.Deployment]{},
+		nodes:             map[string][]observed[corev1.Node]{},
+		podsByName:        map[string][]types.UID{},
 	}
 	drains := map[string]int{}
 	for i, e := range entries {
@@ -100,6 +110,18 @@ func index(entries []history.Entry) (*indexed, error) {
 				uid := types.UID(r.Spec.Target.PodRef.UID)
 				h.requests[uid] = append(h.requests[uid], observed[v1alpha1.EvictionRequest]{e.Time, e.Type, r})
 			}
+		case e.Kind == history.KindLifecycleEvictionRequest:
+			var r *lifecyclev1alpha1.EvictionRequest
+			if r, err = decode[lifecyclev1alpha1.EvictionRequest](e); err == nil && r.Spec.Target.Pod != nil {
+				uid := r.Spec.Target.Pod.UID
+				h.lifecycleRequests[uid] = append(h.lifecycleRequests[uid], observed[lifecyclev1alpha1.EvictionRequest]{e.Time, e.Type, r})
+			}
+		case e.Kind == history.KindEviction:
+			var ev *lifecyclev1alpha1.Eviction
+			if ev, err = decode[lifecyclev1alpha1.Eviction](e); err == nil && ev.Spec.Target.Pod != nil {
+				uid := ev.Spec.Target.Pod.UID
+				h.evictions[uid] = append(h.evictions[uid], observed[lifecyclev1alpha1.Eviction]{e.Time, e.Type, ev})
+			}
 		case e.Kind == history.KindPodDisruptionBudget:
 			var b *policyv1.PodDisruptionBudget
 			if b, err = decode[policyv1.PodDisruptionBudget](e); err == nil {
@@ -122,6 +144,7 @@ func index(entries []history.Entry) (*indexed, error) {
 			return nil, fmt.Errorf("entry %d (%s): %w", i+1, e.Kind, err)
 		}
 	}
+	h.normalise()
 	return h, nil
 }
 

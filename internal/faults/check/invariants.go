@@ -17,6 +17,7 @@ limitations under the License.
 package check
 
 import (
+	"sort"
 	"strings"
 	"time"
 
@@ -85,49 +86,40 @@ func rollingOut(d *appsv1.Deployment) bool {
 	return d.Status.ObservedGeneration < d.Generation
 }
 
-// checkSettled checks that every request, at the end of the record, either
-// completed or waits on the turn of a participant that never answers.
+// checkSettled checks that every request and Eviction, at the end of the
+// record, is done (deleted, complete, finished) or belongs to a pod whose
+// eviction waits on the turn of a participant that never answers.
 func checkSettled(h *indexed, opts Options, res *Result) {
 	silent := map[string]bool{}
 	for _, name := range opts.SilentParticipants {
 		silent[name] = true
 	}
-	for _, timeline := range h.requests {
-		res.Checked++
-		last := timeline[len(timeline)-1]
-		r := last.obj
-		switch {
-		case last.typ == history.Deleted || completed(r):
-		case last.typ == history.Gap:
-			res.Inconclusive++
-		case r.Status.ActiveInterceptorName != nil && silent[*r.Status.ActiveInterceptorName] &&
-			!r.Status.ActiveInterceptorCompleted && !expired(r, h.end):
-		default:
-			res.violate("EvictionRequest %s/%s (pod %s) neither complete nor waiting on a silent participant: %s",
-				r.Namespace, r.Name, r.Spec.Target.PodRef.Name, describe(r))
+	for uid, lines := range h.lines {
+		waiting := false
+		if states := h.turns[uid]; len(states) > 0 {
+			last := states[len(states)-1]
+			waiting = !last.done && last.typ != history.Deleted && silent[last.active] && !last.expired(h.end)
+		}
+		for _, l := range lines {
+			res.Checked++
+			switch {
+			case !l.doneAt.IsZero() || waiting:
+			case l.lastType == history.Gap:
+				res.Inconclusive++
+			default:
+				res.violate("%s %s neither done nor waiting on a silent participant: %s", l.kind, l.name, l.summary)
+			}
 		}
 	}
-}
-
-func describe(r *v1alpha1.EvictionRequest) string {
-	active := "no active interceptor"
-	if a := r.Status.ActiveInterceptorName; a != nil {
-		active = "active " + *a
-		if r.Status.ActiveInterceptorCompleted {
-			active += " (completed)"
-		}
-	}
-	if r.Status.Message != "" {
-		return active + "; " + r.Status.Message
-	}
-	return active
 }
 
 // checkRequestsKept checks that every pod a declarative or plugin drain
-// asked for got its EvictionRequest, and that no pod had two: every pod
-// running on a node of such a drain when it started (DaemonSet and mirror
-// pods aside, which no drain evicts) must have one. Our API names a request
-// by its pod's UID, so two are a request deleted and made again.
+// asked for got its EvictionRequest, and that none was duplicated: every
+// pod running on a node of such a drain when it started (DaemonSet and
+// mirror pods aside, which no drain evicts) must have one. Our API names a
+// request by its pod's UID, so two are a request deleted and made again; on
+// lifecycle.k8s.io two of one requester are, and so is an Eviction made
+// while another of the pod was not finished.
 func checkRequestsKept(h *indexed, res *Result) {
 	asked := map[types.UID]string{}
 	for _, d := range h.drains {
@@ -147,19 +139,49 @@ func checkRequestsKept(h *indexed, res *Result) {
 	for uid, drainID := range asked {
 		res.Checked++
 		pod := h.pods[uid][0].obj
-		if len(h.requests[uid]) == 0 {
+		if !hasRequest(h.lines[uid]) {
 			res.violate("pod %s/%s on a node of drain %s has no EvictionRequest", pod.Namespace, pod.Name, drainID)
 		}
 	}
-	for uid, timeline := range h.requests {
-		seen := map[types.UID]bool{}
-		for _, o := range timeline {
-			seen[o.obj.UID] = true
+	for uid, lines := range h.lines {
+		requests := map[string]int{}
+		var evictions []line
+		for _, l := range lines {
+			if l.kind == history.KindEviction {
+				evictions = append(evictions, l)
+			} else {
+				requests[l.requester]++
+			}
 		}
-		if len(seen) > 1 {
-			res.violate("pod %s: %d EvictionRequests", uid, len(seen))
+		for requester, n := range requests {
+			if n > 1 {
+				res.violate("pod %s: %d EvictionRequests%s", uid, n, byRequester(requester))
+			}
+		}
+		sort.Slice(evictions, func(i, j int) bool { return evictions[i].first.Before(evictions[j].first) })
+		for i := 1; i < len(evictions); i++ {
+			if prev := evictions[i-1]; prev.doneAt.IsZero() || evictions[i].first.Before(prev.doneAt) {
+				res.violate("pod %s: Eviction %s made while %s was not finished", uid, evictions[i].name, prev.name)
+			}
 		}
 	}
+}
+
+// hasRequest is true when a pod's lines hold a request of either API.
+func hasRequest(lines []line) bool {
+	for _, l := range lines {
+		if l.kind != history.KindEviction {
+			return true
+		}
+	}
+	return false
+}
+
+func byRequester(requester string) string {
+	if requester == "" {
+		return ""
+	}
+	return " of " + requester
 }
 
 // stateAt is the pod as last seen at or before t, nil when it was not
@@ -195,9 +217,14 @@ func drainable(pod *corev1.Pod) bool {
 	return true
 }
 
-// declaresInterceptors is true for a pod that lists interceptors.
-func declaresInterceptors(timeline []observed[corev1.Pod]) bool {
-	return len(timeline) > 0 && strings.TrimSpace(timeline[0].obj.Annotations[v1alpha1.PodInterceptorsAnnotation]) != ""
+// declaresParticipants is true for a pod that lists interceptors (our
+// API) or eviction responders (lifecycle.k8s.io).
+func declaresParticipants(timeline []observed[corev1.Pod]) bool {
+	if len(timeline) == 0 {
+		return false
+	}
+	pod := timeline[0].obj
+	return strings.TrimSpace(pod.Annotations[v1alpha1.PodInterceptorsAnnotation]) != "" || len(pod.Spec.EvictionResponders) > 0
 }
 
 // checkDrains checks that every drain ended, drained or by its deadline's
@@ -235,20 +262,16 @@ func drainedSeen(timeline []observed[corev1.Node], since time.Time) bool {
 	return false
 }
 
-// checkWrites checks that no request saw more writes than the bound: a
-// write loop between two writers shows as a request written without end.
+// checkWrites checks that no request or Eviction saw more writes than the
+// bound: a write loop between two writers shows as an object written
+// without end.
 func checkWrites(h *indexed, opts Options, res *Result) {
-	for _, timeline := range h.requests {
-		res.Checked++
-		writes := 0
-		for _, o := range timeline {
-			if o.typ == history.Modified {
-				writes++
+	for _, lines := range h.lines {
+		for _, l := range lines {
+			res.Checked++
+			if l.writes > opts.MaxWritesPerRequest {
+				res.violate("%s %s: %d writes (bound %d)", l.kind, l.name, l.writes, opts.MaxWritesPerRequest)
 			}
-		}
-		if writes > opts.MaxWritesPerRequest {
-			r := timeline[0].obj
-			res.violate("EvictionRequest %s/%s: %d writes (bound %d)", r.Namespace, r.Name, writes, opts.MaxWritesPerRequest)
 		}
 	}
 }

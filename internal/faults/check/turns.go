@@ -22,22 +22,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/evictionrequest/apiserver/internal/faults/history"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/helper"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/pkg/drain"
+	"github.com/evictionrequest/apiserver/pkg/surge"
 )
 
 // heartbeatSkew is how early a heartbeat deadline counts as passed: the
 // server's rule for clock skew between writers.
 const heartbeatSkew = 10 * time.Second
 
-// checkTurns checks that every pod that ended while it had an
-// EvictionRequest ended once no participant held its turn any more: every
-// interceptor completed or missed its heartbeat deadline. Two cases are no
-// violation: a drain's deadline with the escalation evict or delete had
-// passed (written on the request), or the participant holding the turn had
-// declared the pod's removal in flight (cancellation policy Forbid), as the
-// surge interceptor does before it scales its Deployment back.
+// checkTurns checks that every pod that ended while it had an eviction in
+// progress (our API's EvictionRequest, lifecycle's Eviction) ended once no
+// participant held its turn any more: every one completed or missed its
+// heartbeat deadline. Three cases are no violation: a drain's deadline with
+// the escalation evict or delete had passed (written on the request), the
+// participant holding the turn had declared the pod's removal in flight
+// (cancellation policy Forbid), or it had marked the pod as the one it
+// removes, as the surge interceptor does before it scales its Deployment
+// back.
 //
 // The watches of pods and of requests lag behind the servers by different
 // amounts, so the turn is judged on the request's history, not on clocks:
@@ -50,12 +51,12 @@ func checkTurns(h *indexed, res *Result) {
 		if !ok || terminal(pod) {
 			continue
 		}
-		requests := h.requests[uid]
-		if len(requests) == 0 {
+		states := h.turns[uid]
+		if len(states) == 0 {
 			continue
 		}
 		res.Checked++
-		verdict, holder := turnAt(requests, end)
+		verdict, holder := turnAt(states, end, markedBy(pod))
 		switch verdict {
 		case turnGap:
 			res.Inconclusive++
@@ -64,6 +65,17 @@ func checkTurns(h *indexed, res *Result) {
 			res.violate("pod %s ended at %s while %s held its turn", name, stamp(end), holder)
 		}
 	}
+}
+
+// markedBy is the participant that marked a pod, as it was seen ending, for
+// its own removal (the surge interceptor's mark), "" when none did.
+func markedBy(pod []observed[corev1.Pod]) string {
+	for _, o := range pod {
+		if o.typ == history.Deleted || o.obj.DeletionTimestamp != nil {
+			return o.obj.Annotations[surge.MarkedByAnnotation]
+		}
+	}
+	return ""
 }
 
 // terminal is true for a pod that finished (Succeeded or Failed) before it
@@ -88,78 +100,40 @@ const (
 	turnGap
 )
 
-// turnAt judges whether a participant held its turn on a request when its
-// pod was seen ending at end, and names the holder.
-func turnAt(requests []observed[v1alpha1.EvictionRequest], end time.Time) (turnVerdict, string) {
+// turnAt judges whether a participant held its turn on a pod's eviction
+// when the pod was seen ending at end, and names the holder; markedBy is the
+// participant that marked the pod for its own removal.
+func turnAt(states []turnState, end time.Time, markedBy string) (turnVerdict, string) {
 	i := 0
-	for j, o := range requests {
-		if o.time.After(end) {
+	for j, s := range states {
+		if s.time.After(end) {
 			break
 		}
 		i = j
 	}
-	held := ""
-	var last *v1alpha1.EvictionRequest
-	for _, o := range requests[i:] {
+	var last *turnState
+	for k := i; k < len(states); k++ {
+		s := states[k]
 		switch {
-		case o.typ == history.Gap:
+		case s.typ == history.Gap:
 			return turnGap, ""
-		case o.typ == history.Deleted || completed(o.obj):
-			if held == "" || excused(last, end) {
-				return turnOver, ""
-			}
-			return turnHeld, held
-		case turnsOver(o.obj, end):
+		case s.typ == history.Deleted || s.done:
+			return heldAt(last, end, markedBy)
+		case s.over(end):
 			return turnOver, ""
 		}
-		held, last = holder(o.obj), o.obj
+		last = &states[k]
 	}
-	if held == "" || excused(last, end) {
+	return heldAt(last, end, markedBy)
+}
+
+// heldAt is the verdict of the last state seen with a turn held, nil when
+// there is none.
+func heldAt(last *turnState, end time.Time, markedBy string) (turnVerdict, string) {
+	if last == nil || last.excused(end, markedBy) {
 		return turnOver, ""
 	}
-	return turnHeld, held
-}
-
-// turnsOver is true for a request on which no participant's turn is to
-// come at t: it declares none, or the lowest one completed or missed its
-// heartbeat deadline.
-func turnsOver(r *v1alpha1.EvictionRequest, t time.Time) bool {
-	if len(r.Spec.Interceptors) == 0 {
-		return true
-	}
-	active := r.Status.ActiveInterceptorName
-	if active == nil || *active != r.Spec.Interceptors[0].Name {
-		return false
-	}
-	return r.Status.ActiveInterceptorCompleted || expired(r, t)
-}
-
-// holder names who holds the turn of a request whose turns are not over:
-// the active interceptor, or the first to come.
-func holder(r *v1alpha1.EvictionRequest) string {
-	if a := r.Status.ActiveInterceptorName; a != nil && *a != "" {
-		return "interceptor " + *a
-	}
-	return "interceptor " + r.Spec.Interceptors[len(r.Spec.Interceptors)-1].Name + " (not yet selected)"
-}
-
-func expired(r *v1alpha1.EvictionRequest, t time.Time) bool {
-	deadline := helper.HeartbeatDeadline(r.Status.HeartbeatTime, r.CreationTimestamp, r.Spec.HeartbeatDeadlineSeconds)
-	return !t.Before(deadline.Add(-heartbeatSkew))
-}
-
-// excused is true when the last state seen of a request allowed its pod to
-// end at t while a turn was held: a drain's deadline that evicts or deletes
-// had passed, or the holder declared the removal in flight.
-func excused(r *v1alpha1.EvictionRequest, t time.Time) bool {
-	if r == nil {
-		return false
-	}
-	if p := r.Status.EvictionRequestCancellationPolicy; p != nil && *p == v1alpha1.Forbid {
-		return true
-	}
-	d, ok := drain.RequestDeadline(r.Annotations)
-	return ok && !d.Fails() && d.Passed(t)
+	return turnHeld, last.holder
 }
 
 func completed(r *v1alpha1.EvictionRequest) bool {

@@ -34,11 +34,15 @@ import (
 
 // The kinds of object the recorder watches.
 const (
-	KindPod                 = "Pod"
-	KindEvictionRequest     = "EvictionRequest"
-	KindPodDisruptionBudget = "PodDisruptionBudget"
-	KindDeployment          = "Deployment"
-	KindNode                = "Node"
+	KindPod             = "Pod"
+	KindEvictionRequest = "EvictionRequest"
+	// KindLifecycleEvictionRequest and KindEviction are lifecycle.k8s.io's
+	// EvictionRequest and Eviction.
+	KindLifecycleEvictionRequest = "lifecycle.k8s.io/EvictionRequest"
+	KindEviction                 = "Eviction"
+	KindPodDisruptionBudget      = "PodDisruptionBudget"
+	KindDeployment               = "Deployment"
+	KindNode                     = "Node"
 )
 
 // The types of a watched entry: watch.EventType's, and Gap for an object

@@ -42,6 +42,8 @@ type drainer struct {
 	record     *history.Writer
 	binDir     string
 	kubeconfig string
+	// api is the campaign's API, which the plugin is told to speak.
+	api string
 	// deadline is the deadline of the declarative and plugin drains, which
 	// then evict what is left; timeout bounds every drain.
 	deadline, timeout time.Duration
@@ -62,7 +64,7 @@ func (d *drainer) run(ctx context.Context, kind string, nodes []string) {
 		case history.DrainDeclarative:
 			err = d.declarative(ctx, nodes)
 		case history.DrainPlugin:
-			err = d.exec(ctx, "kubectl-evictionrequest", append([]string{"drain"}, append(nodes, "--force", "--ignore-daemonsets",
+			err = d.exec(ctx, "kubectl-evictionrequest", append([]string{"drain", "--api=" + d.pluginAPI()}, append(nodes, "--force", "--ignore-daemonsets",
 				"--deadline="+d.deadline.String(), "--on-deadline=evict", "--timeout="+d.timeout.String())...)...)
 		case history.DrainKubectl:
 			err = d.exec(ctx, "kubectl", append([]string{"drain"}, append(nodes, "--force", "--ignore-daemonsets",
@@ -74,6 +76,14 @@ func (d *drainer) run(ctx context.Context, kind string, nodes []string) {
 		}
 		_ = d.record.Drain(history.Drain{ID: id, Kind: kind, Nodes: nodes, Phase: history.PhaseEnd, Outcome: outcome})
 	}()
+}
+
+// pluginAPI is the plugin's --api for the campaign's API.
+func (d *drainer) pluginAPI() string {
+	if d.api == apiCoordination {
+		return "coordination"
+	}
+	return "lifecycle"
 }
 
 func (d *drainer) exec(ctx context.Context, bin string, args ...string) error {

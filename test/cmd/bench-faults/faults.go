@@ -31,7 +31,7 @@ import (
 	"github.com/evictionrequest/apiserver/internal/localcluster"
 )
 
-// The kinds of fault of the schedule.
+// The kinds of fault of the schedule, on our API's control plane.
 const (
 	faultKillServer   = "kill-server"
 	faultFreezeServer = "freeze-server"
@@ -47,21 +47,37 @@ const (
 	faultCutServerPath = "cut-server-path"
 )
 
-var faultKinds = []string{faultKillServer, faultFreezeServer, faultKillEtcd, faultRestartKubeAPIServer, faultFreezeEtcd, faultCutServerPath}
+// The kinds of fault of the schedule on lifecycle.k8s.io's control plane,
+// where the objects live in kube-apiserver's etcd.
+const (
+	// faultKillController ends evictionrequest-controller with SIGKILL and
+	// starts it again, as the kubelet restarts its container.
+	faultKillController = "kill-controller"
+	// faultFreezeController freezes evictionrequest-controller past its
+	// 15 s lease, then thaws it: it finds its term over and campaigns again.
+	faultFreezeController = "freeze-controller"
+	// faultRestartKubeEtcd ends kube-apiserver's etcd with SIGKILL and
+	// starts it again from its data.
+	faultRestartKubeEtcd = "restart-kube-etcd"
+	// faultKillUpstream and faultFreezeUpstream do the same to Kubernetes
+	// 1.38's eviction request controllers.
+	faultKillUpstream   = "kill-upstream-controllers"
+	faultFreezeUpstream = "freeze-upstream-controllers"
+)
 
-// schedule is the kinds of n faults, in order: every kind once when n
+// schedule is n faults drawn from kinds, in order: every kind once when n
 // allows, the rest drawn at random, all shuffled, from r alone, so that a
 // seed gives the same schedule on every run.
-func schedule(r *rand.Rand, n int) []string {
-	var kinds []string
-	if n >= len(faultKinds) {
-		kinds = append(kinds, faultKinds...)
+func schedule(r *rand.Rand, kinds []string, n int) []string {
+	var drawn []string
+	if n >= len(kinds) {
+		drawn = append(drawn, kinds...)
 	}
-	for len(kinds) < n {
-		kinds = append(kinds, faultKinds[r.IntN(len(faultKinds))])
+	for len(drawn) < n {
+		drawn = append(drawn, kinds[r.IntN(len(kinds))])
 	}
-	r.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
-	return kinds
+	r.Shuffle(len(drawn), func(i, j int) { drawn[i], drawn[j] = drawn[j], drawn[i] })
+	return drawn
 }
 
 // injector injects faults on a seeded schedule and records each.
@@ -99,63 +115,142 @@ func (in *injector) run(ctx context.Context, kinds []string) {
 	}
 }
 
-func (in *injector) inject(ctx context.Context, kind string) error {
-	switch kind {
-	case faultKillServer:
-		i, target, err := in.leader(ctx)
-		if err != nil {
-			return err
-		}
-		s := in.cluster.Replicas()[i]
-		_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
-		s.Kill()
-		<-s.Done()
-		err = in.cluster.RestartServers(ctx, s)
-		_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
-		return err
-	case faultFreezeServer:
-		i, target, err := in.leader(ctx)
-		if err != nil {
-			return err
-		}
-		s := in.cluster.Replicas()[i]
-		_ = in.record.Fault(history.Fault{Kind: "SIGSTOP", Target: target, Detail: in.freeze.String()})
-		if err := s.Freeze(); err != nil {
-			return err
-		}
-		in.sleep(ctx, in.freeze)
-		err = s.Thaw()
-		_ = in.record.Fault(history.Fault{Kind: "SIGCONT", Target: target})
-		return err
-	case faultKillEtcd:
-		members := in.cluster.ServerEtcd()
-		i := in.rand.IntN(len(members))
-		m := members[i]
-		_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: fmt.Sprintf("server etcd member %d", i)})
-		m.Kill()
-		<-m.Done()
-		err := in.cluster.RestartEtcdMember(ctx, m)
-		_ = in.record.Fault(history.Fault{Kind: "restarted", Target: fmt.Sprintf("server etcd member %d", i)})
-		return err
-	case faultRestartKubeAPIServer:
-		sig := []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM}[in.rand.IntN(2)]
-		_ = in.record.Fault(history.Fault{Kind: unix.SignalName(sig), Target: "kube-apiserver"})
-		err := in.cluster.RestartKubeAPIServer(ctx, sig)
-		_ = in.record.Fault(history.Fault{Kind: "restarted", Target: "kube-apiserver"})
-		return err
-	case faultFreezeEtcd:
-		return in.freezeEtcd(ctx)
-	case faultCutServerPath:
-		_ = in.record.Fault(history.Fault{Kind: "cut", Target: "kube-apiserver to evictionrequest-apiserver", Detail: in.outage.String()})
-		if err := in.cluster.CutServerPath(); err != nil {
-			return err
-		}
-		in.sleep(ctx, in.outage)
-		in.cluster.HealServerPath()
-		_ = in.record.Fault(history.Fault{Kind: "healed", Target: "kube-apiserver to evictionrequest-apiserver"})
-		return nil
+// faults is how the injector injects each kind of fault.
+func (in *injector) faults() map[string]func(context.Context) error {
+	return map[string]func(context.Context) error{
+		faultKillServer: in.killServer, faultFreezeServer: in.freezeServer, faultKillEtcd: in.killServerEtcdMember,
+		faultRestartKubeAPIServer: in.restartKubeAPIServer, faultFreezeEtcd: in.freezeEtcd, faultCutServerPath: in.cutServerPath,
+		faultKillController: in.killController, faultFreezeController: in.freezeController, faultRestartKubeEtcd: in.restartKubeEtcd,
+		faultKillUpstream: in.killUpstream, faultFreezeUpstream: in.freezeUpstream,
 	}
-	return fmt.Errorf("unknown fault %q", kind)
+}
+
+func (in *injector) inject(ctx context.Context, kind string) error {
+	fault, ok := in.faults()[kind]
+	if !ok {
+		return fmt.Errorf("unknown fault %q", kind)
+	}
+	return fault(ctx)
+}
+
+func (in *injector) killServer(ctx context.Context) error {
+	i, target, err := in.leader(ctx)
+	if err != nil {
+		return err
+	}
+	s := in.cluster.Replicas()[i]
+	_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
+	s.Kill()
+	<-s.Done()
+	err = in.cluster.RestartServers(ctx, s)
+	_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
+	return err
+}
+
+func (in *injector) freezeServer(ctx context.Context) error {
+	i, target, err := in.leader(ctx)
+	if err != nil {
+		return err
+	}
+	return in.freezeProcess(ctx, in.cluster.Replicas()[i].Process, target)
+}
+
+// freezeProcess freezes p for the freeze time, then thaws it.
+func (in *injector) freezeProcess(ctx context.Context, p *localcluster.Process, target string) error {
+	_ = in.record.Fault(history.Fault{Kind: "SIGSTOP", Target: target, Detail: in.freeze.String()})
+	if err := p.Freeze(); err != nil {
+		return err
+	}
+	in.sleep(ctx, in.freeze)
+	err := p.Thaw()
+	_ = in.record.Fault(history.Fault{Kind: "SIGCONT", Target: target})
+	return err
+}
+
+func (in *injector) killServerEtcdMember(ctx context.Context) error {
+	members := in.cluster.ServerEtcd()
+	i := in.rand.IntN(len(members))
+	return in.restartEtcd(ctx, members[i], fmt.Sprintf("server etcd member %d", i))
+}
+
+func (in *injector) restartKubeEtcd(ctx context.Context) error {
+	return in.restartEtcd(ctx, in.cluster.KubeEtcd(), "kube-apiserver's etcd")
+}
+
+// restartEtcd kills an etcd member and starts it again from its data.
+func (in *injector) restartEtcd(ctx context.Context, m *localcluster.EtcdMember, target string) error {
+	_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
+	m.Kill()
+	<-m.Done()
+	err := in.cluster.RestartEtcdMember(ctx, m)
+	_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
+	return err
+}
+
+func (in *injector) restartKubeAPIServer(ctx context.Context) error {
+	sig := []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM}[in.rand.IntN(2)]
+	_ = in.record.Fault(history.Fault{Kind: unix.SignalName(sig), Target: "kube-apiserver"})
+	err := in.cluster.RestartKubeAPIServer(ctx, sig)
+	_ = in.record.Fault(history.Fault{Kind: "restarted", Target: "kube-apiserver"})
+	return err
+}
+
+func (in *injector) cutServerPath(ctx context.Context) error {
+	_ = in.record.Fault(history.Fault{Kind: "cut", Target: "kube-apiserver to evictionrequest-apiserver", Detail: in.outage.String()})
+	if err := in.cluster.CutServerPath(); err != nil {
+		return err
+	}
+	in.sleep(ctx, in.outage)
+	in.cluster.HealServerPath()
+	_ = in.record.Fault(history.Fault{Kind: "healed", Target: "kube-apiserver to evictionrequest-apiserver"})
+	return nil
+}
+
+// killController ends evictionrequest-controller, the one replica the
+// harness runs and so its leader, and starts it again.
+func (in *injector) killController(ctx context.Context) error {
+	const target = "evictionrequest-controller"
+	p := in.cluster.LifecycleController()
+	if p == nil {
+		return errors.New("the cluster runs no evictionrequest-controller")
+	}
+	_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
+	p.Kill()
+	err := in.cluster.RestartLifecycleController(ctx)
+	_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
+	return err
+}
+
+func (in *injector) freezeController(ctx context.Context) error {
+	p := in.cluster.LifecycleController()
+	if p == nil {
+		return errors.New("the cluster runs no evictionrequest-controller")
+	}
+	return in.freezeProcess(ctx, p, "evictionrequest-controller")
+}
+
+// killUpstream ends Kubernetes' eviction request controllers and starts
+// them again, as kube-controller-manager restarted.
+func (in *injector) killUpstream(ctx context.Context) error {
+	const target = "Kubernetes' eviction request controllers"
+	p := in.cluster.UpstreamControllers()
+	if p == nil {
+		return errors.New("the cluster runs no Kubernetes eviction request controllers")
+	}
+	_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
+	p.Kill()
+	in.cluster.StopUpstreamControllers()
+	err := in.cluster.StartUpstreamControllers(ctx)
+	_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
+	return err
+}
+
+func (in *injector) freezeUpstream(ctx context.Context) error {
+	p := in.cluster.UpstreamControllers()
+	if p == nil {
+		return errors.New("the cluster runs no Kubernetes eviction request controllers")
+	}
+	return in.freezeProcess(ctx, p, "Kubernetes' eviction request controllers")
 }
 
 // leaderWait is how long a fault of a replica waits for one to lead: past

@@ -31,20 +31,34 @@ import (
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 )
 
-// listers are the kinds the campaign records: the namespace's pods,
-// requests, budgets and Deployments, and every node.
-func listers(kube kubernetes.Interface, clientset versioned.Interface, ns string) []lister {
+// listers are the kinds a campaign of f records: the namespace's pods,
+// requests (and, on lifecycle.k8s.io, Evictions), budgets and Deployments,
+// and every node.
+func listers(f flavour, kube kubernetes.Interface, clientset versioned.Interface, ns string) []lister {
 	pods, budgets, deployments := kube.CoreV1().Pods(ns), kube.PolicyV1().PodDisruptionBudgets(ns), kube.AppsV1().Deployments(ns)
-	requests, nodes := clientset.CoordinationV1alpha1().EvictionRequests(ns), kube.CoreV1().Nodes()
-	return []lister{
+	nodes := kube.CoreV1().Nodes()
+	kinds := []lister{
 		{history.KindPod, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) }, pods.Watch},
-		{history.KindEvictionRequest, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return requests.List(ctx, o) }, requests.Watch},
 		{history.KindPodDisruptionBudget, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return budgets.List(ctx, o) }, budgets.Watch},
 		{history.KindDeployment, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return deployments.List(ctx, o)
 		}, deployments.Watch},
 		{history.KindNode, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return nodes.List(ctx, o) }, nodes.Watch},
 	}
+	if !f.lifecycle() {
+		requests := clientset.CoordinationV1alpha1().EvictionRequests(ns)
+		return append(kinds, lister{history.KindEvictionRequest, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return requests.List(ctx, o)
+		}, requests.Watch})
+	}
+	requests, evictions := kube.LifecycleV1alpha1().EvictionRequests(ns), kube.LifecycleV1alpha1().Evictions(ns)
+	return append(kinds,
+		lister{history.KindLifecycleEvictionRequest, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return requests.List(ctx, o)
+		}, requests.Watch},
+		lister{history.KindEviction, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return evictions.List(ctx, o)
+		}, evictions.Watch})
 }
 
 // labelPool puts every node in the campaign's pool: its Deployments run

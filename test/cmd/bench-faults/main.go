@@ -42,19 +42,21 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/evictionrequest/apiserver/internal/faults/check"
 	"github.com/evictionrequest/apiserver/internal/faults/history"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
+	lifecycleapi "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
-	"github.com/evictionrequest/apiserver/pkg/sdk/evictionapi"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
 )
 
 const namespace = "faults"
 
 type options struct {
+	api                   string
 	dir, binDir, out      string
 	seed                  uint64
 	nodes, spare, perNode int
@@ -68,6 +70,7 @@ type options struct {
 
 func main() {
 	var o options
+	flag.StringVar(&o.api, "api", apiCoordination, "API the drains go through: coordination (our server, HA, with the bridge), lifecycle (Kubernetes' lifecycle.k8s.io with evictionrequest-controller) or upstream (lifecycle.k8s.io with Kubernetes 1.38's controllers, ours for the actors).")
 	flag.StringVar(&o.dir, "dir", "_output/bench-faults", "Directory of the cluster and of the record.")
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "Directory of the binaries.")
 	flag.StringVar(&o.out, "out", "_output/bench/faults.json", "The run's figures, as JSON.")
@@ -97,6 +100,7 @@ func main() {
 
 // summary is the run's figures.
 type summary struct {
+	API    string         `json:"api"`
 	Seed   uint64         `json:"seed"`
 	Nodes  int            `json:"nodes"`
 	Pods   int            `json:"pods"`
@@ -124,22 +128,26 @@ type outcome struct {
 }
 
 func run(ctx context.Context, o options) (int, error) {
-	faulty, err := campaign(ctx, o, o.dir, o.faults)
+	f, err := flavourOf(o.api)
 	if err != nil {
 		return 0, err
 	}
-	fmt.Printf("seed %d: %d nodes drained, %d pods, drains took %s\n", o.seed, o.nodes, o.nodes*(o.perNode+2), faulty.took.Round(time.Second))
-	if err := printFaults(faulty); err != nil {
+	faulty, err := campaign(ctx, o, f, o.dir, o.faults)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Printf("%s, seed %d: %d nodes drained, %d pods, drains took %s\n", f.api, o.seed, o.nodes, o.nodes*(o.perNode+2), faulty.took.Round(time.Second))
+	if err := printFaults(f, faulty); err != nil {
 		return 0, err
 	}
 	if err := faulty.report.Print(os.Stdout); err != nil {
 		return 0, err
 	}
-	s := summary{Seed: o.seed, Nodes: o.nodes, Pods: o.nodes * (o.perNode + 2), Faults: faulty.counts, FailedFaults: faulty.failed,
+	s := summary{API: f.api, Seed: o.seed, Nodes: o.nodes, Pods: o.nodes * (o.perNode + 2), Faults: faulty.counts, FailedFaults: faulty.failed,
 		DrainSeconds: faulty.took.Seconds(), Violations: faulty.report.Violations(), Results: faulty.report.Results,
 		RecordPath: faulty.recordPath, AuditLogPath: faulty.auditLog}
 	if o.baseline && o.faults > 0 {
-		base, err := campaign(ctx, o, filepath.Join(o.dir, "baseline"), 0)
+		base, err := campaign(ctx, o, f, filepath.Join(o.dir, "baseline"), 0)
 		if err != nil {
 			return 0, fmt.Errorf("the run without faults: %w", err)
 		}
@@ -166,10 +174,10 @@ func run(ctx context.Context, o options) (int, error) {
 
 // printFaults prints the faults of a campaign per kind, with those that
 // could not be injected or healed.
-func printFaults(out *outcome) error {
+func printFaults(f flavour, out *outcome) error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAULT\tINJECTED\tFAILED")
-	for _, kind := range faultKinds {
+	for _, kind := range f.faults {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", kind, out.counts[kind], out.failed[kind])
 	}
 	return tw.Flush()
@@ -185,13 +193,9 @@ func writeSummary(path string, s summary) error {
 
 // campaign starts the cluster in dir, creates the workload, drains it while
 // the faults of the seed's schedule arrive, and checks the record.
-func campaign(ctx context.Context, o options, dir string, faults int) (*outcome, error) {
+func campaign(ctx context.Context, o options, f flavour, dir string, faults int) (*outcome, error) {
 	logger := klog.FromContext(ctx)
-	cluster, err := localcluster.Start(ctx, localcluster.Config{
-		Dir: dir, BinDir: o.binDir, Overlay: "ha-bridge", Nodes: o.nodes + o.spare, SurgeInterceptor: true,
-		ServerArgs: []string{"--controllers=*,evictionrequest-node-drain", "--node-drain-pool-label=" + poolLabel, "--max-concurrent-node-drains-per-pool=2"},
-		Logf:       func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
-	})
+	cluster, err := localcluster.Start(ctx, f.cluster(o, dir, func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }))
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +215,7 @@ func campaign(ctx context.Context, o options, dir string, faults int) (*outcome,
 	recCtx, stopRecording := context.WithCancel(ctx)
 	defer stopRecording()
 	rec := &recorder{w: record}
-	for _, l := range listers(cluster.Client, clientset, namespace) {
+	for _, l := range listers(f, cluster.Client, clientset, namespace) {
 		if err := rec.start(recCtx, l); err != nil {
 			return nil, err
 		}
@@ -219,18 +223,18 @@ func campaign(ctx context.Context, o options, dir string, faults int) (*outcome,
 	r := rand.New(rand.NewPCG(o.seed, o.seed))
 	in := &injector{cluster: cluster, record: record, rand: r, interval: o.interval, freeze: o.freeze, outage: o.outage,
 		counts: map[string]int{}, failed: map[string]int{}}
-	took, err := drainUnderFaults(ctx, recCtx, o, cluster, clientset, record, in, schedule(r, faults))
+	took, err := drainUnderFaults(ctx, recCtx, o, f, cluster, clientset, record, in, schedule(r, f.faults, faults))
 	if err != nil {
 		return nil, err
 	}
 	logger.Info("Drains ended", "took", took)
-	settle(ctx, clientset)
+	settle(ctx, f, cluster.Client, clientset)
 	stopRecording()
 	rec.wg.Wait()
 	if err := record.Close(); err != nil {
 		return nil, err
 	}
-	report, err := checkRecord(recordPath, cluster.AuditLogPath)
+	report, err := checkRecord(recordPath, cluster.AuditLogPath, f.silent)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +244,7 @@ func campaign(ctx context.Context, o options, dir string, faults int) (*outcome,
 // drainUnderFaults creates the workload and the slow participant, starts
 // the faults of kinds and the drains, and returns how long the drains took
 // once they and the faults are over.
-func drainUnderFaults(ctx, recCtx context.Context, o options, cluster *localcluster.Cluster, clientset versioned.Interface,
+func drainUnderFaults(ctx, recCtx context.Context, o options, f flavour, cluster *localcluster.Cluster, clientset versioned.Interface,
 	record *history.Writer, in *injector, kinds []string) (time.Duration, error) {
 	nodes := append([]string(nil), cluster.NodeNames...)
 	sort.Strings(nodes)
@@ -256,11 +260,11 @@ func drainUnderFaults(ctx, recCtx context.Context, o options, cluster *localclus
 	for _, n := range append(slices.Clone(declarative), plugin...) {
 		silentOK[n] = true
 	}
-	if err := createWorkload(ctx, cluster.Client, namespace, drained, o.perNode, silentOK); err != nil {
+	if err := createWorkload(ctx, f, cluster.Client, namespace, drained, o.perNode, silentOK); err != nil {
 		return 0, err
 	}
 	slow, err := interceptor.New(interceptor.Config{
-		Name: slowParticipant, Namespace: namespace, API: evictionapi.Coordination, Client: clientset, KubeClient: cluster.Client,
+		Name: f.slow, Namespace: namespace, API: f.sdk, Client: clientset, KubeClient: cluster.Client,
 		HeartbeatPeriod: time.Second,
 		Handler: func(ctx context.Context, _ *interceptor.Request) (interceptor.Result, error) {
 			select {
@@ -281,7 +285,7 @@ func drainUnderFaults(ctx, recCtx context.Context, o options, cluster *localclus
 		defer close(faultsDone)
 		in.run(ctx, kinds)
 	}()
-	d := &drainer{client: cluster.Client, record: record, binDir: o.binDir, kubeconfig: cluster.KubeconfigPath, deadline: o.deadline, timeout: o.timeout}
+	d := &drainer{client: cluster.Client, record: record, binDir: o.binDir, kubeconfig: cluster.KubeconfigPath, api: f.api, deadline: o.deadline, timeout: o.timeout}
 	start := time.Now()
 	d.run(ctx, history.DrainDeclarative, declarative)
 	d.run(ctx, history.DrainPlugin, plugin)
@@ -294,27 +298,51 @@ func drainUnderFaults(ctx, recCtx context.Context, o options, cluster *localclus
 	return took, nil
 }
 
-// settle waits, at most two minutes, until every request completed or
-// waits on the silent participant, so that the record ends on a settled
+// settle waits, at most two minutes, until every pod's eviction completed
+// or waits on the silent participant, so that the record ends on a settled
 // cluster.
-func settle(ctx context.Context, clientset versioned.Interface) {
+func settle(ctx context.Context, f flavour, kube kubernetes.Interface, clientset versioned.Interface) {
 	_ = retry(ctxWithTimeout(ctx, 2*time.Minute), func(ctx context.Context) error {
-		list, err := clientset.CoordinationV1alpha1().EvictionRequests(namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
+		if f.lifecycle() {
+			return evictionsSettled(ctx, kube, f.silent)
 		}
-		for _, r := range list.Items {
-			a := r.Status.ActiveInterceptorName
-			done := false
-			for _, c := range r.Status.Conditions {
-				done = done || (c.Type == "Complete" && c.Status == metav1.ConditionTrue)
-			}
-			if !done && (a == nil || *a != silentParticipant) {
-				return fmt.Errorf("request %s not settled", r.Name)
-			}
-		}
-		return nil
+		return requestsSettled(ctx, clientset, f.silent)
 	})
+}
+
+// requestsSettled is nil once every one of our requests completed or waits
+// on silent.
+func requestsSettled(ctx context.Context, clientset versioned.Interface, silent string) error {
+	list, err := clientset.CoordinationV1alpha1().EvictionRequests(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, r := range list.Items {
+		a := r.Status.ActiveInterceptorName
+		done := false
+		for _, c := range r.Status.Conditions {
+			done = done || (c.Type == "Complete" && c.Status == metav1.ConditionTrue)
+		}
+		if !done && (a == nil || *a != silent) {
+			return fmt.Errorf("request %s not settled", r.Name)
+		}
+	}
+	return nil
+}
+
+// evictionsSettled is nil once every lifecycle Eviction finished or is
+// held by silent.
+func evictionsSettled(ctx context.Context, kube kubernetes.Interface, silent string) error {
+	list, err := kube.LifecycleV1alpha1().Evictions(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for i := range list.Items {
+		if ev := &list.Items[i]; !lifecycleapi.IsFinished(ev) && !lifecycleapi.IsHeldBy(ev, silent) {
+			return fmt.Errorf("eviction %s not settled", ev.Name)
+		}
+	}
+	return nil
 }
 
 func ctxWithTimeout(ctx context.Context, d time.Duration) context.Context {
@@ -324,7 +352,7 @@ func ctxWithTimeout(ctx context.Context, d time.Duration) context.Context {
 }
 
 // checkRecord checks the invariants on the record and the audit log.
-func checkRecord(recordPath, auditPath string) (check.Report, error) {
+func checkRecord(recordPath, auditPath, silent string) (check.Report, error) {
 	f, err := os.Open(recordPath)
 	if err != nil {
 		return check.Report{}, err
@@ -343,5 +371,5 @@ func checkRecord(recordPath, auditPath string) (check.Report, error) {
 	if err != nil {
 		return check.Report{}, err
 	}
-	return check.Check(entries, audit, check.Options{SilentParticipants: []string{silentParticipant}})
+	return check.Check(entries, audit, check.Options{SilentParticipants: []string{silent}})
 }

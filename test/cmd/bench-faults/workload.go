@@ -30,18 +30,18 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/bridge"
-	"github.com/evictionrequest/apiserver/pkg/surge"
 )
 
 // The participants of the workload: one that answers after a while, one
-// that never answers, and the surge interceptor of one-replica
+// that never answers (our API's interceptors, lifecycle's responders, whose
+// names are domain-prefixed keys), and the surge interceptor of one-replica
 // Deployments.
 const (
 	slowParticipant   = "slow.faults.example.com"
 	silentParticipant = "silent.faults.example.com"
-	surgeParticipant  = surge.DefaultName
+	slowResponder     = "faults.example.com/slow"
+	silentResponder   = "faults.example.com/silent"
 	poolLabel         = "faults.evictionrequest.example.com/pool"
 	appLabel          = "app"
 )
@@ -56,13 +56,14 @@ const (
 	podKinds
 )
 
-// createWorkload creates, on each node to drain, podsPerNode pods cycling
+// createWorkload creates, with the participants of f, on each node to
+// drain, podsPerNode pods cycling
 // through the kinds (slow participant, silent participant, plain) and one
 // one-replica Deployment under the surge interceptor, and a Deployment of
 // one pod per node under a PodDisruptionBudget of one down at a time;
 // silentOK says which nodes' drains have a deadline that escalates, the
 // only ones a silent participant may hold. It waits until every pod runs.
-func createWorkload(ctx context.Context, client kubernetes.Interface, ns string, nodes []string, podsPerNode int, silentOK map[string]bool) error {
+func createWorkload(ctx context.Context, f flavour, client kubernetes.Interface, ns string, nodes []string, podsPerNode int, silentOK map[string]bool) error {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name: ns, Labels: map[string]string{bridge.NamespaceLabel: bridge.NamespaceOptIn}}}, metav1.CreateOptions{}); err != nil {
 		return err
@@ -73,16 +74,16 @@ func createWorkload(ctx context.Context, client kubernetes.Interface, ns string,
 			if kind == podSilent && !silentOK[node] {
 				kind = podSlow
 			}
-			if err := createPod(ctx, client, ns, fmt.Sprintf("p-%d-%d", i, j), node, kind); err != nil {
+			if err := createPod(ctx, f, client, ns, fmt.Sprintf("p-%d-%d", i, j), node, kind); err != nil {
 				return err
 			}
 		}
-		if err := createDeployment(ctx, client, ns, fmt.Sprintf("solo-%d", i), 1, surgeParticipant); err != nil {
+		if err := createDeployment(ctx, f, client, ns, fmt.Sprintf("solo-%d", i), 1, f.surge); err != nil {
 			return err
 		}
 	}
 	// A Deployment of a pod per node under a budget of one down at once.
-	if err := createDeployment(ctx, client, ns, "budgeted", int32(len(nodes)), ""); err != nil {
+	if err := createDeployment(ctx, f, client, ns, "budgeted", int32(len(nodes)), ""); err != nil {
 		return err
 	}
 	budget := &policyv1.PodDisruptionBudget{
@@ -98,7 +99,7 @@ func createWorkload(ctx context.Context, client kubernetes.Interface, ns string,
 	return waitRunning(ctx, client, ns)
 }
 
-func createPod(ctx context.Context, client kubernetes.Interface, ns, name, node string, kind podKind) error {
+func createPod(ctx context.Context, f flavour, client kubernetes.Interface, ns, name, node string, kind podKind) error {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{}},
 		Spec: corev1.PodSpec{
@@ -109,10 +110,10 @@ func createPod(ctx context.Context, client kubernetes.Interface, ns, name, node 
 	switch kind {
 	case podSlow:
 		pod.Labels[appLabel] = "slow"
-		pod.Annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: slowParticipant}
+		f.declare(&pod.Annotations, &pod.Spec, f.slow)
 	case podSilent:
 		pod.Labels[appLabel] = "silent"
-		pod.Annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: silentParticipant}
+		f.declare(&pod.Annotations, &pod.Spec, f.silent)
 	default:
 		pod.Labels[appLabel] = "plain"
 	}
@@ -122,12 +123,8 @@ func createPod(ctx context.Context, client kubernetes.Interface, ns, name, node 
 
 // createDeployment creates a Deployment of replicas on the campaign's
 // nodes, its pods declaring participant when it is not empty.
-func createDeployment(ctx context.Context, client kubernetes.Interface, ns, name string, replicas int32, participant string) error {
+func createDeployment(ctx context.Context, f flavour, client kubernetes.Interface, ns, name string, replicas int32, participant string) error {
 	labels := map[string]string{appLabel: name}
-	var annotations map[string]string
-	if participant != "" {
-		annotations = map[string]string{v1alpha1.PodInterceptorsAnnotation: participant}
-	}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
@@ -136,13 +133,16 @@ func createDeployment(ctx context.Context, client kubernetes.Interface, ns, name
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
 				MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(0))}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					NodeSelector: map[string]string{poolLabel: ns},
 					Containers:   []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
 				},
 			},
 		},
+	}
+	if participant != "" {
+		f.declare(&d.Spec.Template.Annotations, &d.Spec.Template.Spec, participant)
 	}
 	_, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
 	return err

@@ -33,8 +33,8 @@ import (
 func main() {
 	record := flag.String("record", "", "the campaign's record (JSON lines)")
 	audit := flag.String("audit", "", "kube-apiserver's audit log")
-	silent := flag.String("silent-participants", "", "comma-separated interceptors that never answer")
-	maxWrites := flag.Int("max-writes-per-request", 0, "writes one EvictionRequest may see before it counts as a write loop (0: the default, 60)")
+	silent := flag.String("silent-participants", "", "comma-separated participants that never answer (our API's interceptors, lifecycle.k8s.io's responders)")
+	maxWrites := flag.Int("max-writes-per-request", 0, "writes one EvictionRequest or Eviction may see before it counts as a write loop (0: the default, 60)")
 	flag.Parse()
 	if err := run(*record, *audit, *silent, *maxWrites); err != nil {
 		fmt.Fprintln(os.Stderr, "faultcheck:", err)
