@@ -185,3 +185,46 @@ func TestTheJanitorUnmarksAPodWhoseRequestCompleted(t *testing.T) {
 		})
 	}
 }
+
+// A key whose pod was replaced by another of the same name (a StatefulSet's
+// next pod) touches neither: the old pod's request completed, and the new
+// pod keeps the descheduler's mark its own request in progress put there.
+func TestTheJanitorLeavesAPodOfTheSameNameAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		old := interceptedPod("db-0").UID("old").Obj()
+		pod := interceptedPod("db-0").UID("new").Annotation(RequestEvictOnlyAnnotation, "").Annotation(EvictionInProgressAnnotation, "").Obj()
+		oldRequest := wrappers.MakeEvictionRequest(old, CoordinationRequester).Created(time.Now()).
+			Complete(v1alpha1.CompleteReasonPodDeleted, "the pod is gone").Obj()
+		request := wrappers.MakeEvictionRequest(pod, CoordinationRequester).Created(time.Now()).Obj()
+		f := newFixture(t, evictionapi.Coordination, pod, oldRequest, request)
+		f.runJanitor()
+		synctest.Wait()
+		if !f.podAnnotated(pod, EvictionInProgressAnnotation) {
+			t.Error("the new pod lost its eviction-in-progress mark to the completion of the old pod's request")
+		}
+	})
+}
+
+// A withdrawal the interceptor forbids (its removal of the pod in flight)
+// is tried again an inactivity time-out later, not only at the request's
+// next change.
+func TestTheJanitorLooksAgainAtAForbiddenWithdrawal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pod := interceptedPod("db-0").Obj()
+		request := wrappers.MakeEvictionRequest(pod, CoordinationRequester).Created(time.Now().Add(-2 * DefaultInactivity)).
+			Policy(v1alpha1.Forbid).Obj()
+		f := newFixture(t, evictionapi.Coordination, pod, request)
+		j, err := NewJanitor(f.bridge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close(f.ctx)
+		after, err := j.sync(f.ctx, pod.Namespace+"/"+pod.Name+"/"+string(pod.UID))
+		if err != nil || after != DefaultInactivity {
+			t.Errorf("sync of a forbidden withdrawal = %v, %v; want to look again after %v", after, err, DefaultInactivity)
+		}
+		if s := f.status(pod); !s.Requested {
+			t.Error("withdrawn although the interceptor forbids it")
+		}
+	})
+}

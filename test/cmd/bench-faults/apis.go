@@ -85,7 +85,8 @@ func (f flavour) lifecycle() bool {
 func (f flavour) cluster(o options, dir string, logf func(string, ...any)) localcluster.Config {
 	cfg := localcluster.Config{
 		Dir: dir, BinDir: o.binDir, Nodes: o.nodes + o.spare, SurgeInterceptor: true, Logf: logf,
-		ServerArgs: []string{"--controllers=*,evictionrequest-node-drain", "--node-drain-pool-label=" + poolLabel, "--max-concurrent-node-drains-per-pool=2"},
+		ServerArgs: []string{"--controllers=*,evictionrequest-node-drain", "--node-drain-pool-label=" + poolLabel,
+			fmt.Sprintf("--max-concurrent-node-drains-per-pool=%d", poolBudget(o.nodes))},
 	}
 	if !f.lifecycle() {
 		cfg.Overlay = "ha-bridge"
@@ -93,6 +94,13 @@ func (f flavour) cluster(o options, dir string, logf func(string, ...any)) local
 	}
 	cfg.Lifecycle, cfg.Overlay, cfg.UpstreamControllers = true, localcluster.LifecycleBridgeOverlay, f.api == apiUpstream
 	return cfg
+}
+
+// poolBudget is how many of the declarative drain's nodes (half of those
+// drained) drain at once: half of them, at least 2, so that the drain's
+// nodes go in two waves or so, each lasting up to the drain's deadline.
+func poolBudget(drained int) int {
+	return max(2, drained/2/2)
 }
 
 // declare makes a pod, or a Deployment's pod template, declare participant:
