@@ -230,20 +230,29 @@ func TestCheck(t *testing.T) {
 				if res.Checked == 0 && tc.name == "clean" {
 					t.Errorf("%s: checked nothing", res.Invariant)
 				}
-				if res.Invariant != tc.broken {
-					if len(res.Violations) != 0 {
-						t.Errorf("%s: unexpected violations %q", res.Invariant, res.Violations)
-					}
-					continue
-				}
-				if len(res.Violations) != 1 || !strings.Contains(res.Violations[0], tc.says) {
-					t.Errorf("%s: violations %q, want one saying %q", res.Invariant, res.Violations, tc.says)
-				}
 			}
-			if want := tc.broken != ""; (report.Violations() != 0) != want {
-				t.Errorf("Violations() = %d, want some: %v", report.Violations(), want)
-			}
+			expectBroken(t, report, tc.broken, tc.says, 1)
 		})
+	}
+}
+
+// expectBroken checks that report breaks the invariant broken alone (none
+// when it is ""), with n violations, the first saying says.
+func expectBroken(t *testing.T, report Report, broken, says string, n int) {
+	t.Helper()
+	for _, res := range report.Results {
+		if res.Invariant != broken {
+			if len(res.Violations) != 0 {
+				t.Errorf("%s: unexpected violations %q", res.Invariant, res.Violations)
+			}
+			continue
+		}
+		if len(res.Violations) != n || !strings.Contains(res.Violations[0], says) {
+			t.Errorf("%s: violations %q, want %d, the first saying %q", res.Invariant, res.Violations, n, says)
+		}
+	}
+	if want := broken != ""; (report.Violations() != 0) != want {
+		t.Errorf("Violations() = %d, want some: %v", report.Violations(), want)
 	}
 }
 

@@ -139,10 +139,15 @@ func (in *injector) killServer(ctx context.Context) error {
 		return err
 	}
 	s := in.cluster.Replicas()[i]
+	return in.killAndRestart(ctx, s.Process, target, func(ctx context.Context) error { return in.cluster.RestartServers(ctx, s) })
+}
+
+// killAndRestart ends p with SIGKILL, as a crash would, and starts it
+// again with restart, recording both against target.
+func (in *injector) killAndRestart(ctx context.Context, p *localcluster.Process, target string, restart func(context.Context) error) error {
 	_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
-	s.Kill()
-	<-s.Done()
-	err = in.cluster.RestartServers(ctx, s)
+	p.Kill()
+	err := restart(ctx)
 	_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
 	return err
 }
@@ -179,12 +184,7 @@ func (in *injector) restartKubeEtcd(ctx context.Context) error {
 
 // restartEtcd kills an etcd member and starts it again from its data.
 func (in *injector) restartEtcd(ctx context.Context, m *localcluster.EtcdMember, target string) error {
-	_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
-	m.Kill()
-	<-m.Done()
-	err := in.cluster.RestartEtcdMember(ctx, m)
-	_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
-	return err
+	return in.killAndRestart(ctx, m.Process, target, func(ctx context.Context) error { return in.cluster.RestartEtcdMember(ctx, m) })
 }
 
 func (in *injector) restartKubeAPIServer(ctx context.Context) error {
@@ -209,16 +209,11 @@ func (in *injector) cutServerPath(ctx context.Context) error {
 // killController ends evictionrequest-controller, the one replica the
 // harness runs and so its leader, and starts it again.
 func (in *injector) killController(ctx context.Context) error {
-	const target = "evictionrequest-controller"
 	p := in.cluster.LifecycleController()
 	if p == nil {
 		return errors.New("the cluster runs no evictionrequest-controller")
 	}
-	_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
-	p.Kill()
-	err := in.cluster.RestartLifecycleController(ctx)
-	_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
-	return err
+	return in.killAndRestart(ctx, p, "evictionrequest-controller", in.cluster.RestartLifecycleController)
 }
 
 func (in *injector) freezeController(ctx context.Context) error {
@@ -232,17 +227,14 @@ func (in *injector) freezeController(ctx context.Context) error {
 // killUpstream ends Kubernetes' eviction request controllers and starts
 // them again, as kube-controller-manager restarted.
 func (in *injector) killUpstream(ctx context.Context) error {
-	const target = "Kubernetes' eviction request controllers"
 	p := in.cluster.UpstreamControllers()
 	if p == nil {
 		return errors.New("the cluster runs no Kubernetes eviction request controllers")
 	}
-	_ = in.record.Fault(history.Fault{Kind: "SIGKILL", Target: target})
-	p.Kill()
-	in.cluster.StopUpstreamControllers()
-	err := in.cluster.StartUpstreamControllers(ctx)
-	_ = in.record.Fault(history.Fault{Kind: "restarted", Target: target})
-	return err
+	return in.killAndRestart(ctx, p, "Kubernetes' eviction request controllers", func(ctx context.Context) error {
+		in.cluster.StopUpstreamControllers()
+		return in.cluster.StartUpstreamControllers(ctx)
+	})
 }
 
 func (in *injector) freezeUpstream(ctx context.Context) error {
