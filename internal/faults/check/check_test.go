@@ -88,7 +88,7 @@ type knobs struct {
 	noRelease, lateRelease, escalated, forbid, noRequest, gap    bool
 	secondGrant, budgetBroken, notComplete, silentWaiting        bool
 	duplicate, unasked, noDrainEnd, drainFailed, noDrainedStatus bool
-	zeroReady, writeLoop                                         bool
+	zeroReady, writeLoop, podGap                                 bool
 }
 
 // build is a declarative drain of node-1: the pod web-1 has one
@@ -146,6 +146,10 @@ func build(t *testing.T, k knobs) *story {
 		}
 	}
 	s.grant(pod, evictor)
+	if k.podGap {
+		// The pod's watch lost a stretch: its end is seen only after it.
+		s.see(t, history.KindPod, history.Gap, pod)
+	}
 	if k.secondGrant {
 		s.grant(pod, evictor)
 	}
@@ -260,6 +264,20 @@ func expectBroken(t *testing.T, report Report, broken, says string, n int) {
 // pod's turn inconclusive rather than a violation.
 func TestCheckGap(t *testing.T) {
 	s := build(t, knobs{noRelease: true, gap: true})
+	report, err := Check(s.entries, s.audit, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := report.Results[0]; got.Inconclusive != 1 || len(got.Violations) != 0 {
+		t.Errorf("%s: %d inconclusive, violations %q; want 1 and none", got.Invariant, got.Inconclusive, got.Violations)
+	}
+}
+
+// TestCheckPodSeenEndingAfterAGap checks that a pod whose end was seen only
+// after a lost stretch of its own watch is inconclusive: it may have ended
+// any time before, while the turn was still held or after.
+func TestCheckPodSeenEndingAfterAGap(t *testing.T) {
+	s := build(t, knobs{noRelease: true, podGap: true})
 	report, err := Check(s.entries, s.audit, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -157,12 +157,14 @@ func decode[T any](e history.Entry) (*T, error) {
 }
 
 // ended is when the recorder first saw a pod terminating or gone, and
-// whether it ever did.
-func ended(timeline []observed[corev1.Pod]) (time.Time, bool) {
-	for _, o := range timeline {
+// whether it ever did; unsure is true when it saw it only after a lost
+// stretch of its watch (a Gap just before), so that the pod may have ended
+// any time before.
+func ended(timeline []observed[corev1.Pod]) (end time.Time, ok, unsure bool) {
+	for i, o := range timeline {
 		if o.typ == history.Deleted || o.obj.DeletionTimestamp != nil {
-			return o.time, true
+			return o.time, true, o.typ == history.Gap || (i > 0 && timeline[i-1].typ == history.Gap)
 		}
 	}
-	return time.Time{}, false
+	return time.Time{}, false, false
 }

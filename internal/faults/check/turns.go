@@ -47,7 +47,7 @@ const heartbeatSkew = 10 * time.Second
 // request completes (a release seen late).
 func checkTurns(h *indexed, res *Result) {
 	for uid, pod := range h.pods {
-		end, ok := ended(pod)
+		end, ok, unsure := ended(pod)
 		if !ok || terminal(pod) {
 			continue
 		}
@@ -56,6 +56,10 @@ func checkTurns(h *indexed, res *Result) {
 			continue
 		}
 		res.Checked++
+		if unsure {
+			res.Inconclusive++
+			continue
+		}
 		verdict, holder := turnAt(states, end, markedBy(pod))
 		switch verdict {
 		case turnGap:

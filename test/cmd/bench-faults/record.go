@@ -27,6 +27,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -45,7 +46,10 @@ type lister struct {
 // recorder writes every version of every watched object to the record. It
 // resumes each watch from the last resourceVersion it saw, so a restart of
 // kube-apiserver or of our server loses nothing; when the version is gone
-// (compacted), it lists again and records each object as a Gap.
+// (compacted, or older than a restarted kube-apiserver's watch cache), it
+// lists again and records as a Gap each object written since it last saw
+// it, and as a Gap then Deleted each object gone since. An object listed
+// at the version last recorded lost nothing and is not recorded again.
 type recorder struct {
 	w  *history.Writer
 	wg sync.WaitGroup
@@ -56,20 +60,66 @@ func (r *recorder) start(ctx context.Context, l lister) error {
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", l.kind, err)
 	}
+	seen := lastSeen{}
 	for _, item := range items {
 		if err := r.w.Object(l.kind, history.Added, item); err != nil {
 			return err
 		}
+		seen.observe(history.Added, item)
 	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		r.follow(ctx, l, rv)
+		r.follow(ctx, l, rv, seen)
 	}()
 	return nil
 }
 
-func (r *recorder) follow(ctx context.Context, l lister, rv string) {
+// lastSeen is the last version recorded of each object of a kind that is
+// not deleted, by UID.
+type lastSeen map[types.UID]metav1.Object
+
+// observe notes what an event of eventType says of obj.
+func (s lastSeen) observe(eventType string, obj runtime.Object) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	if eventType == history.Deleted {
+		delete(s, m.GetUID())
+		return
+	}
+	s[m.GetUID()] = m
+}
+
+// relisted records what a list after a lost version says: each object
+// written since it was last recorded as a Gap, each object gone since as a
+// Gap (its last version) then Deleted. Nothing is known of when they
+// changed, only that they did.
+func (r *recorder) relisted(kind string, items []runtime.Object, seen lastSeen) {
+	listed := map[types.UID]bool{}
+	for _, item := range items {
+		m, ok := item.(metav1.Object)
+		if !ok {
+			continue
+		}
+		listed[m.GetUID()] = true
+		if last, ok := seen[m.GetUID()]; ok && last.GetResourceVersion() == m.GetResourceVersion() {
+			continue
+		}
+		_ = r.w.Object(kind, history.Gap, item)
+		seen.observe(history.Gap, item)
+	}
+	for uid, last := range seen {
+		if !listed[uid] {
+			_ = r.w.Object(kind, history.Gap, last)
+			_ = r.w.Object(kind, history.Deleted, last)
+			delete(seen, uid)
+		}
+	}
+}
+
+func (r *recorder) follow(ctx context.Context, l lister, rv string, seen lastSeen) {
 	logger := klog.FromContext(ctx).WithValues("kind", l.kind)
 	for ctx.Err() == nil {
 		w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{
@@ -92,20 +142,19 @@ func (r *recorder) follow(ctx context.Context, l lister, rv string) {
 			if err := r.w.Object(l.kind, string(event.Type), event.Object); err != nil {
 				logger.Error(err, "Recording")
 			}
+			seen.observe(string(event.Type), event.Object)
 		}
 		w.Stop()
 		if ctx.Err() != nil {
 			return
 		}
-		// The version is gone: list again, every object a Gap.
+		// The version is gone: list again.
 		items, listRV, err := listItems(ctx, l)
 		if err != nil {
 			logger.Error(err, "Listing again")
 			continue
 		}
-		for _, item := range items {
-			_ = r.w.Object(l.kind, history.Gap, item)
-		}
+		r.relisted(l.kind, items, seen)
 		rv = listRV
 	}
 }
