@@ -93,6 +93,8 @@ type Config struct {
 	// UpstreamControllerArgs are extra flags of Kubernetes' controllers
 	// (their client's --kube-api-qps, say).
 	UpstreamControllerArgs []string
+	// ControllerManagerArgs are extra flags of kube-controller-manager.
+	ControllerManagerArgs []string
 	// LifecycleController serves Kubernetes' lifecycle.k8s.io API too and
 	// runs, beside our server and in its namespace, evictionrequest-controller
 	// as LifecycleOverlay deploys it: both APIs at once, as an admin who
@@ -155,6 +157,8 @@ type Cluster struct {
 	karpenter *Process
 	// upstreamControllers runs with Config.UpstreamControllers.
 	upstreamControllers *Process
+	// surgeInterceptor runs with Config.SurgeInterceptor.
+	surgeInterceptor *Process
 	// servers are the replicas of our server the APIService reaches,
 	// through balancer when there are several.
 	servers  []*Server

@@ -280,9 +280,9 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := c.run("kube-controller-manager", nil, "kube-controller-manager",
-		"--kubeconfig="+kubeconfig,
-		"--controllers="+strings.Join(controllers, ","),
+	p, err := c.run("kube-controller-manager", nil, "kube-controller-manager", append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--controllers=" + strings.Join(controllers, ","),
 		"--leader-elect=false",
 		"--use-service-account-credentials=false",
 		// kube-controller-manager discovers our API within 30 s of its
@@ -293,10 +293,10 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 		// with it; the serving certificate is self-signed.
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", ports[0]),
-		"--authentication-kubeconfig="+kubeconfig,
-		"--authorization-kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-	)
+	}, c.cfg.ControllerManagerArgs...)...)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ package localcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -132,8 +133,44 @@ func (c *Cluster) StartSurgeInterceptor(ctx context.Context, opts WorkloadOption
 }
 
 func (c *Cluster) startSurgeInterceptor(ctx context.Context) error {
-	_, err := c.StartSurgeInterceptor(ctx, WorkloadOptions{Name: "surge-interceptor", Args: []string{"--v=2"}})
-	return err
+	return c.runSurgeInterceptor(ctx, "surge-interceptor")
+}
+
+// runSurgeInterceptor starts the cluster's surge interceptor, its log
+// named name.
+func (c *Cluster) runSurgeInterceptor(ctx context.Context, name string) error {
+	p, err := c.StartSurgeInterceptor(ctx, WorkloadOptions{Name: name, Args: []string{"--v=2"}})
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.surgeInterceptor = p
+	c.mu.Unlock()
+	return nil
+}
+
+// SurgeInterceptor is the surge interceptor the cluster runs with
+// Config.SurgeInterceptor, nil otherwise.
+func (c *Cluster) SurgeInterceptor() *Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.surgeInterceptor
+}
+
+// RestartSurgeInterceptor stops the cluster's surge interceptor with
+// SIGTERM, if it still runs, and starts it again with the same flags, as
+// the kubelet restarts its container; it returns once the new process is
+// ready.
+func (c *Cluster) RestartSurgeInterceptor(ctx context.Context) error {
+	c.mu.Lock()
+	old := c.surgeInterceptor
+	c.mu.Unlock()
+	if old == nil {
+		return errors.New("the cluster runs no surge interceptor")
+	}
+	old.Stop()
+	c.untrack(old)
+	return c.runSurgeInterceptor(ctx, "surge-interceptor-restarted")
 }
 
 // StartLifecycleController starts an evictionrequest-controller as the

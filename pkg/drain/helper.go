@@ -31,10 +31,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
+	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
 const (
@@ -92,6 +94,14 @@ type Helper struct {
 	// OnProgress is called at the end of each Sync with its report.
 	OnProgress func(r Report)
 
+	// LivePods, when set, is asked whether a pod is still there before a
+	// session asks again for the eviction of a pod an earlier pass tracked
+	// and whose request is gone: the garbage collector removes the request
+	// of a pod that is gone, and a cache that lags behind (kube-apiserver
+	// just restarted, say) can still show the pod. Nil trusts the cache.
+	LivePods corev1client.PodsGetter
+	// CallTimeout bounds each read of LivePods; 0 is 10 seconds.
+	CallTimeout time.Duration
 	// Escalator evicts or deletes the pods left once a session's deadline
 	// passed (Session.SetDeadline); needed only by sessions with one.
 	Escalator Escalator
@@ -143,6 +153,26 @@ func (h *Helper) now() time.Time {
 func (h *Helper) status(ctx context.Context, namespace string, uid types.UID) participant.Status {
 	s, _ := h.Participant.Status(ctx, namespace, uid)
 	return s
+}
+
+// stillThere is false when LivePods says pod is gone, replaced by another
+// of its name or terminating; a failed read leaves the cache's word (the
+// request is made, and admission judges it).
+func (h *Helper) stillThere(ctx context.Context, pod *corev1.Pod) bool {
+	if h.LivePods == nil {
+		return true
+	}
+	timeout := h.CallTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	live, err := podlookup.Live(ctx, h.LivePods, pod.Namespace, pod.Name)
+	if err != nil {
+		return true
+	}
+	return live != nil && live.UID == pod.UID && live.DeletionTimestamp == nil
 }
 
 // skipsWaitFor is true when the drain no longer waits for pod: it has been

@@ -109,6 +109,10 @@ func (r Report) Drained() bool {
 type candidate struct {
 	pod  *corev1.Pod
 	late bool
+	// again is true for a pod an earlier pass of the session tracked,
+	// whose request is gone or ended: the session asked for it then, or saw
+	// its request (a session that took over from another leader's).
+	again bool
 }
 
 // Sync requests the eviction of every pod of the nodes that needs it and
@@ -170,7 +174,7 @@ func (s *Session) observe(ctx context.Context, selections map[string]Selection) 
 				}
 			}
 			s.attempts[pod.UID] = now
-			due = append(due, candidate{pod: pod, late: s.synced && !known})
+			due = append(due, candidate{pod: pod, late: s.synced && !known, again: known})
 		}
 	}
 	s.synced = true
@@ -185,6 +189,10 @@ func (s *Session) request(ctx context.Context, due []candidate) (map[types.UID]p
 	var errs []error
 	workqueue.ParallelizeUntil(ctx, s.h.parallelism(), len(due), func(i int) {
 		c := due[i]
+		if c.again && !s.h.stillThere(ctx, c.pod) {
+			// Its request went with it: the cache has not caught up yet.
+			return
+		}
 		status, err := s.h.Participant.Request(ctx, c.pod, nil)
 		if s.h.OnRequested != nil && ctx.Err() == nil {
 			s.h.OnRequested(c.pod, c.late, err)

@@ -27,6 +27,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -259,6 +260,47 @@ func TestSyncAdoptsLatePodsAndAsksAgainAfterACancel(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"web-1"}, f.late); diff != "" {
 		t.Errorf("late pods (-want +got):\n%s", diff)
+	}
+}
+
+// A pod the drain asked for whose request went with it (the garbage
+// collector removes the request of a pod that is gone) while the cache
+// still shows it, as a cache does for a moment after kube-apiserver
+// restarted, is not asked for again; a pod still there is. So with a pod
+// whose request the session found made (by another leader's session).
+func TestSyncAsksAgainOnlyForAPodStillThere(t *testing.T) {
+	web0, web1 := wrappers.MakePod("web-0").Node("node-a").Obj(), wrappers.MakePod("web-1").Node("node-a").Obj()
+	f := newSessionFixture(web0, web1)
+	f.helper.LivePods = k8sfake.NewClientset(web1).CoreV1() // web-0 is gone from kube-apiserver
+	f.sync(t)
+	f.requests.takeRequested()
+	f.requests.showWritten()
+	f.clock.Step(time.Minute)
+
+	delete(f.requests.cache, web0.UID)
+	delete(f.requests.cache, web1.UID)
+	f.sync(t)
+	if diff := cmp.Diff([]string{"web-1"}, f.requests.takeRequested()); diff != "" {
+		t.Errorf("asked for again (-want +got):\n%s", diff)
+	}
+}
+
+func TestSyncOfASessionThatTookOverAsksAgainOnlyForAPodStillThere(t *testing.T) {
+	web0, web1 := wrappers.MakePod("web-0").Node("node-a").Obj(), wrappers.MakePod("web-1").Node("node-a").Obj()
+	f := newSessionFixture(web0, web1)
+	f.helper.LivePods = k8sfake.NewClientset(web1).CoreV1()
+	f.requests.cache[web0.UID] = participant.Status{Exists: true, Requested: true}
+	f.requests.cache[web1.UID] = participant.Status{Exists: true, Requested: true}
+	f.sync(t)
+	if got := f.requests.takeRequested(); len(got) != 0 {
+		t.Fatalf("asked again for pods whose requests exist: %v", got)
+	}
+
+	delete(f.requests.cache, web0.UID)
+	delete(f.requests.cache, web1.UID)
+	f.sync(t)
+	if diff := cmp.Diff([]string{"web-1"}, f.requests.takeRequested()); diff != "" {
+		t.Errorf("asked for again (-want +got):\n%s", diff)
 	}
 }
 

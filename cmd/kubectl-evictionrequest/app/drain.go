@@ -170,6 +170,7 @@ func (d *DrainOptions) Complete() error {
 	d.drainer.OnRequested = d.requested
 	d.drainer.OnEscalated = d.escalated
 	d.drainer.Escalator = drain.ClientEscalator{Pods: d.kube.CoreV1(), CallTimeout: d.Client.CallTimeout}
+	d.drainer.LivePods, d.drainer.CallTimeout = d.kube.CoreV1(), d.Client.CallTimeout
 	return nil
 }
 

@@ -199,6 +199,8 @@ func NewController(ctx context.Context, kubeClient kubernetes.Interface, eventCl
 		// controller's identity, which the eviction API bridge exempts.
 		Escalator:   drain.ClientEscalator{Pods: kubeClient.CoreV1(), CallTimeout: callTimeout},
 		OnEscalated: c.eventEscalated,
+		// A pod asked for again is read live first (Helper.LivePods).
+		LivePods: kubeClient.CoreV1(), CallTimeout: callTimeout,
 	}
 	errs := []error{
 		c.handlers.Add(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{

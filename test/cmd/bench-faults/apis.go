@@ -64,13 +64,13 @@ func flavourOf(api string) (flavour, error) {
 	switch api {
 	case apiCoordination:
 		return flavour{api: api, sdk: evictionapi.Coordination, slow: slowParticipant, silent: silentParticipant, surge: surge.DefaultName,
-			faults: []string{faultKillServer, faultFreezeServer, faultKillEtcd, faultRestartKubeAPIServer, faultFreezeEtcd, faultCutServerPath}}, nil
+			faults: []string{faultKillServer, faultFreezeServer, faultKillSurge, faultKillEtcd, faultRestartKubeAPIServer, faultFreezeEtcd, faultCutServerPath}}, nil
 	case apiLifecycle:
 		return flavour{api: api, sdk: evictionapi.Lifecycle, slow: slowResponder, silent: silentResponder, surge: surge.DefaultLifecycleName,
-			faults: []string{faultKillController, faultFreezeController, faultRestartKubeEtcd, faultRestartKubeAPIServer}}, nil
+			faults: []string{faultKillController, faultFreezeController, faultKillSurge, faultRestartKubeEtcd, faultRestartKubeAPIServer}}, nil
 	case apiUpstream:
 		return flavour{api: api, sdk: evictionapi.Lifecycle, slow: slowResponder, silent: silentResponder, surge: surge.DefaultLifecycleName,
-			faults: []string{faultKillUpstream, faultFreezeUpstream, faultKillController, faultRestartKubeEtcd, faultRestartKubeAPIServer}}, nil
+			faults: []string{faultKillUpstream, faultFreezeUpstream, faultKillController, faultKillSurge, faultRestartKubeEtcd, faultRestartKubeAPIServer}}, nil
 	}
 	return flavour{}, fmt.Errorf("unknown API %q: want one of %v", api, apis)
 }
@@ -87,6 +87,12 @@ func (f flavour) cluster(o options, dir string, logf func(string, ...any)) local
 		Dir: dir, BinDir: o.binDir, Nodes: o.nodes + o.spare, SurgeInterceptor: true, Logf: logf,
 		ServerArgs: []string{"--controllers=*,evictionrequest-node-drain", "--node-drain-pool-label=" + poolLabel,
 			fmt.Sprintf("--max-concurrent-node-drains-per-pool=%d", poolBudget(o.nodes))},
+		// kwok's nodes send their status every 20 to 25 s, where a kubelet
+		// renews its Lease every 10 s: past a restart of kube-apiserver of
+		// 20 s or more, they would miss the default grace period (50 s) that
+		// a kubelet's node keeps, and the node lifecycle controller would
+		// mark every pod of theirs not ready, which is no drain's doing.
+		ControllerManagerArgs: []string{"--node-monitor-grace-period=2m"},
 	}
 	if !f.lifecycle() {
 		cfg.Overlay = "ha-bridge"

@@ -59,6 +59,10 @@ const (
 	// faultRestartKubeEtcd ends kube-apiserver's etcd with SIGKILL and
 	// starts it again from its data.
 	faultRestartKubeEtcd = "restart-kube-etcd"
+	// faultKillSurge ends the surge interceptor (on either API) with
+	// SIGKILL, the one replica the harness runs and so its leader, and
+	// starts it again.
+	faultKillSurge = "kill-surge-interceptor"
 	// faultKillUpstream and faultFreezeUpstream do the same to Kubernetes
 	// 1.38's eviction request controllers.
 	faultKillUpstream   = "kill-upstream-controllers"
@@ -121,7 +125,7 @@ func (in *injector) faults() map[string]func(context.Context) error {
 		faultKillServer: in.killServer, faultFreezeServer: in.freezeServer, faultKillEtcd: in.killServerEtcdMember,
 		faultRestartKubeAPIServer: in.restartKubeAPIServer, faultFreezeEtcd: in.freezeEtcd, faultCutServerPath: in.cutServerPath,
 		faultKillController: in.killController, faultFreezeController: in.freezeController, faultRestartKubeEtcd: in.restartKubeEtcd,
-		faultKillUpstream: in.killUpstream, faultFreezeUpstream: in.freezeUpstream,
+		faultKillUpstream: in.killUpstream, faultFreezeUpstream: in.freezeUpstream, faultKillSurge: in.killSurge,
 	}
 }
 
@@ -214,6 +218,15 @@ func (in *injector) killController(ctx context.Context) error {
 		return errors.New("the cluster runs no evictionrequest-controller")
 	}
 	return in.killAndRestart(ctx, p, "evictionrequest-controller", in.cluster.RestartLifecycleController)
+}
+
+// killSurge ends the surge interceptor and starts it again.
+func (in *injector) killSurge(ctx context.Context) error {
+	p := in.cluster.SurgeInterceptor()
+	if p == nil {
+		return errors.New("the cluster runs no surge interceptor")
+	}
+	return in.killAndRestart(ctx, p, "surge-interceptor", in.cluster.RestartSurgeInterceptor)
 }
 
 func (in *injector) freezeController(ctx context.Context) error {
