@@ -300,16 +300,19 @@ bench-faults: build tools ## Drains (the declarative node drain of a pool, the p
 			--out=_output/bench/faults-$$api.json $(BENCH_FAULTS_FLAGS) || rc=1; \
 	done; exit $$rc
 
-# TEST_FAULTS_FLAGS size the short fault campaign of make test: every kind
-# of fault of our API once (seven) during the drains of 4 nodes, 24 pods,
-# one seed, no run without faults.
+# TEST_FAULTS_FLAGS size the short fault campaigns of make test, one on our
+# API and one on lifecycle.k8s.io with evictionrequest-controller: 7 faults,
+# every kind at least once, during the drains of 4 nodes, 24 pods, one
+# seed, no run without faults.
 TEST_FAULTS_FLAGS ?= --seed=1 --nodes=4 --spare-nodes=1 --pods-per-node=4 --faults=7 --fault-interval=6s --drain-deadline=60s --drain-timeout=4m --baseline=false
 
 .PHONY: test-faults faults-campaign
-test-faults: build tools ## The short fault campaign of make test (bench-faults with TEST_FAULTS_FLAGS): fails on any violation of the invariants and on a component that does not come back from its fault; the record in _output/test-faults.
+test-faults: build tools ## The short fault campaigns of make test (bench-faults with TEST_FAULTS_FLAGS, on our API and on lifecycle.k8s.io): fail on any violation of the invariants and on a component that does not come back from its fault; the records in _output/test-faults and _output/test-faults-lifecycle.
 	$(MAKE) --no-print-directory faults-campaign
 faults-campaign:
 	$(TIMED) "faults: a short campaign" $(GO) run ./test/cmd/bench-faults --dir=_output/test-faults --bin-dir=$(BIN_DIR) --out=_output/test-faults/faults.json $(TEST_FAULTS_FLAGS)
+	$(TIMED) "faults: a short campaign on lifecycle.k8s.io" $(GO) run ./test/cmd/bench-faults --api=lifecycle --dir=_output/test-faults-lifecycle --bin-dir=$(BIN_DIR) \
+		--out=_output/test-faults-lifecycle/faults.json $(TEST_FAULTS_FLAGS)
 
 .PHONY: verify
 verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-chart verify-manifests verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck, helm lint of the chart, the overlays, the values table and the schema rendered from the chart, and kube-score of the overlays.
