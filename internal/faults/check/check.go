@@ -102,8 +102,9 @@ func Check(entries []history.Entry, audit []AuditEvent, opts Options) (Report, e
 	for _, name := range invariants {
 		results[name] = &Result{Invariant: name}
 	}
-	checkTurns(h, results[TurnHeld])
-	checkSkipped(h, audit, results[TurnHeld])
+	evicted := evictedPods(audit)
+	checkTurns(h, evicted, results[TurnHeld])
+	checkSkipped(h, evicted, results[TurnHeld])
 	checkBudgets(h, results[BudgetKept])
 	checkEvictedOnce(h, audit, results[EvictedOnce])
 	checkSettled(h, opts, results[RequestSettled])

@@ -92,17 +92,36 @@ func checkEvictedOnce(h *indexed, audit []AuditEvent, res *Result) {
 	}
 }
 
-// checkSkipped checks that no pod that declares participants was evicted
-// with no EvictionRequest at all, which skips every participant (an
-// eviction the bridge let through).
-func checkSkipped(h *indexed, audit []AuditEvent, res *Result) {
-	pods := map[string]bool{}
+// evictedPods are, by namespace/name, the times kube-apiserver received
+// the evictions it granted of each pod, as its audit log says.
+func evictedPods(audit []AuditEvent) map[string][]time.Time {
+	pods := map[string][]time.Time{}
 	for _, e := range audit {
 		if e.grantedEviction() {
-			pods[e.ObjectRef.Namespace+"/"+e.ObjectRef.Name] = true
+			pod := e.ObjectRef.Namespace + "/" + e.ObjectRef.Name
+			pods[pod] = append(pods[pod], e.RequestReceivedTimestamp)
 		}
 	}
-	for pod := range pods {
+	return pods
+}
+
+// evictedBy is true when an eviction of pod granted by kube-apiserver was
+// received at or before t: one received later found the pod terminating
+// already, and kube-apiserver grants those without acting.
+func evictedBy(evicted map[string][]time.Time, pod string, t time.Time) bool {
+	for _, received := range evicted[pod] {
+		if !received.After(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSkipped checks that no pod that declares participants was evicted
+// (evicted, from the audit log) with no EvictionRequest at all, which skips
+// every participant (an eviction the bridge let through).
+func checkSkipped(h *indexed, evicted map[string][]time.Time, res *Result) {
+	for pod := range evicted {
 		for _, uid := range h.podsByName[pod] {
 			if !hasRequest(h.lines[uid]) && declaresParticipants(h.pods[uid]) {
 				res.Checked++

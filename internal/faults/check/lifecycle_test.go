@@ -35,7 +35,7 @@ import (
 type lifecycleKnobs struct {
 	noRelease, lateRelease, escalated, marked, noRequest, gap bool
 	notFinished, silentWaiting, twoRequests, twoEvictions     bool
-	writeLoop, notListedYet                                   bool
+	writeLoop, notListedYet, markedAndEvicted, lateGrant      bool
 }
 
 const requester = "nodemaintenance.example.com"
@@ -91,13 +91,22 @@ func buildLifecycle(t *testing.T, k lifecycleKnobs) *story {
 			s.see(t, history.KindEviction, history.Modified, released(ev, s.now).Obj().DeepCopy())
 		}
 	}
-	s.grant(pod.Obj(), evictor)
+	if !k.marked || k.markedAndEvicted {
+		// The surge removes the pod it marked by scaling its ReplicaSet
+		// back, not by an eviction.
+		s.grant(pod.Obj(), evictor)
+	}
 	ending := pod.Obj().DeepCopy()
 	if k.marked {
 		ending.Annotations = map[string]string{surge.MarkedByAnnotation: interceptor}
 	}
 	ending.DeletionTimestamp = &metav1.Time{Time: s.now}
 	s.see(t, history.KindPod, history.Modified, ending)
+	if k.lateGrant {
+		// kubectl drain's retry finds the pod terminating: granted, with
+		// nothing done.
+		s.grant(pod.Obj(), "kubernetes-admin")
+	}
 	if k.lateRelease {
 		s.see(t, history.KindEviction, history.Modified, released(ev, s.now).Obj().DeepCopy())
 	}
@@ -150,6 +159,9 @@ func TestCheckLifecycle(t *testing.T) {
 		{name: "a release seen after the pod ended", knobs: lifecycleKnobs{lateRelease: true}},
 		{name: "a drain's deadline that evicts", knobs: lifecycleKnobs{noRelease: true, escalated: true}},
 		{name: "the holder marked the pod it removes", knobs: lifecycleKnobs{noRelease: true, marked: true}},
+		{name: "the holder's mark on a pod evicted all the same", knobs: lifecycleKnobs{noRelease: true, marked: true, markedAndEvicted: true},
+			broken: TurnHeld, says: "responder " + interceptor},
+		{name: "the holder's mark on a pod granted an eviction once terminating", knobs: lifecycleKnobs{noRelease: true, marked: true, lateGrant: true}},
 		{name: "waiting on a silent participant", knobs: lifecycleKnobs{silentWaiting: true}},
 		{name: "a pod ended while its turn was held", knobs: lifecycleKnobs{noRelease: true}, broken: TurnHeld, says: "responder " + interceptor},
 		{name: "a pod ended before its responders were listed", knobs: lifecycleKnobs{noRelease: true, notListedYet: true}, broken: TurnHeld, says: "not yet selected"},

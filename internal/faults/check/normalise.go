@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/evictionrequest/apiserver/internal/faults/history"
+	coordinationapi "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	lifecycleapi "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/drain"
@@ -63,7 +64,7 @@ func (h *indexed) normalise() {
 		for _, o := range timeline {
 			h.turns[uid] = append(h.turns[uid], requestTurn(o))
 		}
-		h.lines[uid] = append(h.lines[uid], linesOf(history.KindEvictionRequest, timeline, completed,
+		h.lines[uid] = append(h.lines[uid], linesOf(history.KindEvictionRequest, timeline, coordinationapi.IsComplete,
 			func(*v1alpha1.EvictionRequest) string { return "" }, describe)...)
 	}
 	for uid, timeline := range h.lifecycleRequests {

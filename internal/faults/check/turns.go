@@ -22,7 +22,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/evictionrequest/apiserver/internal/faults/history"
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/surge"
 )
 
@@ -38,14 +37,18 @@ const heartbeatSkew = 10 * time.Second
 // participant holding the turn had declared the pod's removal in flight
 // (cancellation policy Forbid), or it had marked the pod as the one it
 // removes, as the surge interceptor does before it scales its Deployment
-// back.
+// back. A mark is a pod annotation anyone who may patch the pod can write,
+// so it excuses only a pod no eviction was granted for before it was seen
+// ending (evicted: the evictions kube-apiserver's audit log shows it
+// granted): the surge's removal is its ReplicaSet's deletion, never an
+// eviction.
 //
 // The watches of pods and of requests lag behind the servers by different
 // amounts, so the turn is judged on the request's history, not on clocks:
 // the last state seen before the pod was seen ending, and, when a turn was
 // held there, whether a state with every turn over follows before the
 // request completes (a release seen late).
-func checkTurns(h *indexed, res *Result) {
+func checkTurns(h *indexed, evicted map[string][]time.Time, res *Result) {
 	for uid, pod := range h.pods {
 		end, ok, unsure := ended(pod)
 		if !ok || terminal(pod) {
@@ -60,7 +63,11 @@ func checkTurns(h *indexed, res *Result) {
 			res.Inconclusive++
 			continue
 		}
-		verdict, holder := turnAt(states, end, markedBy(pod))
+		mark := ""
+		if name := pod[0].obj.Namespace + "/" + pod[0].obj.Name; !evictedBy(evicted, name, end) {
+			mark = markedBy(pod)
+		}
+		verdict, holder := turnAt(states, end, mark)
 		switch verdict {
 		case turnGap:
 			res.Inconclusive++
@@ -138,13 +145,4 @@ func heldAt(last *turnState, end time.Time, markedBy string) (turnVerdict, strin
 		return turnOver, ""
 	}
 	return turnHeld, last.holder
-}
-
-func completed(r *v1alpha1.EvictionRequest) bool {
-	for _, c := range r.Status.Conditions {
-		if c.Type == string(v1alpha1.EvictionRequestComplete) && c.Status == "True" {
-			return true
-		}
-	}
-	return false
 }

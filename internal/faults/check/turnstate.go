@@ -23,6 +23,7 @@ import (
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	coordinationapi "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	lifecycleapi "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/helper"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -84,7 +85,7 @@ func (s turnState) excused(t time.Time, markedBy string) bool {
 // EvictionRequest.
 func requestTurn(o observed[v1alpha1.EvictionRequest]) turnState {
 	r := o.obj
-	s := turnState{time: o.time, typ: o.typ, done: completed(r), summary: describe(r)}
+	s := turnState{time: o.time, typ: o.typ, done: coordinationapi.IsComplete(r), summary: describe(r)}
 	s.drainDeadline, s.hasDeadline = drain.RequestDeadline(r.Annotations)
 	s.inFlight = r.Status.EvictionRequestCancellationPolicy != nil && *r.Status.EvictionRequestCancellationPolicy == v1alpha1.Forbid
 	if len(r.Spec.Interceptors) == 0 {

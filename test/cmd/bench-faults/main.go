@@ -48,6 +48,7 @@ import (
 	"github.com/evictionrequest/apiserver/internal/faults/check"
 	"github.com/evictionrequest/apiserver/internal/faults/history"
 	"github.com/evictionrequest/apiserver/internal/localcluster"
+	coordinationapi "github.com/evictionrequest/apiserver/pkg/api/coordination/v1alpha1"
 	lifecycleapi "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	versioned "github.com/evictionrequest/apiserver/pkg/generated/clientset/versioned"
 	"github.com/evictionrequest/apiserver/pkg/sdk/interceptor"
@@ -317,13 +318,9 @@ func requestsSettled(ctx context.Context, clientset versioned.Interface, silent 
 	if err != nil {
 		return err
 	}
-	for _, r := range list.Items {
-		a := r.Status.ActiveInterceptorName
-		done := false
-		for _, c := range r.Status.Conditions {
-			done = done || (c.Type == "Complete" && c.Status == metav1.ConditionTrue)
-		}
-		if !done && (a == nil || *a != silent) {
+	for i := range list.Items {
+		r := &list.Items[i]
+		if a := r.Status.ActiveInterceptorName; !coordinationapi.IsComplete(r) && (a == nil || *a != silent) {
 			return fmt.Errorf("request %s not settled", r.Name)
 		}
 	}
