@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/evictionrequest/apiserver/pkg/sdk/participant"
@@ -170,6 +171,9 @@ func (h *Helper) stillThere(ctx context.Context, pod *corev1.Pod) bool {
 	defer cancel()
 	live, err := podlookup.Live(ctx, h.LivePods, pod.Namespace, pod.Name)
 	if err != nil {
+		// A caller that may not read pods (or a kube-apiserver that does
+		// not answer) gets the drain as it was before the read: say so.
+		klog.FromContext(ctx).V(2).Info("Could not read the pod from kube-apiserver; the drain goes by its cache", "pod", klog.KObj(pod), "err", err)
 		return true
 	}
 	return live != nil && live.UID == pod.UID && live.DeletionTimestamp == nil

@@ -232,3 +232,10 @@ func TestDeclarativeDrainCalledOffRemovesItsDeadline(t *testing.T) {
 	}
 	f.CheckDeclarativeDrainCalledOffRemovesItsDeadline(t, nodeDrain)
 }
+
+// A drain whose view of a node lags behind does not ask again for a pod
+// kube-apiserver no longer has, whose request went with it.
+func TestADrainDoesNotAskAgainForAPodGone(t *testing.T) {
+	t.Parallel()
+	f.CheckADrainDoesNotAskAgainForAPodGone(t, evictionapi.Coordination)
+}

@@ -407,3 +407,11 @@ func TestDeclarativeDrainCalledOffRemovesItsDeadline(t *testing.T) {
 	}
 	f.CheckDeclarativeDrainCalledOffRemovesItsDeadline(t, nodeDrain)
 }
+
+// A drain whose view of a node lags behind does not ask again for a pod
+// kube-apiserver no longer has, whose request went with it: on
+// lifecycle.k8s.io nothing would refuse the request of a pod that is gone.
+func TestADrainDoesNotAskAgainForAPodGone(t *testing.T) {
+	t.Parallel()
+	f.CheckADrainDoesNotAskAgainForAPodGone(t, evictionapi.Lifecycle)
+}
