@@ -18,9 +18,13 @@ package framework
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -31,6 +35,11 @@ import (
 func (f *Framework) BindClusterRole(t testing.TB, ns, user, role string) {
 	t.Helper()
 	f.bind(t, ns, user, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role})
+	clusterRole, err := f.Kube.RbacV1().ClusterRoles().Get(t.Context(), role, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.waitUntilAuthorized(t, ns, user, clusterRole.Rules)
 }
 
 // GrantRole grants user rules in ns, through a Role and a RoleBinding named
@@ -41,6 +50,7 @@ func (f *Framework) GrantRole(t testing.TB, ns, user, name string, rules ...rbac
 		t.Fatal(err)
 	}
 	f.bind(t, ns, user, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name})
+	f.waitUntilAuthorized(t, ns, user, rules)
 }
 
 func (f *Framework) bind(t testing.TB, ns, user string, role rbacv1.RoleRef) {
@@ -72,10 +82,53 @@ func (f *Framework) GrantCluster(t testing.TB, user, name string, rules ...rbacv
 	if _, err := f.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	f.waitUntilAuthorized(t, "", user, rules)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = f.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
 		_ = f.Kube.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
 	})
+}
+
+// waitUntilAuthorized waits until kube-apiserver's authorizer lets user do
+// what the first resource rule of rules allows, in ns: the RBAC authorizer
+// reads bindings from its informers, so a binding just created may not
+// count yet for the next call, as upstream's e2e framework waits
+// (WaitForNamedAuthorizationUpdate).
+func (f *Framework) waitUntilAuthorized(t testing.TB, ns, user string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	attrs, ok := firstResourceRule(ns, rules)
+	if !ok {
+		return
+	}
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs}}
+	Eventually(t, 30*time.Second, fmt.Sprintf("the authorizer to let %s %s %s", user, attrs.Verb, attrs.Resource), func(ctx context.Context) error {
+		got, err := f.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		if !got.Status.Allowed {
+			return errors.New("not allowed yet: " + got.Status.Reason)
+		}
+		return nil
+	})
+}
+
+// firstResourceRule is the request the first rule of rules about resources
+// allows, in ns: its first verb, group and resource (and subresource, and
+// name); false when no rule names a resource.
+func firstResourceRule(ns string, rules []rbacv1.PolicyRule) (*authorizationv1.ResourceAttributes, bool) {
+	for _, r := range rules {
+		if len(r.Verbs) == 0 || len(r.APIGroups) == 0 || len(r.Resources) == 0 {
+			continue
+		}
+		resource, subresource, _ := strings.Cut(r.Resources[0], "/")
+		attrs := &authorizationv1.ResourceAttributes{Namespace: ns, Verb: r.Verbs[0], Group: r.APIGroups[0], Resource: resource, Subresource: subresource}
+		if len(r.ResourceNames) > 0 {
+			attrs.Name = r.ResourceNames[0]
+		}
+		return attrs, true
+	}
+	return nil, false
 }
