@@ -95,6 +95,13 @@ type Config struct {
 	UpstreamControllerArgs []string
 	// ControllerManagerArgs are extra flags of kube-controller-manager.
 	ControllerManagerArgs []string
+	// WorkloadReplicas is how many processes each leader-elected Deployment
+	// of the overlay other than our server runs as (evictionrequest-controller,
+	// the surge interceptor), as the chart's two replicas: one holds the
+	// Lease and acts, the others wait for it, and kube-apiserver calls the
+	// eviction API bridge, which each serves, through a load balancer. 0 is
+	// one.
+	WorkloadReplicas int
 	// LifecycleController serves Kubernetes' lifecycle.k8s.io API too and
 	// runs, beside our server and in its namespace, evictionrequest-controller
 	// as LifecycleOverlay deploys it: both APIs at once, as an admin who
@@ -149,21 +156,22 @@ type Cluster struct {
 	ports []int
 	// kwok runs the kwok nodes.
 	kwok *Process
-	// lifecycleController runs with Lifecycle or LifecycleController, with
-	// lifecycleControllerArgs.
-	lifecycleController     *Process
-	lifecycleControllerArgs []string
+	// lifecycleController runs with Lifecycle or LifecycleController.
+	lifecycleController *Replicas
 	// karpenter runs with Config.Karpenter.
 	karpenter *Process
 	// upstreamControllers runs with Config.UpstreamControllers.
 	upstreamControllers *Process
 	// surgeInterceptor runs with Config.SurgeInterceptor.
-	surgeInterceptor *Process
+	surgeInterceptor *Replicas
 	// servers are the replicas of our server the APIService reaches,
 	// through balancer when there are several.
 	servers  []*Server
 	balancer *balancer
-	exited   chan *Process
+	// balancers are those in front of the replicas of workloads that serve
+	// the eviction API bridge.
+	balancers []*balancer
+	exited    chan *Process
 	// release is the helm release of Config.Helm.
 	release *release
 }
@@ -271,6 +279,9 @@ func (c *Cluster) Stop() {
 	}
 	if c.balancer != nil {
 		c.balancer.close()
+	}
+	for _, b := range c.balancers {
+		b.close()
 	}
 }
 

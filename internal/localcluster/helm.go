@@ -169,12 +169,15 @@ func (c *Cluster) runRelease(ctx context.Context) error {
 		}
 	}
 	if _, err := c.manifest("Deployment", lifecycleControllerName); err == nil {
-		p, err := c.StartLifecycleController(ctx, WorkloadOptions{Name: lifecycleControllerName, Args: c.cfg.ServerArgs, BridgePort: c.release.controllerPort})
+		r := &Replicas{c: c, name: lifecycleControllerName, binary: "evictionrequest-controller", logName: lifecycleControllerName,
+			pair: c.pki.lifecycleController, args: c.cfg.ServerArgs, bridgePorts: []int{c.release.controllerPort}}
+		p, err := c.startWorkload(ctx, r.name, r.binary, r.pair, r.options(0, r.logName))
 		if err != nil {
 			return err
 		}
+		r.procs = []*Process{p}
 		c.mu.Lock()
-		c.lifecycleController = p
+		c.lifecycleController = r
 		c.mu.Unlock()
 		c.release.processes = append(c.release.processes, p)
 	}

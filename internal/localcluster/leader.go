@@ -35,15 +35,30 @@ const scrapeTimeout = 5 * time.Second
 
 // LeaderReplica is the index in Replicas of the server replica that holds
 // its controllers' Lease, as the replicas' own /metrics say; -1 when none
-// does, while an election is under way. A replica that cannot be read (it
-// is down, frozen) holds no Lease that counts.
+// does (soleLeader).
 func (c *Cluster) LeaderReplica(ctx context.Context) int {
-	for i, s := range c.Replicas() {
-		if c.leads(ctx, s) {
-			return i
+	servers := c.Replicas()
+	return soleLeader(len(servers), func(i int) bool { return c.leads(ctx, servers[i]) })
+}
+
+// soleLeader is the one of n replicas that reports leading, by leads; -1
+// when none does, while an election is under way, and when more than one
+// does: a replica that was frozen past its lease reports leading until its
+// renew deadline runs out, while another already holds the Lease. A
+// replica that cannot be read (it is down, frozen) holds no Lease that
+// counts.
+func soleLeader(n int, leads func(i int) bool) int {
+	leader := -1
+	for i := range n {
+		if !leads(i) {
+			continue
 		}
+		if leader >= 0 {
+			return -1
+		}
+		leader = i
 	}
-	return -1
+	return leader
 }
 
 // leads is true when server's /metrics reports leaderSample at 1.

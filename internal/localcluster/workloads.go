@@ -17,6 +17,7 @@ limitations under the License.
 package localcluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,6 +51,11 @@ type WorkloadOptions struct {
 	// BridgePort is where the eviction API bridge is served, on a port
 	// the cluster reserved; a free port when zero.
 	BridgePort int
+	// WebhookPort is where kube-apiserver calls the bridge when that is
+	// not the process itself: the load balancer in front of the replicas.
+	// Zero with BridgePort set leaves the webhooks to a helm release's
+	// Service, which names BridgePort already.
+	WebhookPort int
 }
 
 // startWorkload starts one process of the Deployment name of the overlay,
@@ -101,11 +107,11 @@ func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *
 	if err != nil || !servesBridge {
 		return p, err
 	}
-	if opts.BridgePort != 0 {
+	if opts.BridgePort != 0 && opts.WebhookPort == 0 {
 		// A helm release's Service names the port already.
 		return p, c.trustWebhooksOf(ctx, name)
 	}
-	return p, c.serveWebhooksOf(ctx, name, ports[1])
+	return p, c.serveWebhooksOf(ctx, name, cmp.Or(opts.WebhookPort, ports[1]))
 }
 
 // serveWebhooksOf points the webhooks of the overlay that call the Service
@@ -133,50 +139,53 @@ func (c *Cluster) StartSurgeInterceptor(ctx context.Context, opts WorkloadOption
 }
 
 func (c *Cluster) startSurgeInterceptor(ctx context.Context) error {
-	return c.runSurgeInterceptor(ctx, "surge-interceptor")
-}
-
-// runSurgeInterceptor starts the cluster's surge interceptor, its log
-// named name.
-func (c *Cluster) runSurgeInterceptor(ctx context.Context, name string) error {
-	p, err := c.StartSurgeInterceptor(ctx, WorkloadOptions{Name: name, Args: []string{"--v=2"}})
+	r, err := c.startReplicated(ctx, surgeInterceptorName, "surge-interceptor", "surge-interceptor", c.pki.surgeInterceptor, []string{"--v=2"})
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.surgeInterceptor = p
+	c.surgeInterceptor = r
 	c.mu.Unlock()
 	return nil
 }
 
-// SurgeInterceptor is the surge interceptor the cluster runs with
-// Config.SurgeInterceptor, nil otherwise.
+// SurgeInterceptor is the first replica of the surge interceptor the
+// cluster runs with Config.SurgeInterceptor, nil otherwise.
 func (c *Cluster) SurgeInterceptor() *Process {
+	return first(c.SurgeInterceptorReplicas())
+}
+
+// SurgeInterceptorReplicas are the replicas of the surge interceptor the
+// cluster runs with Config.SurgeInterceptor, nil otherwise.
+func (c *Cluster) SurgeInterceptorReplicas() *Replicas {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.surgeInterceptor
 }
 
-// RestartSurgeInterceptor stops the cluster's surge interceptor with
-// SIGTERM, if it still runs, and starts it again with the same flags, as
-// the kubelet restarts its container; it returns once the new process is
-// ready.
+// RestartSurgeInterceptor stops each replica of the cluster's surge
+// interceptor with SIGTERM, if it still runs, and starts it again with the
+// same flags, as the kubelet restarts its container; it returns once the
+// new processes are ready.
 func (c *Cluster) RestartSurgeInterceptor(ctx context.Context) error {
-	c.mu.Lock()
-	old := c.surgeInterceptor
-	c.mu.Unlock()
-	if old == nil {
+	r := c.SurgeInterceptorReplicas()
+	if r == nil {
 		return errors.New("the cluster runs no surge interceptor")
 	}
-	old.Stop()
-	c.untrack(old)
-	return c.runSurgeInterceptor(ctx, "surge-interceptor-restarted")
+	for i := range r.Processes() {
+		if err := r.Restart(ctx, i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// StartLifecycleController starts an evictionrequest-controller as the
-// lifecycle overlay deploys it.
-func (c *Cluster) StartLifecycleController(ctx context.Context, opts WorkloadOptions) (*Process, error) {
-	return c.startWorkload(ctx, lifecycleControllerName, "evictionrequest-controller", c.pki.lifecycleController, opts)
+// first is the first replica of r, nil when r is.
+func first(r *Replicas) *Process {
+	if r == nil {
+		return nil
+	}
+	return r.Processes()[0]
 }
 
 // startLifecycleController deploys the lifecycle overlay: its RBAC, roles
@@ -269,49 +278,63 @@ func (c *Cluster) startLifecycleControllerBeside(ctx context.Context) error {
 	return c.runLifecycleController(ctx, lifecycleControllerName, "--v=2")
 }
 
-// runLifecycleController starts the cluster's evictionrequest-controller
-// with args, its log named name.
+// runLifecycleController starts the replicas of the cluster's
+// evictionrequest-controller with args, their logs named after name.
 func (c *Cluster) runLifecycleController(ctx context.Context, name string, args ...string) error {
-	p, err := c.StartLifecycleController(ctx, WorkloadOptions{Name: name, Args: args})
+	r, err := c.startReplicated(ctx, lifecycleControllerName, "evictionrequest-controller", name, c.pki.lifecycleController, args)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.lifecycleController, c.lifecycleControllerArgs = p, args
+	c.lifecycleController = r
 	c.mu.Unlock()
 	return nil
 }
 
-// LifecycleController is the evictionrequest-controller of a cluster of the
-// lifecycle API, or the one beside our server; nil otherwise.
+// LifecycleController is the first replica of the evictionrequest-controller
+// of a cluster of the lifecycle API, or of the one beside our server; nil
+// otherwise.
 func (c *Cluster) LifecycleController() *Process {
+	return first(c.LifecycleControllerReplicas())
+}
+
+// LifecycleControllerReplicas are the replicas of the cluster's
+// evictionrequest-controller, nil when it runs none.
+func (c *Cluster) LifecycleControllerReplicas() *Replicas {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lifecycleController
 }
 
-// RestartLifecycleController stops evictionrequest-controller with SIGTERM
-// and starts it again with the same flags, as a rolling update of its
-// Deployment would; it returns once the new process is ready.
+// RestartLifecycleController stops each replica of evictionrequest-controller
+// with SIGTERM and starts it again with the same flags, as a rolling update
+// of its Deployment would; it returns once the new processes are ready.
 func (c *Cluster) RestartLifecycleController(ctx context.Context) error {
-	c.mu.Lock()
-	args := c.lifecycleControllerArgs
-	c.mu.Unlock()
+	r := c.LifecycleControllerReplicas()
+	if r == nil {
+		return errors.New("the cluster runs no evictionrequest-controller")
+	}
+	r.mu.Lock()
+	args := r.args
+	r.mu.Unlock()
 	return c.RestartLifecycleControllerWith(ctx, args...)
 }
 
 // RestartLifecycleControllerWith is RestartLifecycleController with the
 // extra flags args in place of the last ones, as an admin who changes the
-// Deployment's arguments (ActorsOnly, say).
+// Deployment's arguments (ActorsOnly, say); it starts the controller when
+// the cluster runs none.
 func (c *Cluster) RestartLifecycleControllerWith(ctx context.Context, args ...string) error {
-	c.mu.Lock()
-	old := c.lifecycleController
-	c.mu.Unlock()
-	if old != nil {
-		old.Stop()
-		c.untrack(old)
+	r := c.LifecycleControllerReplicas()
+	if r == nil {
+		return c.runLifecycleController(ctx, lifecycleControllerName+"-restarted", args...)
 	}
-	return c.runLifecycleController(ctx, lifecycleControllerName+"-restarted", args...)
+	for i := range r.Processes() {
+		if err := r.restartWith(ctx, i, args); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // StopUpstreamControllers stops Kubernetes' eviction request controllers

@@ -84,7 +84,7 @@ func (f flavour) lifecycle() bool {
 // drain on, its pool and budget, the surge interceptor.
 func (f flavour) cluster(o options, dir string, logf func(string, ...any)) localcluster.Config {
 	cfg := localcluster.Config{
-		Dir: dir, BinDir: o.binDir, Nodes: o.nodes + o.spare, SurgeInterceptor: true, Logf: logf,
+		Dir: dir, BinDir: o.binDir, Nodes: o.nodes + o.spare, SurgeInterceptor: true, WorkloadReplicas: o.replicas, Logf: logf,
 		ServerArgs: []string{"--controllers=*,evictionrequest-node-drain", "--node-drain-pool-label=" + poolLabel,
 			fmt.Sprintf("--max-concurrent-node-drains-per-pool=%d", poolBudget(o.nodes))},
 		// kwok's nodes send their status every 20 to 25 s, where a kubelet

@@ -50,18 +50,19 @@ const (
 // The kinds of fault of the schedule on lifecycle.k8s.io's control plane,
 // where the objects live in kube-apiserver's etcd.
 const (
-	// faultKillController ends evictionrequest-controller with SIGKILL and
-	// starts it again, as the kubelet restarts its container.
+	// faultKillController ends the leading replica of
+	// evictionrequest-controller with SIGKILL and starts it again, as the
+	// kubelet restarts its container; another replica takes over.
 	faultKillController = "kill-controller"
-	// faultFreezeController freezes evictionrequest-controller past its
-	// 15 s lease, then thaws it: it finds its term over and campaigns again.
+	// faultFreezeController freezes the leading replica of
+	// evictionrequest-controller past its 15 s lease, then thaws it: another
+	// took its Lease over, and it finds its term over.
 	faultFreezeController = "freeze-controller"
 	// faultRestartKubeEtcd ends kube-apiserver's etcd with SIGKILL and
 	// starts it again from its data.
 	faultRestartKubeEtcd = "restart-kube-etcd"
-	// faultKillSurge ends the surge interceptor (on either API) with
-	// SIGKILL, the one replica the harness runs and so its leader, and
-	// starts it again.
+	// faultKillSurge ends the leading replica of the surge interceptor (on
+	// either API) with SIGKILL and starts it again.
 	faultKillSurge = "kill-surge-interceptor"
 	// faultKillUpstream and faultFreezeUpstream do the same to Kubernetes
 	// 1.38's eviction request controllers.
@@ -138,7 +139,7 @@ func (in *injector) inject(ctx context.Context, kind string) error {
 }
 
 func (in *injector) killServer(ctx context.Context) error {
-	i, target, err := in.leader(ctx)
+	i, target, err := in.leaderOf(ctx, in.cluster.LeaderReplica, serverReplica)
 	if err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func (in *injector) killAndRestart(ctx context.Context, p *localcluster.Process,
 }
 
 func (in *injector) freezeServer(ctx context.Context) error {
-	i, target, err := in.leader(ctx)
+	i, target, err := in.leaderOf(ctx, in.cluster.LeaderReplica, serverReplica)
 	if err != nil {
 		return err
 	}
@@ -210,31 +211,60 @@ func (in *injector) cutServerPath(ctx context.Context) error {
 	return nil
 }
 
-// killController ends evictionrequest-controller, the one replica the
-// harness runs and so its leader, and starts it again.
+// killController ends the replica of evictionrequest-controller that
+// leads, as a crash would: another takes its Lease over, and the one
+// killed starts again, as the kubelet restarts its container.
 func (in *injector) killController(ctx context.Context) error {
-	p := in.cluster.LifecycleController()
-	if p == nil {
-		return errors.New("the cluster runs no evictionrequest-controller")
-	}
-	return in.killAndRestart(ctx, p, "evictionrequest-controller", in.cluster.RestartLifecycleController)
+	return in.killLeader(ctx, in.cluster.LifecycleControllerReplicas(), "evictionrequest-controller")
 }
 
-// killSurge ends the surge interceptor and starts it again.
+// killSurge does the same to the surge interceptor.
 func (in *injector) killSurge(ctx context.Context) error {
-	p := in.cluster.SurgeInterceptor()
-	if p == nil {
-		return errors.New("the cluster runs no surge interceptor")
-	}
-	return in.killAndRestart(ctx, p, "surge-interceptor", in.cluster.RestartSurgeInterceptor)
+	return in.killLeader(ctx, in.cluster.SurgeInterceptorReplicas(), "surge-interceptor")
 }
 
+// killLeader ends the leader of r, the replicas of the workload what,
+// with SIGKILL, starts it again, and records which replica leads after:
+// none within leaderWait fails the fault.
+func (in *injector) killLeader(ctx context.Context, r *localcluster.Replicas, what string) error {
+	if r == nil {
+		return fmt.Errorf("the cluster runs no %s", what)
+	}
+	i, target, err := in.leaderOf(ctx, r.Leader, what)
+	if err != nil {
+		return err
+	}
+	if err := in.killAndRestart(ctx, r.Processes()[i], target, func(ctx context.Context) error { return r.Restart(ctx, i) }); err != nil {
+		return err
+	}
+	return in.recordLeader(ctx, r, what)
+}
+
+// freezeController freezes the replica of evictionrequest-controller that
+// leads past its lease, thaws it, and records which replica leads after.
 func (in *injector) freezeController(ctx context.Context) error {
-	p := in.cluster.LifecycleController()
-	if p == nil {
+	r := in.cluster.LifecycleControllerReplicas()
+	if r == nil {
 		return errors.New("the cluster runs no evictionrequest-controller")
 	}
-	return in.freezeProcess(ctx, p, "evictionrequest-controller")
+	i, target, err := in.leaderOf(ctx, r.Leader, "evictionrequest-controller")
+	if err != nil {
+		return err
+	}
+	if err := in.freezeProcess(ctx, r.Processes()[i], target); err != nil {
+		return err
+	}
+	return in.recordLeader(ctx, r, "evictionrequest-controller")
+}
+
+// recordLeader waits for a replica of r to lead and records it: with two
+// replicas, the record shows whether the Lease moved.
+func (in *injector) recordLeader(ctx context.Context, r *localcluster.Replicas, what string) error {
+	_, target, err := in.leaderOf(ctx, r.Leader, what)
+	if err == nil {
+		_ = in.record.Fault(history.Fault{Kind: "leads", Target: target})
+	}
+	return err
 }
 
 // killUpstream ends Kubernetes' eviction request controllers and starts
@@ -262,20 +292,23 @@ func (in *injector) freezeUpstream(ctx context.Context) error {
 // a lost leader's 15 s lease and the election after it.
 const leaderWait = 45 * time.Second
 
-// leader is the server replica a fault of a replica hits, and how the
-// record names it: the leader of the controllers, which the faults are
-// about (its work moves to the other replica), by the Lease metric each
-// replica serves. While an election is under way it waits for one; none
-// within leaderWait fails the fault, as a component that did not come
-// back.
-func (in *injector) leader(ctx context.Context) (int, string, error) {
+// serverReplica names our server's replicas in the record.
+const serverReplica = "evictionrequest-apiserver"
+
+// leaderOf is the replica of the workload what that a fault hits, by
+// lead (the index of the replica that holds the workload's Lease, as its
+// /metrics say, or -1), and how the record names it: the leader, whose
+// work moves to another replica. While an election is under way it waits
+// for one; none within leaderWait fails the fault, as a component that
+// did not come back.
+func (in *injector) leaderOf(ctx context.Context, lead func(context.Context) int, what string) (int, string, error) {
 	deadline := time.Now().Add(leaderWait)
 	for {
-		if i := in.cluster.LeaderReplica(ctx); i >= 0 {
-			return i, fmt.Sprintf("evictionrequest-apiserver replica %d, the leader", i), nil
+		if i := lead(ctx); i >= 0 {
+			return i, fmt.Sprintf("%s replica %d, the leader", what, i), nil
 		}
 		if time.Now().After(deadline) {
-			return 0, "", fmt.Errorf("no server replica leads its controllers after %s", leaderWait)
+			return 0, "", fmt.Errorf("no %s replica leads after %s", what, leaderWait)
 		}
 		in.sleep(ctx, time.Second)
 		if ctx.Err() != nil {

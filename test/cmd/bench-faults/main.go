@@ -62,6 +62,7 @@ type options struct {
 	seed                  uint64
 	nodes, spare, perNode int
 	faults                int
+	replicas              int
 	baseline              bool
 	interval, freeze      time.Duration
 	outage                time.Duration
@@ -80,6 +81,7 @@ func main() {
 	flag.IntVar(&o.spare, "spare-nodes", 4, "Nodes left undrained, where replacements go.")
 	flag.IntVar(&o.perNode, "pods-per-node", 8, "Pods on each drained node besides the Deployments'.")
 	flag.IntVar(&o.faults, "faults", 12, "Faults injected, every kind at least once when there are as many; 0 runs without faults.")
+	flag.IntVar(&o.replicas, "workload-replicas", 2, "Replicas of evictionrequest-controller and of the surge interceptor, leader-elected, as the chart runs them: a fault of one hits the leader and another takes over.")
 	flag.BoolVar(&o.baseline, "baseline", true, "After the faulty run, drain the same workload on a new cluster without faults, for the recovery cost.")
 	flag.DurationVar(&o.interval, "fault-interval", 15*time.Second, "Mean time between faults.")
 	flag.DurationVar(&o.freeze, "freeze", 20*time.Second, "How long a frozen server replica stays frozen (past its 15s lease).")
