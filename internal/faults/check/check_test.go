@@ -88,7 +88,10 @@ type knobs struct {
 	noRelease, lateRelease, escalated, forbid, noRequest, gap    bool
 	secondGrant, budgetBroken, notComplete, silentWaiting        bool
 	duplicate, unasked, noDrainEnd, drainFailed, noDrainedStatus bool
-	zeroReady, writeLoop, podGap                                 bool
+	// retried records an attempt of the drain that an outage of
+	// kube-apiserver ended, before its end (if any).
+	retried                      bool
+	zeroReady, writeLoop, podGap bool
 }
 
 // build is a declarative drain of node-1: the pod web-1 has one
@@ -187,6 +190,9 @@ func build(t *testing.T, k knobs) *story {
 	if !k.noDrainedStatus {
 		s.see(t, history.KindNode, history.Modified, node.Condition(corev1.NodeDrained, corev1.ConditionTrue, "EvictionRequestNodeDrainCompleted", "").Obj())
 	}
+	if k.retried {
+		s.drain(history.Drain{ID: "d1", Kind: kind, Phase: history.PhaseRetry, Outcome: "dial tcp 127.0.0.1:6443: connect: connection refused"})
+	}
 	switch {
 	case k.noDrainEnd:
 	case k.drainFailed:
@@ -220,6 +226,8 @@ func TestCheck(t *testing.T) {
 		{name: "a pod of the drain without a request", knobs: knobs{unasked: true}, broken: RequestKept, says: "web-2"},
 		{name: "a drain that never ends", knobs: knobs{noDrainEnd: true}, broken: DrainEnded, says: "never ended"},
 		{name: "a drain that fails", knobs: knobs{drainFailed: true}, broken: DrainEnded, says: "the server is gone"},
+		{name: "a drain run again after an outage of kube-apiserver, that then drains", knobs: knobs{retried: true}},
+		{name: "a drain run again that never ends", knobs: knobs{retried: true, noDrainEnd: true}, broken: DrainEnded, says: "never ended"},
 		{name: "a drained node never said so", knobs: knobs{noDrainedStatus: true}, broken: DrainEnded, says: "never seen Drained"},
 		{name: "a one-replica Deployment at zero ready", knobs: knobs{zeroReady: true}, broken: ReplicaReady, says: "no ready replica"},
 		{name: "a write loop", knobs: knobs{writeLoop: true}, broken: WritesBounded, says: "writes (bound 60)"},

@@ -89,6 +89,9 @@ func index(entries []history.Entry) (*indexed, error) {
 		case e.Drain != nil && e.Drain.Phase == history.PhaseStart:
 			drains[e.Drain.ID] = len(h.drains)
 			h.drains = append(h.drains, drainRun{start: e.Drain, started: e.Time})
+		case e.Drain != nil && e.Drain.Phase == history.PhaseRetry:
+			// An attempt ended by an outage of kube-apiserver; the drain
+			// goes on, and its end is judged.
 		case e.Drain != nil:
 			j, ok := drains[e.Drain.ID]
 			if !ok {

@@ -99,10 +99,10 @@ type Drain struct {
 	Kind string `json:"kind"`
 	// Nodes are the nodes it drains.
 	Nodes []string `json:"nodes,omitempty"`
-	// Phase is "start" or "end".
+	// Phase is "start", "retry" or "end".
 	Phase string `json:"phase"`
 	// Outcome, at the end, is "drained", or what ended it otherwise (its
-	// deadline, an error).
+	// deadline, an error); at a retry, what ended the attempt.
 	Outcome string `json:"outcome,omitempty"`
 	// Escalation is the drain's deadline action (fail, evict, delete), when
 	// it has a deadline.
@@ -112,6 +112,10 @@ type Drain struct {
 // The phases of a Drain.
 const (
 	PhaseStart = "start"
+	// PhaseRetry records a command drain run again, as an admin's script
+	// would, after an attempt kube-apiserver's outage ended: the drain goes
+	// on, and only its end says how it ended.
+	PhaseRetry = "retry"
 	PhaseEnd   = "end"
 )
 

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -38,8 +39,11 @@ import (
 
 // drainer runs the drains of the campaign and records their start and end.
 type drainer struct {
-	client     kubernetes.Interface
-	record     *history.Writer
+	client kubernetes.Interface
+	record *history.Writer
+	// apiServer is kube-apiserver's URL, as the commands' kubeconfig names
+	// it: an attempt that could not reach it is run again.
+	apiServer  string
 	binDir     string
 	kubeconfig string
 	// api is the campaign's API, which the plugin is told to speak.
@@ -64,10 +68,10 @@ func (d *drainer) run(ctx context.Context, kind string, nodes []string) {
 		case history.DrainDeclarative:
 			err = d.declarative(ctx, nodes)
 		case history.DrainPlugin:
-			err = d.exec(ctx, "kubectl-evictionrequest", append([]string{"drain", "--api=" + d.pluginAPI()}, append(nodes, "--force", "--ignore-daemonsets",
+			err = d.execUntilReached(ctx, id, kind, "kubectl-evictionrequest", append([]string{"drain", "--api=" + d.pluginAPI()}, append(nodes, "--force", "--ignore-daemonsets",
 				"--deadline="+d.deadline.String(), "--on-deadline=evict", "--timeout="+d.timeout.String())...)...)
 		case history.DrainKubectl:
-			err = d.exec(ctx, "kubectl", append([]string{"drain"}, append(nodes, "--force", "--ignore-daemonsets",
+			err = d.execUntilReached(ctx, id, kind, "kubectl", append([]string{"drain"}, append(nodes, "--force", "--ignore-daemonsets",
 				"--delete-emptydir-data", "--timeout="+d.timeout.String())...)...)
 		}
 		outcome := history.OutcomeDrained
@@ -84,6 +88,36 @@ func (d *drainer) pluginAPI() string {
 		return "coordination"
 	}
 	return "lifecycle"
+}
+
+// execUntilReached runs the drain command bin as exec does, and runs it
+// again, recording the attempt, when it failed because kube-apiserver
+// could not be reached (restarted by a fault): kubectl drain gives up on
+// any error but 429, and an admin's maintenance script runs it again. A
+// failure of any other kind ends the drain.
+func (d *drainer) execUntilReached(ctx context.Context, id, kind, bin string, args ...string) error {
+	for {
+		err := d.exec(ctx, bin, args...)
+		if err == nil || ctx.Err() != nil || !unreachable(err.Error(), d.apiServer) {
+			return err
+		}
+		_ = d.record.Drain(history.Drain{ID: id, Kind: kind, Phase: history.PhaseRetry, Outcome: err.Error()})
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// unreachable tells whether out, a drain command's error, says that
+// kube-apiserver at server could not be reached: a call to its URL, as Go's
+// client reports it (`Post "URL": error`), refused, reset or cut short. An
+// error kube-apiserver answered (a webhook's failure, a refusal) names no
+// URL of kube-apiserver's and is not.
+func unreachable(out, server string) bool {
+	call := regexp.MustCompile(`"` + regexp.QuoteMeta(server) + `/[^"]*": (dial tcp [^ ]+: connect: connection refused|read tcp [^ ]+: read: connection reset by peer|EOF|http2: client connection lost)`)
+	return call.MatchString(out)
 }
 
 func (d *drainer) exec(ctx context.Context, bin string, args ...string) error {

@@ -288,7 +288,7 @@ func drainUnderFaults(ctx, recCtx context.Context, o options, f flavour, cluster
 		defer close(faultsDone)
 		in.run(ctx, kinds)
 	}()
-	d := &drainer{client: cluster.Client, record: record, binDir: o.binDir, kubeconfig: cluster.KubeconfigPath, api: f.api, deadline: o.deadline, timeout: o.timeout}
+	d := &drainer{client: cluster.Client, record: record, apiServer: cluster.AdminConfig.Host, binDir: o.binDir, kubeconfig: cluster.KubeconfigPath, api: f.api, deadline: o.deadline, timeout: o.timeout}
 	start := time.Now()
 	d.run(ctx, history.DrainDeclarative, declarative)
 	d.run(ctx, history.DrainPlugin, plugin)
