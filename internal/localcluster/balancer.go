@@ -86,10 +86,6 @@ func (c *Cluster) startBalancer(servers []*Server) (*balancer, error) {
 
 // startBalancerOn is startBalancer on port, which the cluster reserved.
 func (c *Cluster) startBalancerOn(port int, servers []*Server) (*balancer, error) {
-	listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return nil, err
-	}
 	client := c.servingClient()
 	client.Timeout = probeTimeout
 	probe := func(ctx context.Context, port int) bool {
@@ -98,6 +94,16 @@ func (c *Cluster) startBalancerOn(port int, servers []*Server) (*balancer, error
 	var backends []int
 	for _, s := range servers {
 		backends = append(backends, s.Port)
+	}
+	return listenBalancer(port, backends, probe)
+}
+
+// listenBalancer listens on the loopback port and balances over the
+// backends' ports, each ready while probe says so.
+func listenBalancer(port int, backends []int, probe func(ctx context.Context, port int) bool) (*balancer, error) {
+	listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return nil, err
 	}
 	return newBalancer(listener, backends, probe), nil
 }

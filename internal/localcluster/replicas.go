@@ -19,7 +19,6 @@ package localcluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 
@@ -84,14 +83,10 @@ func (c *Cluster) balanceBridge(r *Replicas, n int) error {
 	if err != nil {
 		return err
 	}
-	listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", ports[n]))
-	if err != nil {
-		return err
-	}
 	r.bridgePorts = ports[:n]
 	// A replica's readiness, as the chart's readiness probe reads it, is
 	// its /readyz beside its /metrics, not on the bridge's port.
-	r.balancer = newBalancer(listener, r.bridgePorts, func(ctx context.Context, port int) bool {
+	r.balancer, err = listenBalancer(ports[n], r.bridgePorts, func(ctx context.Context, port int) bool {
 		p := r.onBridgePort(port)
 		if p == nil {
 			return false
@@ -100,6 +95,9 @@ func (c *Cluster) balanceBridge(r *Replicas, n int) error {
 		defer cancel()
 		return httpGetOK(ctx, probeClient, strings.TrimSuffix(p.MetricsURL, "/metrics")+"/readyz", "ok") == nil
 	})
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
 	c.balancers = append(c.balancers, r.balancer)
 	c.mu.Unlock()
