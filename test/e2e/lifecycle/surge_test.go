@@ -1,0 +1,78 @@
+/*
+Copyright The EvictionRequest API Server Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/evictionrequest/apiserver/internal/wrappers"
+	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
+	"github.com/evictionrequest/apiserver/pkg/surge"
+	"github.com/evictionrequest/apiserver/test/e2e/framework"
+)
+
+// A surge whose replacement cannot be scheduled waits rather than remove
+// the only Ready pod; when the requester withdraws, the surge interceptor's
+// janitor, which reads the pod's EvictionRequest to learn that no request
+// holds the surge any more, scales the Deployment back and leaves the pod
+// as it was.
+func TestSurgeRevertsOnWithdrawal(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := f.NewNamespace(t)
+	only := f.PoolNode(t, ns)
+	f.CreateDeployment(t, ns, "db", 1, "", func(dep *appsv1.Deployment) {
+		dep.Spec.Template.Spec.EvictionResponders = []corev1.EvictionResponder{wrappers.Responder(surge.DefaultLifecycleName, lifecycleutil.ManagingControllerPriority)}
+	})
+	original := f.PodsOf(t, ns, "db")[0]
+	// The pool's only node is cordoned: the replacement cannot be scheduled.
+	f.Cordon(t, only)
+	r := keptRequester(t)
+	framework.RequestEviction(t, r, &original)
+	f.WaitForDeployment(t, ns, "db", "the surge of db", func(dep *appsv1.Deployment) error {
+		if _, ok := dep.Annotations[surge.StateAnnotation]; !ok || *dep.Spec.Replicas != 2 {
+			return fmt.Errorf("replicas %d, annotations %v", *dep.Spec.Replicas, dep.Annotations)
+		}
+		return nil
+	})
+	if _, err := f.Kube.CoreV1().Pods(ns).Get(ctx, original.Name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the only Ready pod was removed: %v", err)
+	}
+
+	if _, err := r.Withdraw(ctx, ns, original.UID); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitForReplicas(t, ns, "db", 1)
+	pods := f.PodsOf(t, ns, "db")
+	if len(pods) != 1 || pods[0].UID != original.UID {
+		t.Fatalf("pods after the withdrawal: %v, want the original", framework.PodNames(pods))
+	}
+	for _, key := range []string{surge.DeletionCostAnnotation, surge.OriginalDeletionCostAnnotation, surge.MarkedByAnnotation} {
+		if v, ok := pods[0].Annotations[key]; ok {
+			t.Errorf("the original pod keeps annotation %s=%q", key, v)
+		}
+	}
+	if events := f.EventReasons(t, ns, "Deployment", "db"); !slices.Contains(events, surge.EventSurgeReverted) {
+		t.Errorf("Deployment events %v lack %s", events, surge.EventSurgeReverted)
+	}
+}
