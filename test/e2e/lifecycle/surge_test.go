@@ -18,7 +18,6 @@ package lifecycle
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -62,17 +61,5 @@ func TestSurgeRevertsOnWithdrawal(t *testing.T) {
 	if _, err := r.Withdraw(ctx, ns, original.UID); err != nil {
 		t.Fatal(err)
 	}
-	f.WaitForReplicas(t, ns, "db", 1)
-	pods := f.PodsOf(t, ns, "db")
-	if len(pods) != 1 || pods[0].UID != original.UID {
-		t.Fatalf("pods after the withdrawal: %v, want the original", framework.PodNames(pods))
-	}
-	for _, key := range []string{surge.DeletionCostAnnotation, surge.OriginalDeletionCostAnnotation, surge.MarkedByAnnotation} {
-		if v, ok := pods[0].Annotations[key]; ok {
-			t.Errorf("the original pod keeps annotation %s=%q", key, v)
-		}
-	}
-	if events := f.EventReasons(t, ns, "Deployment", "db"); !slices.Contains(events, surge.EventSurgeReverted) {
-		t.Errorf("Deployment events %v lack %s", events, surge.EventSurgeReverted)
-	}
+	f.CheckSurgeReverted(t, ns, "db", original.UID)
 }
