@@ -19,6 +19,7 @@ package lifecycle
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,14 +28,13 @@ import (
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/surge"
-	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
 // A surge whose replacement cannot be scheduled waits rather than remove
-// the only Ready pod; when the requester withdraws, the surge interceptor's
-// janitor, which reads the pod's EvictionRequest to learn that no request
-// holds the surge any more, scales the Deployment back and leaves the pod
-// as it was.
+// the only Ready pod; when the admin withdraws (kubectl evictionrequest
+// request, then withdraw), the surge interceptor's janitor, which reads the
+// pod's EvictionRequest to learn that no request holds the surge any more,
+// scales the Deployment back and leaves the pod as it was.
 func TestSurgeRevertsOnWithdrawal(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -46,8 +46,10 @@ func TestSurgeRevertsOnWithdrawal(t *testing.T) {
 	original := f.PodsOf(t, ns, "db")[0]
 	// The pool's only node is cordoned: the replacement cannot be scheduled.
 	f.Cordon(t, only)
-	r := keptRequester(t)
-	framework.RequestEviction(t, r, &original)
+	// As an admin asks, and then changes their mind: with the plugin.
+	if r := f.RunCommand(t, time.Minute, pluginBinary, "request", "-n", ns, original.Name); r.Err != nil {
+		t.Fatalf("request: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
 	f.WaitForDeployment(t, ns, "db", "the surge of db", func(dep *appsv1.Deployment) error {
 		if _, ok := dep.Annotations[surge.StateAnnotation]; !ok || *dep.Spec.Replicas != 2 {
 			return fmt.Errorf("replicas %d, annotations %v", *dep.Spec.Replicas, dep.Annotations)
@@ -58,8 +60,8 @@ func TestSurgeRevertsOnWithdrawal(t *testing.T) {
 		t.Fatalf("the only Ready pod was removed: %v", err)
 	}
 
-	if _, err := r.Withdraw(ctx, ns, original.UID); err != nil {
-		t.Fatal(err)
+	if r := f.RunCommand(t, time.Minute, pluginBinary, "withdraw", "-n", ns, original.Name); r.Err != nil {
+		t.Fatalf("withdraw: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
 	f.CheckSurgeReverted(t, ns, "db", original.UID)
 }
