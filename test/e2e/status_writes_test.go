@@ -103,7 +103,7 @@ func TestStatusWritesRestOnTheWritersRights(t *testing.T) {
 	read := rbacv1.PolicyRule{APIGroups: coordinationGroup, Resources: evictionRequests, Verbs: []string{"get", "list", "watch"}}
 	writeStatus := rbacv1.PolicyRule{APIGroups: coordinationGroup, Resources: []string{"evictionrequests/status"}, Verbs: []string{"get", "update", "patch"}}
 	grantRole(t, ns, "status-writer", "status-writer", read, writeStatus)
-	bindClusterRole(t, ns, "db-operator", "evictionrequest-interceptor")
+	f.BindClusterRole(t, ns, "db-operator", "evictionrequest-interceptor")
 	grantRole(t, ns, "outside-controller", "outside-controller", read, writeStatus,
 		rbacv1.PolicyRule{APIGroups: coordinationGroup, Resources: []string{"evictionrequests/controller"}, Verbs: []string{"update"}},
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"delete"}})

@@ -18,7 +18,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -28,22 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
-	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
-
-// bindClusterRole binds user to clusterRole in ns, the binding deleted with
-// the namespace.
-func bindClusterRole(t *testing.T, ns, user, clusterRole string) {
-	t.Helper()
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user + "-" + clusterRole, Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	if _, err := f.Kube.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestUserRolesGrantWhatEachActorNeeds asks kube-apiserver's RBAC, with
 // the roles kube-controller-manager aggregates, what the overlays' roles
@@ -56,9 +40,9 @@ func bindClusterRole(t *testing.T, ns, user, clusterRole string) {
 func TestUserRolesGrantWhatEachActorNeeds(t *testing.T) {
 	t.Parallel()
 	ns := f.NewNamespace(t)
-	bindClusterRole(t, ns, "editor", "edit")
-	bindClusterRole(t, ns, "interceptor", "evictionrequest-interceptor")
-	bindClusterRole(t, ns, "requester", "evictionrequest-requester")
+	f.BindClusterRole(t, ns, "editor", "edit")
+	f.BindClusterRole(t, ns, "interceptor", "evictionrequest-interceptor")
+	f.BindClusterRole(t, ns, "requester", "evictionrequest-requester")
 	// Nodes are cluster-scoped: a drainer is bound cluster-wide.
 	drainer := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: ns + "-drainer"},
@@ -100,24 +84,11 @@ func TestUserRolesGrantWhatEachActorNeeds(t *testing.T) {
 		if tc.resource == "nodes" || tc.resource == "pods" {
 			group = ""
 		}
-		what := fmt.Sprintf("%s may %s %s/%s: %v", tc.user, tc.verb, tc.resource, tc.subresource, tc.allowed)
 		// edit gains our rules once kube-controller-manager aggregates them.
-		framework.Eventually(t, 30*time.Second, what, func(ctx context.Context) error {
-			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: tc.user,
-				ResourceAttributes: &authorizationv1.ResourceAttributes{
-					Namespace: ns, Verb: tc.verb, Group: group, Resource: tc.resource, Subresource: tc.subresource,
-				},
-			}}
-			got, err := f.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-			if err != nil {
-				return err
-			}
-			if got.Status.Allowed != tc.allowed {
-				return fmt.Errorf("allowed %v (%s)", got.Status.Allowed, got.Status.Reason)
-			}
-			return nil
-		})
+		f.WaitForAuthorization(t, authorizationv1.SubjectAccessReviewSpec{
+			User:               tc.user,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: tc.verb, Group: group, Resource: tc.resource, Subresource: tc.subresource},
+		}, tc.allowed)
 	}
 }
 
@@ -163,21 +134,10 @@ func TestInstalledIdentitiesWriteOnlyTheirOwn(t *testing.T) {
 		{server, "update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "another-webhook", false},
 	} {
 		resource, subresource, _ := strings.Cut(tc.resource, "/")
-		what := fmt.Sprintf("%s %s %s %s/%s", tc.user, tc.verb, tc.resource, tc.namespace, tc.name)
-		framework.Eventually(t, 30*time.Second, what+": "+fmt.Sprint(tc.allowed), func(ctx context.Context) error {
-			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: tc.user, Groups: []string{"system:serviceaccounts", "system:authenticated"},
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: tc.namespace, Verb: tc.verb, Group: tc.group,
-					Resource: resource, Subresource: subresource, Name: tc.name},
-			}}
-			got, err := f.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-			if err != nil {
-				return err
-			}
-			if got.Status.Allowed != tc.allowed {
-				return fmt.Errorf("allowed %v", got.Status.Allowed)
-			}
-			return nil
-		})
+		f.WaitForAuthorization(t, authorizationv1.SubjectAccessReviewSpec{
+			User: tc.user, Groups: []string{"system:serviceaccounts", "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: tc.namespace, Verb: tc.verb, Group: tc.group,
+				Resource: resource, Subresource: subresource, Name: tc.name},
+		}, tc.allowed)
 	}
 }

@@ -18,7 +18,6 @@ package framework
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -74,6 +73,14 @@ func (f *Framework) GrantCluster(t testing.TB, user, name string, rules ...rbacv
 	if _, err := f.Kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Cluster-scoped: the namespace's deletion would not remove them, so
+	// they go at the end of the test even when a step below fails it.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = f.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
+		_ = f.Kube.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
+	})
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
@@ -83,12 +90,6 @@ func (f *Framework) GrantCluster(t testing.TB, user, name string, rules ...rbacv
 		t.Fatal(err)
 	}
 	f.waitUntilAuthorized(t, "", user, rules)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = f.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
-		_ = f.Kube.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
-	})
 }
 
 // waitUntilAuthorized waits until kube-apiserver's authorizer lets user do
@@ -102,14 +103,26 @@ func (f *Framework) waitUntilAuthorized(t testing.TB, ns, user string, rules []r
 	if !ok {
 		return
 	}
-	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs}}
-	Eventually(t, 30*time.Second, fmt.Sprintf("the authorizer to let %s %s %s", user, attrs.Verb, attrs.Resource), func(ctx context.Context) error {
-		got, err := f.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+	f.WaitForAuthorization(t, authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs}, true)
+}
+
+// WaitForAuthorization waits until kube-apiserver's authorizer answers the
+// SubjectAccessReview of spec with allowed: what RBAC allows follows its
+// informers (a binding just made, a ClusterRole kube-controller-manager
+// aggregates), so one review could read the moment before.
+func (f *Framework) WaitForAuthorization(t testing.TB, spec authorizationv1.SubjectAccessReviewSpec, allowed bool) {
+	t.Helper()
+	what := fmt.Sprintf("the authorizer to answer %v to %s", allowed, spec.User)
+	if a := spec.ResourceAttributes; a != nil {
+		what += fmt.Sprintf(" %s %s/%s %s/%s", a.Verb, a.Resource, a.Subresource, a.Namespace, a.Name)
+	}
+	Eventually(t, 30*time.Second, what, func(ctx context.Context) error {
+		got, err := f.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
-		if !got.Status.Allowed {
-			return errors.New("not allowed yet: " + got.Status.Reason)
+		if got.Status.Allowed != allowed {
+			return fmt.Errorf("allowed %v (%s)", got.Status.Allowed, got.Status.Reason)
 		}
 		return nil
 	})
