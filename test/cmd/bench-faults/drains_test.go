@@ -97,3 +97,31 @@ func TestACommandDrainIsRunAgainOnlyAfterKubeAPIServerWasUnreachable(t *testing.
 		})
 	}
 }
+
+// A command drain is run again only when kube-apiserver itself could not
+// be reached; what kube-apiserver answered, a webhook's failure among it,
+// ends the drain.
+func TestUnreachableIsKubeAPIServerOnly(t *testing.T) {
+	const server = "https://127.0.0.1:40043"
+	for _, tc := range []struct {
+		name, out string
+		want      bool
+	}{
+		{"refused, as kubectl drain printed it in a campaign", `error when evicting pods/"budgeted-5897bcb74-5lqjg" -n "faults": Post "https://127.0.0.1:40043/api/v1/namespaces/faults/pods/budgeted-5897bcb74-5lqjg/eviction": dial tcp 127.0.0.1:40043: connect: connection refused`, true},
+		{"reset", `Get "https://127.0.0.1:40043/api/v1/nodes/kwok-node-3": read tcp 127.0.0.1:51234->127.0.0.1:40043: read: connection reset by peer`, true},
+		{"cut short", `Get "https://127.0.0.1:40043/api/v1/pods?fieldSelector=spec.nodeName%3Dkwok-node-3": EOF`, true},
+		{"cut short in a body", `Get "https://127.0.0.1:40043/api/v1/pods?fieldSelector=spec.nodeName%3Dkwok-node-3": unexpected EOF`, true},
+		{"refused before the drain began, in kubectl's words", `The connection to the server 127.0.0.1:40043 was refused - did you specify the right host or port?`, true},
+		{"another server refused, in kubectl's words", `The connection to the server 127.0.0.1:40044 was refused - did you specify the right host or port?`, false},
+		{"a webhook's failure, answered by kube-apiserver", `error when evicting pods/"db-0" -n "faults": Internal error occurred: failed calling webhook "eviction-bridge.evictionrequest.github.io": Post "https://localhost:40077/evict?timeout=10s": dial tcp 127.0.0.1:40077: connect: connection refused`, false},
+		{"another server's address", `Post "https://127.0.0.1:40044/api/v1/namespaces/faults/pods/x/eviction": dial tcp 127.0.0.1:40044: connect: connection refused`, false},
+		{"a refusal", `error when evicting pods/"db-0" -n "faults": pods "db-0" is forbidden: User "e2e" cannot create resource "pods/eviction"`, false},
+		{"the drain's own time-out", `error: timed out waiting for the condition`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := unreachable(tc.out, server); got != tc.want {
+				t.Errorf("unreachable(%q) = %v, want %v", tc.out, got, tc.want)
+			}
+		})
+	}
+}
