@@ -92,4 +92,3 @@ func TestScheduleOfFewerFaultsThanKinds(t *testing.T) {
 		t.Errorf("no fault scheduled as %v", kinds)
 	}
 }
-
