@@ -100,7 +100,7 @@ type Config struct {
 	// the surge interceptor), as the chart's two replicas: one holds the
 	// Lease and acts, the others wait for it, and kube-apiserver calls the
 	// eviction API bridge, which each serves, through a load balancer. 0 is
-	// one.
+	// one. A helm release (Helm) runs one of each, whatever it says.
 	WorkloadReplicas int
 	// LifecycleController serves Kubernetes' lifecycle.k8s.io API too and
 	// runs, beside our server and in its namespace, evictionrequest-controller

@@ -50,7 +50,8 @@ type release struct {
 	// apiserverPort and controllerPort are where the chart's Services of
 	// the server and of evictionrequest-controller point, on localhost.
 	apiserverPort, controllerPort int
-	// processes are the release's workloads, stopped at an upgrade.
+	// processes are the release's server replicas, stopped at an upgrade
+	// (its leader-elected workloads are the cluster's Replicas).
 	processes []*Process
 	// serving is the serving certificate the chart generated, which the
 	// server's processes serve in place of the cluster's; nil when the
@@ -168,25 +169,28 @@ func (c *Cluster) runRelease(ctx context.Context) error {
 			return err
 		}
 	}
+	// One replica of each leader-elected Deployment, the controller's
+	// bridge on the port the release's Service names; stopRelease stops
+	// whichever processes they run by then (a restart replaces one).
 	if _, err := c.manifest("Deployment", lifecycleControllerName); err == nil {
 		r := &Replicas{c: c, name: lifecycleControllerName, binary: "evictionrequest-controller", logName: lifecycleControllerName,
 			pair: c.pki.lifecycleController, args: c.cfg.ServerArgs, bridgePorts: []int{c.release.controllerPort}}
-		p, err := c.startWorkload(ctx, r.name, r.binary, r.pair, r.options(0, r.logName))
-		if err != nil {
+		if err := r.start(ctx, 1); err != nil {
 			return err
 		}
-		r.procs = []*Process{p}
 		c.mu.Lock()
 		c.lifecycleController = r
 		c.mu.Unlock()
-		c.release.processes = append(c.release.processes, p)
 	}
 	if _, err := c.manifest("Deployment", surgeInterceptorName); err == nil {
-		p, err := c.StartSurgeInterceptor(ctx, WorkloadOptions{Name: "surge-interceptor", Args: []string{"--v=2"}})
-		if err != nil {
+		r := &Replicas{c: c, name: surgeInterceptorName, binary: "surge-interceptor", logName: "surge-interceptor",
+			pair: c.pki.surgeInterceptor, args: []string{"--v=2"}}
+		if err := r.start(ctx, 1); err != nil {
 			return err
 		}
-		c.release.processes = append(c.release.processes, p)
+		c.mu.Lock()
+		c.surgeInterceptor = r
+		c.mu.Unlock()
 	}
 	return nil
 }
@@ -295,6 +299,15 @@ func (c *Cluster) stopRelease(etcd bool) {
 		c.untrack(p)
 	}
 	c.release.processes = nil
+	c.mu.Lock()
+	workloads := []*Replicas{c.lifecycleController, c.surgeInterceptor}
+	c.lifecycleController, c.surgeInterceptor = nil, nil
+	c.mu.Unlock()
+	for _, r := range workloads {
+		if r != nil {
+			r.stop()
+		}
+	}
 	if c.balancer != nil {
 		c.balancer.close()
 		c.balancer = nil

@@ -56,20 +56,35 @@ type Replicas struct {
 func (c *Cluster) startReplicated(ctx context.Context, name, binary, logName string, pair *keyPair, args []string) (*Replicas, error) {
 	r := &Replicas{c: c, name: name, binary: binary, logName: logName, pair: pair, args: args}
 	n := max(1, c.cfg.WorkloadReplicas)
-	r.procs = make([]*Process, n)
 	if err := c.balanceBridge(r, n); err != nil {
 		return nil, err
 	}
+	return r, r.start(ctx, n)
+}
+
+// start starts n replicas, each until ready.
+func (r *Replicas) start(ctx context.Context, n int) error {
+	r.mu.Lock()
+	r.procs = make([]*Process, n)
+	r.mu.Unlock()
 	for i := range n {
-		p, err := c.startWorkload(ctx, name, binary, pair, r.options(i, logName))
+		p, err := r.c.startWorkload(ctx, r.name, r.binary, r.pair, r.options(i, r.logName))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.mu.Lock()
 		r.procs[i] = p
 		r.mu.Unlock()
 	}
-	return r, nil
+	return nil
+}
+
+// stop stops every replica.
+func (r *Replicas) stop() {
+	for _, p := range r.Processes() {
+		p.Stop()
+		r.c.untrack(p)
+	}
 }
 
 // balanceBridge puts a load balancer in front of the n replicas of r when

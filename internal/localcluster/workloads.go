@@ -62,8 +62,8 @@ type WorkloadOptions struct {
 // which runs binary and serves /metrics, /healthz and /readyz over HTTPS on
 // --metrics-bind-address: with the Deployment's arguments, authenticated
 // with pair as its service account (the overlay applied its RBAC), on a free
-// port; and waits until it is ready. The harness runs one process of a
-// leader-elected Deployment: the others would only wait for the Lease.
+// port; and waits until it is ready. Replicas start the processes of a
+// leader-elected Deployment with it, one call each.
 func (c *Cluster) startWorkload(ctx context.Context, name, binary string, pair *keyPair, opts WorkloadOptions) (*Process, error) {
 	w, err := c.workloadOf(name, name)
 	if err != nil {
