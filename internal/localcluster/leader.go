@@ -18,6 +18,7 @@ package localcluster
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -25,10 +26,13 @@ import (
 	"github.com/evictionrequest/apiserver/internal/promtext"
 )
 
-// leaderSample is the gauge of client-go's leader election (k8s.io/component-base's
-// leader_election_master_status) that a server replica reports 1 while it
-// holds its controllers' Lease, named after the component.
-const leaderSample = `leader_election_master_status{name="` + serverName + `"}`
+// leaderSample is the gauge of client-go's leader election
+// (k8s.io/component-base's leader_election_master_status) that a process
+// reports 1 while it holds the Lease name: a server replica its
+// controllers', a workload's replica its Deployment's.
+func leaderSample(name string) string {
+	return fmt.Sprintf("leader_election_master_status{name=%q}", name)
+}
 
 // scrapeTimeout bounds one read of a replica's /metrics.
 const scrapeTimeout = 5 * time.Second
@@ -61,7 +65,7 @@ func soleLeader(n int, leads func(i int) bool) int {
 	return leader
 }
 
-// leads is true when server's /metrics reports leaderSample at 1.
+// leads is true when server's /metrics reports its leaderSample at 1.
 func (c *Cluster) leads(ctx context.Context, server *Server) bool {
 	client, err := kubernetes.NewForConfig(c.ServerClientConfig(server))
 	if err != nil {
@@ -73,6 +77,6 @@ func (c *Cluster) leads(ctx context.Context, server *Server) bool {
 	if err != nil {
 		return false
 	}
-	v, ok := promtext.Samples(body).Value(leaderSample)
+	v, ok := promtext.Samples(body).Value(leaderSample(serverName))
 	return ok && v == 1
 }

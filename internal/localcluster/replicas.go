@@ -190,7 +190,7 @@ func (r *Replicas) restartWith(ctx context.Context, i int, args []string) error 
 // Deployment's Lease, as the replicas' own /metrics say; -1 when none does
 // (soleLeader).
 func (r *Replicas) Leader(ctx context.Context) int {
-	sample := fmt.Sprintf("leader_election_master_status{name=%q}", r.name)
+	sample := leaderSample(r.name)
 	procs := r.Processes()
 	return soleLeader(len(procs), func(i int) bool {
 		samples, err := promtext.Get(ctx, procs[i].MetricsClient, procs[i].MetricsURL, scrapeTimeout)
