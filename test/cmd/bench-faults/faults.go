@@ -52,11 +52,13 @@ const (
 const (
 	// faultKillController ends the leading replica of
 	// evictionrequest-controller with SIGKILL and starts it again, as the
-	// kubelet restarts its container; another replica takes over.
+	// kubelet restarts its container; another replica takes over (with
+	// --workload-replicas=1, the restarted one).
 	faultKillController = "kill-controller"
 	// faultFreezeController freezes the leading replica of
 	// evictionrequest-controller past its 15 s lease, then thaws it: another
-	// took its Lease over, and it finds its term over.
+	// took its Lease over (with --workload-replicas=1, nobody led meanwhile),
+	// and it finds its term over.
 	faultFreezeController = "freeze-controller"
 	// faultRestartKubeEtcd ends kube-apiserver's etcd with SIGKILL and
 	// starts it again from its data.
