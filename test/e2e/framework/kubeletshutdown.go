@@ -81,6 +81,10 @@ func (f *Framework) CheckKubeletGracefulShutdownKeepsADeploymentUp(t *testing.T,
 	if original.Spec.NodeName != node.Name {
 		t.Fatalf("the pod runs on %s, want the kubelet's node %s", original.Spec.NodeName, node.Name)
 	}
+	// The Deployment being available is not enough: a make test run saw it
+	// available before the kubelet had made the pod's sandbox, and the
+	// shutdown then stopped a pod that never ran.
+	f.WaitForPod(t, ns, original.Name, "the kubelet to run the pod", containersRun)
 	f.PoolNode(t, ns)
 	w := f.WatchReady(t, ns, "db")
 
@@ -152,6 +156,23 @@ func (f *Framework) requestedWhileThePodRuns(t *testing.T, node, ns, name string
 			t.Logf("the request was seen %s after the node reported its shutdown (Ready=False: %s)", time.Since(c.LastTransitionTime.Time).Round(time.Second), c.Message)
 		}
 	}
+}
+
+// containersRun is a condition of WaitForPod: the pod is Running and every
+// container of it runs, as its kubelet reports.
+func containersRun(pod *corev1.Pod) error {
+	if pod.Status.Phase != corev1.PodRunning {
+		return fmt.Errorf("phase %s", pod.Status.Phase)
+	}
+	if len(pod.Status.ContainerStatuses) != len(pod.Spec.Containers) {
+		return fmt.Errorf("%d container statuses of %d containers", len(pod.Status.ContainerStatuses), len(pod.Spec.Containers))
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.State.Running == nil {
+			return fmt.Errorf("container %s is not running: %+v", c.Name, c.State)
+		}
+	}
+	return nil
 }
 
 // podStopped says how the kubelet stopped pod, if it did: its phase is
