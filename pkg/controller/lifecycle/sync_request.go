@@ -108,10 +108,22 @@ func (c *Controller) invalidRequest(ctx context.Context, er *lifecyclev1alpha1.E
 // createEviction creates the next Eviction of er's pod, labelled with
 // every participant of the pod and owned by every one of its requests, as
 // the metadata sync would make it: that sync then has nothing to write.
+//
+// The cache may have gained an Eviction of the pod since the caller looked
+// (the sync read the pod live, or the informer caught up after a restart
+// of kube-apiserver or a frozen replica's thaw). So the name and the
+// decision come from one list: with an Eviction of the pod that still
+// counts, nothing is created; with none, the name is the next after every
+// Eviction the list holds, and when kube-apiserver already has an Eviction
+// of that name (one the cache has not seen yet), the apply updates it
+// rather than making a second.
 func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.EvictionRequest, requests []*lifecyclev1alpha1.EvictionRequest) error {
 	existing, err := c.evictionLister.Evictions(er.Namespace).List(labels.Everything())
 	if err != nil {
 		return err
+	}
+	if _, create := lifecycleutil.RelevantEviction(c.credibleEvictions(evictionsOfTarget(existing, lifecycleutil.RequestTargetKey(er)))); !create {
+		return nil
 	}
 	ref := er.Spec.Target.Pod
 	pod, err := c.podLister.Pods(er.Namespace).Get(ref.Name)
@@ -135,6 +147,18 @@ func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.E
 	metrics.EvictionsCreated.Inc()
 	klog.FromContext(ctx).V(2).Info("Created Eviction", "eviction", klog.KRef(er.Namespace, name))
 	return nil
+}
+
+// evictionsOfTarget are the Evictions among evictions whose target key is
+// target.
+func evictionsOfTarget(evictions []*lifecyclev1alpha1.Eviction, target string) []*lifecyclev1alpha1.Eviction {
+	var out []*lifecyclev1alpha1.Eviction
+	for _, ev := range evictions {
+		if lifecycleutil.EvictionTargetKey(ev) == target {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // ownerReference makes er an owner of an Eviction: the garbage collector

@@ -18,6 +18,7 @@ package lifecycle
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
@@ -222,6 +224,27 @@ func TestAPodMissingFromTheCacheIsReadLive(t *testing.T) {
 	if lifecycleutil.IsRequestFinished(er) {
 		t.Errorf("the request of a pod the cache had not seen yet is %v", conditionsOf(er.Status.Conditions))
 	}
+	if diff := cmp.Diff([]string{"pod-1-web"}, f.evictionNames()); diff != "" {
+		t.Errorf("Evictions (-want +got):\n%s", diff)
+	}
+}
+
+// The informer can deliver an Eviction of the pod while a sync waits on
+// kube-apiserver (here the live read of a pod the cache has not seen; in a
+// fault campaign, a replica thawed with its watches behind): the sync must
+// not name a second Eviction after the one it did not see when it decided.
+func TestAnEvictionCachedDuringTheSyncIsNotDuplicated(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	f := newFixture(t, wrappers.MakeLifecycleRequest("r1", pod, requester).Obj())
+	if err := f.kube.Tracker().Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	var delivered sync.Once
+	f.kube.PrependReactor("get", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		delivered.Do(func() { f.add(wrappers.MakeEviction("pod-1-web", pod).Obj()) })
+		return false, nil, nil
+	})
+	f.syncRequest("r1")
 	if diff := cmp.Diff([]string{"pod-1-web"}, f.evictionNames()); diff != "" {
 		t.Errorf("Evictions (-want +got):\n%s", diff)
 	}
