@@ -56,7 +56,11 @@ func (c *Controller) syncEviction(ctx context.Context, key string) (time.Duratio
 		}
 	}
 	target := lifecycleutil.EvictionTargetKey(ev)
-	relevant, _ := lifecycleutil.RelevantEviction(c.credibleEvictions(c.evictionsOf(target)))
+	credible, err := c.credibleEvictions(ctx, c.evictionsOf(target))
+	if err != nil {
+		return 0, err
+	}
+	relevant, _ := lifecycleutil.RelevantEviction(credible)
 	duplicate := relevant != nil && relevant.UID != ev.UID && !lifecycleutil.IsFinished(relevant)
 	d := c.decide(c.clock.Now(), ev, pod, c.requestsOf(target), duplicate)
 	if apiequality.Semantic.DeepEqual(ownedStatus(ev.Status), d.status) {

@@ -64,7 +64,10 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 	}
 	ctx = klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KRef(namespace, ref.Name), "requester", er.Spec.Requester))
 	target := lifecycleutil.RequestTargetKey(er)
-	evictions := c.credibleEvictions(c.evictionsOf(target))
+	evictions, err := c.credibleEvictions(ctx, c.evictionsOf(target))
+	if err != nil {
+		return 0, err
+	}
 	if len(evictions) == 0 {
 		if message, err := c.invalidRequest(ctx, er); err != nil || message != "" {
 			if err != nil {
@@ -122,7 +125,11 @@ func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.E
 	if err != nil {
 		return err
 	}
-	if _, create := lifecycleutil.RelevantEviction(c.credibleEvictions(evictionsOfTarget(existing, lifecycleutil.RequestTargetKey(er)))); !create {
+	credible, err := c.credibleEvictions(ctx, evictionsOfTarget(existing, lifecycleutil.RequestTargetKey(er)))
+	if err != nil {
+		return err
+	}
+	if _, create := lifecycleutil.RelevantEviction(credible); !create {
 		return nil
 	}
 	ref := er.Spec.Target.Pod

@@ -17,6 +17,7 @@ limitations under the License.
 package lifecycle
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -26,6 +27,7 @@ import (
 
 	lifecycleutil "github.com/evictionrequest/apiserver/pkg/api/lifecycle/v1alpha1"
 	"github.com/evictionrequest/apiserver/pkg/controller/eviction"
+	"github.com/evictionrequest/apiserver/pkg/util/podlookup"
 )
 
 // kube-apiserver 1.37 lets every writer of evictions/status write what the
@@ -43,29 +45,46 @@ import (
 // that no writer of an Eviction's status ends the requests of a running
 // pod. Such an Eviction counts as failed: while a request wants the
 // eviction, a new Eviction starts.
-func (c *Controller) credibleEvictions(evictions []*lifecyclev1alpha1.Eviction) []*lifecyclev1alpha1.Eviction {
+func (c *Controller) credibleEvictions(ctx context.Context, evictions []*lifecyclev1alpha1.Eviction) ([]*lifecyclev1alpha1.Eviction, error) {
 	credible := make([]*lifecyclev1alpha1.Eviction, 0, len(evictions))
 	for _, ev := range evictions {
-		if lifecycleutil.IsEvicted(ev) && c.podRuns(ev) {
-			continue
+		if lifecycleutil.IsEvicted(ev) {
+			runs, err := c.podRuns(ctx, ev)
+			if err != nil {
+				return nil, err
+			}
+			if runs {
+				continue
+			}
 		}
 		credible = append(credible, ev)
 	}
-	return credible
+	return credible, nil
 }
 
-// podRuns is true while the cache has ev's pod neither gone nor terminal.
-func (c *Controller) podRuns(ev *lifecyclev1alpha1.Eviction) bool {
+// podRuns is true while ev's pod is neither gone nor terminal. A pod the
+// cache has running is read live: the pod cache can be behind the
+// Eviction cache (a new term lists them at different versions), and an
+// Eviction set aside for a pod that is gone would make another.
+func (c *Controller) podRuns(ctx context.Context, ev *lifecyclev1alpha1.Eviction) (bool, error) {
 	ref := ev.Spec.Target.Pod
 	if ref == nil {
-		return false
+		return false, nil
 	}
 	pod, err := c.podLister.Pods(ev.Namespace).Get(ref.Name)
 	if err != nil {
-		return false
+		return false, nil
+	}
+	if ending, _ := eviction.Ended(pod, ref.Name, ref.UID); ending != "" {
+		return false, nil
+	}
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	if pod, err = podlookup.Live(callCtx, c.client.CoreV1(), ev.Namespace, ref.Name); err != nil {
+		return false, err
 	}
 	ending, _ := eviction.Ended(pod, ref.Name, ref.UID)
-	return ending == ""
+	return ending == "", nil
 }
 
 // untrustedResponders says why the responders of ev, which started, are

@@ -68,6 +68,30 @@ func TestARequestReportsItsPodEvictedOnlyOnceItIs(t *testing.T) {
 	}
 }
 
+// The pod cache can be behind the Eviction cache (a new term lists them at
+// different versions): an Eviction that says its pod was evicted while the
+// cache still has the pod running is believed once kube-apiserver says the
+// pod is gone, and no second Eviction is made for a pod that is gone.
+func TestAnEvictionIsBelievedWhenThePodCacheIsBehind(t *testing.T) {
+	pod := wrappers.MakePod("web").Obj()
+	evicted := wrappers.MakeEviction("pod-1-web", pod).
+		Requester(requester, lifecyclev1alpha1.RequesterIntentEviction).
+		TargetResponder(evictor, lifecycleutil.EvictorPriority, lifecyclev1alpha1.ResponderStateCompleted).Started(evictor, start).
+		Condition(lifecyclev1alpha1.EvictionConditionFailed, metav1.ConditionFalse, lifecyclev1alpha1.EvictionConditionReasonSucceeded, start).
+		Condition(lifecyclev1alpha1.EvictionConditionTargetEvicted, metav1.ConditionTrue, lifecyclev1alpha1.EvictionConditionReasonPodDeleted, start).Obj()
+	f := newFixture(t, evicted, wrappers.MakeLifecycleRequest("r1", pod, requester).Obj())
+	f.cache(pod)
+
+	er := f.syncRequest("r1")
+
+	if !lifecycleutil.IsTrue(er.Status.Conditions, lifecyclev1alpha1.EvictionConditionTargetEvicted) {
+		t.Errorf("the request of a deleted pod reports %v, want TargetEvicted", conditionsOf(er.Status.Conditions))
+	}
+	if diff := cmp.Diff([]string{"pod-1-web"}, f.evictionNames()); diff != "" {
+		t.Errorf("Evictions (-want +got):\n%s", diff)
+	}
+}
+
 // An Eviction whose status someone set up before the controller could,
 // with other responders than the pod's or with the entry of a responder
 // whose turn has not come already filled in (a completion there would end
