@@ -31,14 +31,15 @@ func withFence(ctx context.Context, check func() error) context.Context {
 	return context.WithValue(ctx, fenceKey{}, check)
 }
 
-// Fence is nil unless ctx belongs to a leadership term whose Lease, by
-// this process's own clock, may have passed to another replica: its last
-// renewal is older than the renew deadline, past which a running elector
-// would already have stopped leading. Only a process that did not run for
-// that long gets there: frozen (SIGSTOP, a paused VM, a stalled node)
-// past its Lease, it resumes with every goroutine of its term still
-// running, and would act for the seconds until its next renewal fails
-// while another replica leads. Fence tells them before they write.
+// Fence is nil unless ctx belongs to a leadership term whose Lease has or
+// may have passed to another replica: the elector read another holder in
+// it, or, by this process's own clock, its last renewal is older than the
+// renew deadline, past which a running elector would already have
+// stopped leading. Only a process that did not run for that long gets
+// there: frozen (SIGSTOP, a paused VM, a stalled node) past its Lease, it
+// resumes with every goroutine of its term still running, and would act
+// for the seconds until its renew deadline passes while another replica
+// leads. Fence tells them before they write.
 func Fence(ctx context.Context) error {
 	check, ok := ctx.Value(fenceKey{}).(func() error)
 	if !ok {

@@ -25,11 +25,15 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 )
 
 // A fenced term's writes are not sent; its reads, and every request of no
@@ -112,6 +116,64 @@ func TestATermIsFencedPastTheRenewDeadline(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal("a leader that has not renewed for longer than the renew deadline is not fenced")
+	}
+	if term.Err() != nil {
+		t.Errorf("the term ended (%v): the fence is what stops its writes here", term.Err())
+	}
+}
+
+// A leader that finds another replica holding its Lease (a process frozen
+// past its Lease resumes and reads it) is fenced at once, though its
+// elector keeps the term running until the renew deadline passes.
+func TestATermIsFencedOnceAnotherReplicaHoldsTheLease(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	client := k8sfake.NewClientset()
+	var stolen atomic.Bool
+	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if stolen.Load() {
+			return true, nil, apierrors.NewConflict(coordinationv1.Resource("leases"), "test", errors.New("held by b"))
+		}
+		return false, nil, nil
+	})
+	client.PrependReactor("get", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if !stolen.Load() {
+			return false, nil, nil
+		}
+		now := metav1.NewMicroTime(time.Now())
+		return true, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "test", ResourceVersion: "99"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("b"), LeaseDurationSeconds: ptr.To[int32](60),
+				AcquireTime: &now, RenewTime: &now},
+		}, nil
+	})
+	// A renew deadline long enough that the term outlives the test's
+	// checks once the Lease is lost.
+	cfg := Config{Namespace: "kube-system", Name: "test", Identity: "a",
+		LeaseDuration: 60 * time.Second, RenewDeadline: 50 * time.Second, RetryPeriod: 100 * time.Millisecond}
+	terms := make(chan context.Context, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = Run(ctx, client.CoordinationV1(), cfg, func(termCtx context.Context) {
+			terms <- termCtx
+			<-termCtx.Done()
+		})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	term := <-terms
+	if err := Fence(term); err != nil {
+		t.Fatalf("a leader that renews is fenced: %v", err)
+	}
+	stolen.Store(true)
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return Fence(term) != nil, nil
+	})
+	if err != nil {
+		t.Fatal("a leader that read another replica's hold on its Lease is not fenced")
 	}
 	if term.Err() != nil {
 		t.Errorf("the term ended (%v): the fence is what stops its writes here", term.Err())

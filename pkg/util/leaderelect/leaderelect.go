@@ -125,11 +125,17 @@ func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, cfg Conf
 	return nil
 }
 
-// fence is the check of a term of elector (Fence): an error once its last
+// fence is the check of a term of elector (Fence): an error once the
+// elector has read another holder in the Lease, and once its last
 // renewal, by the process's monotonic clock, is older than the renew
-// deadline while the elector still believes it leads.
+// deadline. client-go's elector keeps the term running until its renew
+// deadline passes even after it has read another holder (IsLeader is then
+// false, and Check passes a non-leader), so the first case is checked here.
 func fence(elector *leaderelection.LeaderElector, leaseDuration, renewDeadline time.Duration) func() error {
 	return func() error {
+		if !elector.IsLeader() {
+			return fmt.Errorf("the leadership term is over: the Lease is held by %q", elector.GetLeader())
+		}
 		// Check tolerates its argument past the lease duration; the
 		// renew deadline comes before it.
 		if err := elector.Check(renewDeadline - leaseDuration); err != nil {
