@@ -173,7 +173,8 @@ test: ## Everything CI runs: verify, unit and storage tests, the image, the rele
 		hack/phases.sh $(PHASES_FILE) $$(($$(date +%s) - start)); exit $$status
 
 .PHONY: test-phases
-test-phases: verify test-unit test-image test-release test-e2e-and-faults
+test-phases: BESIDE_E2E := verify-lint-beside
+test-phases: verify-but-lint test-unit test-image test-release test-e2e-and-faults
 
 # UNIT_PACKAGES are the packages of make test-unit; RACE_PACKAGES, those of
 # them with concurrency of their own (controllers, the runner, the SDK, the
@@ -201,8 +202,11 @@ test-unit: $(BIN_DIR)/promtool $(DBUS_DAEMON) $(HELM_BINS) ## Unit tests (the ra
 # E2E_PACKAGES of the suites' packages at once), each on a control plane
 # of its own, in a directory of its own under _output, on free loopback
 # ports. --output-sync prints each one's output whole once it ends.
-E2E_JOBS     ?= 3
+E2E_JOBS     ?= 4
 E2E_PACKAGES ?= 2
+# BESIDE_E2E are more targets for test-e2e-and-faults to run beside its
+# runs; make test's golangci-lint (verify-lint-beside).
+BESIDE_E2E   ?=
 SIDE_BY_SIDE  = $(MAKE) --no-print-directory -j$(E2E_JOBS) --output-sync=target
 
 .PHONY: test-e2e
@@ -211,7 +215,7 @@ test-e2e: build tools $(HELM_BINS) ## The e2e suites on the local control plane,
 
 .PHONY: test-e2e-and-faults
 test-e2e-and-faults: build tools $(HELM_BINS) ## The e2e suites and the short fault campaign side by side (make test's last phase).
-	$(TIMED) "e2e and the fault campaign, side by side" $(SIDE_BY_SIDE) e2e-suites e2e-upstream faults-campaign
+	$(TIMED) "e2e and the fault campaign, side by side" $(SIDE_BY_SIDE) e2e-suites e2e-upstream faults-campaign $(BESIDE_E2E)
 
 # e2e-suites, e2e-upstream and faults-campaign are the parts of the phases
 # above, which build what they need first.
@@ -315,6 +319,11 @@ faults-campaign:
 		--out=_output/test-faults-lifecycle/faults.json $(TEST_FAULTS_FLAGS)
 
 .PHONY: verify
+# VERIFY_BUT_LINT are the checks of make verify but golangci-lint, which
+# make test runs beside its e2e runs instead (verify-lint-beside).
+VERIFY_BUT_LINT := verify-gofmt verify-codegen verify-logcheck verify-mod verify-shellcheck verify-chart verify-manifests verify-kube-score
+.PHONY: verify-but-lint
+verify-but-lint: $(VERIFY_BUT_LINT)
 verify: verify-gofmt verify-codegen verify-lint verify-logcheck verify-mod verify-shellcheck verify-chart verify-manifests verify-kube-score ## gofmt, generated code, golangci-lint (go vet among its linters), logcheck, go mod tidy, shellcheck, helm lint of the chart, the overlays, the values table and the schema rendered from the chart, and kube-score of the overlays.
 
 .PHONY: verify-gofmt
@@ -332,6 +341,15 @@ verify-codegen:
 .PHONY: verify-lint
 verify-lint: $(BIN_DIR)/golangci-lint ## golangci-lint with .golangci.yaml.
 	$(TIMED) "verify: golangci-lint" $(BIN_DIR)/golangci-lint run ./...
+
+# golangci-lint analyses every dependency for its linters' facts: with its
+# cache cold, as in CI, it and its build keep both cores busy for minutes.
+# The e2e runs mostly wait on their control planes, so make test runs it
+# beside them at the lowest CPU priority: it takes the cores they leave,
+# and they keep theirs.
+.PHONY: verify-lint-beside
+verify-lint-beside:
+	nice -n 19 $(MAKE) --no-print-directory verify-lint
 
 .PHONY: verify-logcheck
 verify-logcheck: $(BIN_DIR)/logcheck ## Kubernetes' structured and contextual logging rules (hack/logcheck.conf).
