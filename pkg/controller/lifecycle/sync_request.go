@@ -79,9 +79,15 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 	}
 	relevant, create := lifecycleutil.RelevantEviction(evictions)
 	if requests := c.requestsOf(target); create && wantsEviction(requests) {
-		// The new Eviction's first status wakes this sync again, which
-		// then reports it on the request: one write of the request, not two.
-		return 0, c.createEviction(ctx, er, requests)
+		counts, err := c.createEviction(ctx, er, requests)
+		if err != nil || counts == nil {
+			// The new Eviction's first status wakes this sync again, which
+			// then reports it on the request: one write of the request,
+			// not two.
+			return 0, err
+		}
+		// The cache gained an Eviction of the pod meanwhile: report it.
+		relevant = counts
 	}
 	return 0, c.writeRequestConditions(ctx, er, mirroredConditions(now, er, relevant), event{})
 }
@@ -119,25 +125,26 @@ func (c *Controller) invalidRequest(ctx context.Context, er *lifecyclev1alpha1.E
 // counts, nothing is created; with none, the name is the next after every
 // Eviction the list holds, and when kube-apiserver already has an Eviction
 // of that name (one the cache has not seen yet), the apply updates it
-// rather than making a second.
-func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.EvictionRequest, requests []*lifecyclev1alpha1.EvictionRequest) error {
+// rather than making a second. It returns the Eviction of the pod that
+// counts when the list has one, and then creates nothing.
+func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.EvictionRequest, requests []*lifecyclev1alpha1.EvictionRequest) (*lifecyclev1alpha1.Eviction, error) {
 	existing, err := c.evictionLister.Evictions(er.Namespace).List(labels.Everything())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	credible, err := c.credibleEvictions(ctx, evictionsOfTarget(existing, lifecycleutil.RequestTargetKey(er)))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, create := lifecycleutil.RelevantEviction(credible); !create {
-		return nil
+	if counts, create := lifecycleutil.RelevantEviction(credible); !create {
+		return counts, nil
 	}
 	ref := er.Spec.Target.Pod
 	pod, err := c.podLister.Pods(er.Namespace).Get(ref.Name)
 	if apierrors.IsNotFound(err) || (err == nil && pod.UID != ref.UID) {
 		pod = nil
 	} else if err != nil {
-		return err
+		return nil, err
 	}
 	name := newEvictionName(ref.Name, existing)
 	owners, _ := owners(&lifecyclev1alpha1.Eviction{}, requests)
@@ -149,11 +156,11 @@ func (c *Controller) createEviction(ctx context.Context, er *lifecyclev1alpha1.E
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
 	if _, err := c.client.LifecycleV1alpha1().Evictions(er.Namespace).Apply(callCtx, apply, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
-		return err
+		return nil, err
 	}
 	metrics.EvictionsCreated.Inc()
 	klog.FromContext(ctx).V(2).Info("Created Eviction", "eviction", klog.KRef(er.Namespace, name))
-	return nil
+	return nil, nil
 }
 
 // evictionsOfTarget are the Evictions among evictions whose target key is

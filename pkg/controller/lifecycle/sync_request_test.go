@@ -239,14 +239,22 @@ func TestAnEvictionCachedDuringTheSyncIsNotDuplicated(t *testing.T) {
 	if err := f.kube.Tracker().Add(pod); err != nil {
 		t.Fatal(err)
 	}
-	var delivered sync.Once
+	// The Eviction delivered late has reported: the request reports it at
+	// once, as no Eviction created by this sync will wake it.
+	delivered := wrappers.MakeEviction("pod-1-web", pod).
+		Condition(lifecyclev1alpha1.EvictionConditionFailed, metav1.ConditionFalse, lifecyclev1alpha1.EvictionConditionReasonAwaitingEviction, start).
+		Condition(lifecyclev1alpha1.EvictionConditionTargetEvicted, metav1.ConditionFalse, lifecyclev1alpha1.EvictionConditionReasonAwaitingEviction, start).Obj()
+	var once sync.Once
 	f.kube.PrependReactor("get", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		delivered.Do(func() { f.add(wrappers.MakeEviction("pod-1-web", pod).Obj()) })
+		once.Do(func() { f.add(delivered) })
 		return false, nil, nil
 	})
-	f.syncRequest("r1")
+	er := f.syncRequest("r1")
 	if diff := cmp.Diff([]string{"pod-1-web"}, f.evictionNames()); diff != "" {
 		t.Errorf("Evictions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(conditionsOf(delivered.Status.Conditions), conditionsOf(er.Status.Conditions)); diff != "" {
+		t.Errorf("the request does not report the Eviction (-want +got):\n%s", diff)
 	}
 }
 

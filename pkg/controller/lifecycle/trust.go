@@ -44,16 +44,21 @@ import (
 // once the pod is gone or terminal, and a request reports it only then, so
 // that no writer of an Eviction's status ends the requests of a running
 // pod. Such an Eviction counts as failed: while a request wants the
-// eviction, a new Eviction starts.
+// eviction, a new Eviction starts. evictions are those of one target,
+// whose pod is looked up once.
 func (c *Controller) credibleEvictions(ctx context.Context, evictions []*lifecyclev1alpha1.Eviction) ([]*lifecyclev1alpha1.Eviction, error) {
 	credible := make([]*lifecyclev1alpha1.Eviction, 0, len(evictions))
+	var runs *bool
 	for _, ev := range evictions {
 		if lifecycleutil.IsEvicted(ev) {
-			runs, err := c.podRuns(ctx, ev)
-			if err != nil {
-				return nil, err
+			if runs == nil {
+				r, err := c.podRuns(ctx, ev)
+				if err != nil {
+					return nil, err
+				}
+				runs = &r
 			}
-			if runs {
+			if *runs {
 				continue
 			}
 		}

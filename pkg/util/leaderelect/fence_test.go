@@ -130,9 +130,14 @@ func TestATermIsFencedOnceAnotherReplicaHoldsTheLease(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctx)
 	client := k8sfake.NewClientset()
 	var stolen atomic.Bool
+	renewals := make(chan struct{}, 100)
 	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
 		if stolen.Load() {
 			return true, nil, apierrors.NewConflict(coordinationv1.Resource("leases"), "test", errors.New("held by b"))
+		}
+		select {
+		case renewals <- struct{}{}:
+		default:
 		}
 		return false, nil, nil
 	})
@@ -164,9 +169,22 @@ func TestATermIsFencedOnceAnotherReplicaHoldsTheLease(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	term := <-terms
-	if err := Fence(term); err != nil {
-		t.Fatalf("a leader that renews is fenced: %v", err)
+	var term context.Context
+	select {
+	case term = <-terms:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no term began")
+	}
+	// Through several renewals, a leader that renews is never fenced.
+	for range 3 {
+		select {
+		case <-renewals:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the leader does not renew")
+		}
+		if err := Fence(term); err != nil {
+			t.Fatalf("a leader that renews is fenced: %v", err)
+		}
 	}
 	stolen.Store(true)
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
