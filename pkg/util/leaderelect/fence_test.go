@@ -77,8 +77,6 @@ func TestFenceWritesRefusesOnlyAFencedTermsWrites(t *testing.T) {
 // process frozen past its Lease, has its term fenced once the renew
 // deadline passes, while its context has not ended.
 func TestATermIsFencedPastTheRenewDeadline(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
 	client := k8sfake.NewClientset()
 	// Once stuck, every Lease update hangs: the elector still believes it
 	// leads, as a frozen one does when it resumes.
@@ -92,42 +90,19 @@ func TestATermIsFencedPastTheRenewDeadline(t *testing.T) {
 	})
 	cfg := Config{Namespace: "kube-system", Name: "test", Identity: "a",
 		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}
-	terms := make(chan context.Context, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = Run(ctx, client.CoordinationV1(), cfg, func(termCtx context.Context) {
-			terms <- termCtx
-			<-termCtx.Done()
-		})
-	}()
-	defer func() {
-		cancel()
-		close(unblock)
-		<-done
-	}()
-	term := <-terms
+	term := firstTerm(t, client, cfg)
+	t.Cleanup(func() { close(unblock) })
 	if err := Fence(term); err != nil {
 		t.Fatalf("a leader that renews is fenced: %v", err)
 	}
 	stuck.Store(true)
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return Fence(term) != nil, nil
-	})
-	if err != nil {
-		t.Fatal("a leader that has not renewed for longer than the renew deadline is not fenced")
-	}
-	if term.Err() != nil {
-		t.Errorf("the term ended (%v): the fence is what stops its writes here", term.Err())
-	}
+	waitFenced(t, term, "a leader that has not renewed for longer than the renew deadline")
 }
 
 // A leader that finds another replica holding its Lease (a process frozen
 // past its Lease resumes and reads it) is fenced at once, though its
 // elector keeps the term running until the renew deadline passes.
 func TestATermIsFencedOnceAnotherReplicaHoldsTheLease(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
 	client := k8sfake.NewClientset()
 	var stolen atomic.Bool
 	renewals := make(chan struct{}, 100)
@@ -156,25 +131,7 @@ func TestATermIsFencedOnceAnotherReplicaHoldsTheLease(t *testing.T) {
 	// checks once the Lease is lost.
 	cfg := Config{Namespace: "kube-system", Name: "test", Identity: "a",
 		LeaseDuration: 60 * time.Second, RenewDeadline: 50 * time.Second, RetryPeriod: 100 * time.Millisecond}
-	terms := make(chan context.Context, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = Run(ctx, client.CoordinationV1(), cfg, func(termCtx context.Context) {
-			terms <- termCtx
-			<-termCtx.Done()
-		})
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	var term context.Context
-	select {
-	case term = <-terms:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no term began")
-	}
+	term := firstTerm(t, client, cfg)
 	// Through several renewals, a leader that renews is never fenced.
 	for range 3 {
 		select {
@@ -187,11 +144,46 @@ func TestATermIsFencedOnceAnotherReplicaHoldsTheLease(t *testing.T) {
 		}
 	}
 	stolen.Store(true)
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	waitFenced(t, term, "a leader that read another replica's hold on its Lease")
+}
+
+// firstTerm runs Run with client and cfg until the test ends, and returns
+// the context of its first term.
+func firstTerm(t *testing.T, client *k8sfake.Clientset, cfg Config) context.Context {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	terms := make(chan context.Context, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = Run(ctx, client.CoordinationV1(), cfg, func(termCtx context.Context) {
+			terms <- termCtx
+			<-termCtx.Done()
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case term := <-terms:
+		return term
+	case <-time.After(30 * time.Second):
+		t.Fatal("no term began")
+		return nil
+	}
+}
+
+// waitFenced waits for term to be fenced while it runs: its context has
+// not ended, so the fence alone stops its writes.
+func waitFenced(t *testing.T, term context.Context, who string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		return Fence(term) != nil, nil
 	})
 	if err != nil {
-		t.Fatal("a leader that read another replica's hold on its Lease is not fenced")
+		t.Fatalf("%s is not fenced", who)
 	}
 	if term.Err() != nil {
 		t.Errorf("the term ended (%v): the fence is what stops its writes here", term.Err())
