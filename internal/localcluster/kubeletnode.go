@@ -148,8 +148,7 @@ func (n *KubeletNode) startBus() error {
 		return fmt.Errorf("%w (dbus-daemon is Debian's dbus: hack/install-debian-packages.sh)", err)
 	}
 	return waitFor(context.Background(), n.bus, "the node's D-Bus", func(context.Context) error {
-		_, err := os.Stat(socket)
-		return err
+		return logind.BusListening(socket)
 	})
 }
 

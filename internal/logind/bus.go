@@ -19,7 +19,9 @@ package logind
 import (
 	"fmt"
 	"html"
+	"net"
 	"os"
+	"time"
 )
 
 // busConfig is the configuration of a node's private system bus: one
@@ -53,4 +55,16 @@ func WriteBusConfig(path, socket string) (string, error) {
 		return "", err
 	}
 	return "unix:path=" + socket, nil
+}
+
+// BusListening is nil once the dbus-daemon of socket accepts connections.
+// The socket's file appears when the daemon binds it, a moment before it
+// listens: a client that connects on seeing the file can be refused, the
+// more likely the busier the machine.
+func BusListening(socket string) error {
+	conn, err := net.DialTimeout("unix", socket, time.Second)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }

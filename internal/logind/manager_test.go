@@ -47,7 +47,7 @@ func startBus(t *testing.T) string {
 		_ = cmd.Wait()
 	})
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := os.Stat(socket); err == nil {
+		if err := BusListening(socket); err == nil {
 			return address
 		}
 		if time.Now().After(deadline) {
