@@ -21,6 +21,7 @@ package leaderelect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -134,7 +135,10 @@ func Run(ctx context.Context, leases coordinationv1client.LeasesGetter, cfg Conf
 func fence(elector *leaderelection.LeaderElector, leaseDuration, renewDeadline time.Duration) func() error {
 	return func() error {
 		if !elector.IsLeader() {
-			return fmt.Errorf("the leadership term is over: the Lease is held by %q", elector.GetLeader())
+			if holder := elector.GetLeader(); holder != "" {
+				return fmt.Errorf("the leadership term is over: the Lease is held by %q", holder)
+			}
+			return errors.New("the leadership term is over: the Lease was given up")
 		}
 		// Check tolerates its argument past the lease duration; the
 		// renew deadline comes before it.
