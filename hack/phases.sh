@@ -7,7 +7,9 @@
 # with their share of the total: what make test prints at its end, so that
 # a developer sees which phase grew. A phase that failed is marked. The
 # phases recorded within another (parts run side by side) are printed
-# under it, indented, and count in its time only.
+# under it, indented, and count in its time only. The cores column is the
+# CPU seconds of a phase's processes over its seconds: on CI's 2 cores, a
+# phase well under 2 left a core idle that another could have used.
 #
 # usage: hack/phases.sh FILE [WALL_SECONDS]
 
@@ -19,19 +21,22 @@ file=${1:?usage: $0 FILE [WALL_SECONDS]}
 wall=${2:-}
 [[ -s "$file" ]] || exit 0
 echo
-echo ">> make test phases (seconds; $file)"
+echo ">> make test phases (seconds, share, cores used; $file)"
 awk -F'\t' '
-    function show(i, depth,    j, share, mark) {
+    function show(i, depth,    j, share, cores, mark) {
         share = ""
         if (depth == 0 && total > 0) share = sprintf("%5.1f%%", 100 * secs[i] / total)
+        cores = ""
+        if (cpu[i] != "" && secs[i] > 0) cores = sprintf("%4.2f", cpu[i] / secs[i])
         mark = ""
         if (status[i] != 0) mark = "  FAILED (exit " status[i] ")"
-        printf "%8.1f  %6s  %*s%s%s\n", secs[i], share, 2 * depth, "", name[i], mark
+        printf "%8.1f  %6s  %5s  %*s%s%s\n", secs[i], share, cores, 2 * depth, "", name[i], mark
         for (j = 1; j <= NR; j++) if (parent[j] == name[i] && j < i) show(j, depth + 1)
     }
-    { name[NR] = $1; secs[NR] = $2; status[NR] = $3; parent[NR] = $4; if ($4 == "") total += $2 }
+    { name[NR] = $1; secs[NR] = $2; status[NR] = $3; parent[NR] = $4; cpu[NR] = $5
+      if ($4 == "") { total += $2; totalcpu += $5 } }
     END {
         for (i = 1; i <= NR; i++) if (parent[i] == "") show(i, 0)
-        printf "%8.1f  100.0%%  total of the phases (%.1f minutes)\n", total, total / 60
-        if (wall != "") printf "%8.1f          make test from start to end (%.1f minutes)\n", wall, wall / 60
+        printf "%8.1f  100.0%%  %5.2f  total of the phases (%.1f minutes)\n", total, (total > 0 ? totalcpu / total : 0), total / 60
+        if (wall != "") printf "%8.1f                 make test from start to end (%.1f minutes)\n", wall, wall / 60
     }' wall="$wall" "$file"
