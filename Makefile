@@ -174,7 +174,36 @@ test: ## Everything CI runs: verify, unit and storage tests, the image, the rele
 
 .PHONY: test-phases
 test-phases: BESIDE_E2E := verify-lint-beside
-test-phases: verify-but-lint test-unit test-image test-release test-e2e-and-faults
+test-phases: checks-and-tools test-e2e-and-faults
+
+# make test's first stage runs two lanes side by side: the checks, the unit
+# tests, the image and the release in turn (CHECKS_AND_UNITS), and the
+# builds of the tools the e2e stage needs (TOOLS_BESIDE) at the lowest CPU
+# priority. The checks and the tests leave part of a core idle (codegen's
+# generators type-check on one; the storage, integration and kubelet
+# tests wait on etcd and their servers): the builds take those cycles and
+# the tests keep theirs, and their timing. Karpenter and Kubernetes 1.38's
+# controllers build first: with Go 1.27 they share no package with the
+# tests, which compile the Kubernetes 1.37 libraries its build reuses.
+# Each lane runs its targets in turn (IN_TURN); --output-sync=line keeps
+# each line of the two whole.
+CHECKS_AND_UNITS := verify-but-lint test-unit test-image test-release
+TOOLS_BESIDE     := $(KARPENTER_BIN) $(UPSTREAM_CONTROLLERS) $(BIN_DIR)/etcd $(BIN_DIR)/kwok $(KUBE_BINS)
+
+.PHONY: checks-and-tools checks-and-units tools-beside
+checks-and-tools:
+	$(TIMED) "checks and unit tests, the tools built beside them" $(MAKE) --no-print-directory -j2 --output-sync=line checks-and-units tools-beside
+checks-and-units:
+	$(MAKE) --no-print-directory IN_TURN=true $(CHECKS_AND_UNITS)
+tools-beside:
+	nice -n 19 $(MAKE) --no-print-directory IN_TURN=true $(TOOLS_BESIDE)
+
+# IN_TURN=true runs a make's targets one after the other, whatever jobs
+# its parent make has: a sub-make's own -j1 would warn that it leaves the
+# jobserver.
+ifeq ($(IN_TURN),true)
+.NOTPARALLEL:
+endif
 
 # UNIT_PACKAGES are the packages of make test-unit; RACE_PACKAGES, those of
 # them with concurrency of their own (controllers, the runner, the SDK, the
