@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -64,6 +65,11 @@ type Config struct {
 	// processes, behind a load balancer when there are several, and an etcd
 	// StatefulSet of the overlay as a local etcd cluster of as many members.
 	Overlay string
+	// BridgeFailurePolicy is the failurePolicy of the eviction API bridge's
+	// webhook, as an admin's patch of the overlay sets it
+	// (docs/eviction-bridge.md, "Ignore or Fail"); the overlay's (Ignore)
+	// when empty.
+	BridgeFailurePolicy admissionregistrationv1.FailurePolicyType
 	// Nodes is the number of kwok nodes, named kwok-node-0, kwok-node-1, ...
 	Nodes int
 	// KubeletNodes is the number of nodes run by the real kubelet, named

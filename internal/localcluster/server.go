@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 )
 
 const (
@@ -305,6 +307,9 @@ func (c *Cluster) standIn(ctx context.Context, config *unstructured.Unstructured
 		}
 		if err := unstructured.SetNestedField(webhook, base64.StdEncoding.EncodeToString(c.pki.servingCA.certPEM()), "clientConfig", "caBundle"); err != nil {
 			return false, err
+		}
+		if policy := c.cfg.BridgeFailurePolicy; policy != "" && webhook["name"] == bridge.WebhookName {
+			webhook["failurePolicy"] = string(policy)
 		}
 	}
 	return found, unstructured.SetNestedSlice(config.Object, webhooks, "webhooks")

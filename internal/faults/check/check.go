@@ -104,7 +104,7 @@ func Check(entries []history.Entry, audit []AuditEvent, opts Options) (Report, e
 	}
 	evicted := evictedPods(audit)
 	checkTurns(h, evicted, results[TurnHeld])
-	checkSkipped(h, evicted, results[TurnHeld])
+	checkSkipped(h, audit, evicted, results[TurnHeld])
 	checkBudgets(h, results[BudgetKept])
 	checkEvictedOnce(h, audit, results[EvictedOnce])
 	checkSettled(h, opts, results[RequestSettled])

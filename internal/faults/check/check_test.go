@@ -92,6 +92,9 @@ type knobs struct {
 	// kube-apiserver ended, before its end (if any).
 	retried                      bool
 	zeroReady, writeLoop, podGap bool
+	// failedOpen marks the eviction of noRequest as let through by the
+	// bridge's webhook failing open.
+	failedOpen bool
 }
 
 // build is a declarative drain of node-1: the pod web-1 has one
@@ -149,6 +152,9 @@ func build(t *testing.T, k knobs) *story {
 		}
 	}
 	s.grant(pod, evictor)
+	if k.failedOpen {
+		s.audit[len(s.audit)-1].Annotations = map[string]string{failedOpenPrefix + "round_0_index_0": "eviction-bridge.example.com"}
+	}
 	if k.podGap {
 		// The pod's watch lost a stretch: its end is seen only after it.
 		s.see(t, history.KindPod, history.Gap, pod)
@@ -219,6 +225,8 @@ func TestCheck(t *testing.T) {
 		{name: "a pod ended while its turn was held", knobs: knobs{noRelease: true}, broken: TurnHeld, says: "held its turn"},
 		{name: "a watch lost events", knobs: knobs{noRelease: true, gap: true}},
 		{name: "a pod with interceptors evicted without a request", knobs: knobs{noRequest: true}, broken: TurnHeld, says: "no EvictionRequest"},
+		{name: "a pod with interceptors evicted as the bridge failed open", knobs: knobs{noRequest: true, failedOpen: true}, broken: TurnHeld,
+			says: "participants (kube-apiserver's call of eviction-bridge.example.com failed open)"},
 		{name: "a budget driven below its minimum", knobs: knobs{budgetBroken: true}, broken: BudgetKept, says: "0 healthy pods of 1"},
 		{name: "a pod evicted twice", knobs: knobs{secondGrant: true}, broken: EvictedOnce, says: "2 evictions granted"},
 		{name: "a request never complete", knobs: knobs{notComplete: true}, broken: RequestSettled, says: "neither done"},

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/evictionrequest/apiserver/internal/faults/history"
@@ -43,6 +44,25 @@ type AuditEvent struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
 	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+	// Annotations are kube-apiserver's: failedOpenPrefix among them.
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// failedOpenPrefix begins the audit annotation kube-apiserver adds when a
+// validating webhook's call failed and its failurePolicy Ignore let the
+// request through; the annotation's value is the webhook's name.
+const failedOpenPrefix = "failed-open.validating.webhook.admission.k8s.io/"
+
+// failedOpen are the webhooks whose calls failed open on this request.
+func (e AuditEvent) failedOpen() []string {
+	var webhooks []string
+	for key, webhook := range e.Annotations {
+		if strings.HasPrefix(key, failedOpenPrefix) {
+			webhooks = append(webhooks, webhook)
+		}
+	}
+	sort.Strings(webhooks)
+	return webhooks
 }
 
 // grantedEviction is true for the completion of an eviction kube-apiserver
@@ -119,13 +139,26 @@ func evictedBy(evicted map[string][]time.Time, pod string, t time.Time) bool {
 
 // checkSkipped checks that no pod that declares participants was evicted
 // (evicted, from the audit log) with no EvictionRequest at all, which skips
-// every participant (an eviction the bridge let through).
-func checkSkipped(h *indexed, evicted map[string][]time.Time, res *Result) {
+// every participant (an eviction the bridge let through). The violation
+// names the webhooks whose calls failed open on that eviction, if any: the
+// bridge's, down or too slow, under failurePolicy Ignore.
+func checkSkipped(h *indexed, audit []AuditEvent, evicted map[string][]time.Time, res *Result) {
+	failedOpen := map[string][]string{}
+	for _, e := range audit {
+		if e.grantedEviction() {
+			pod := e.ObjectRef.Namespace + "/" + e.ObjectRef.Name
+			failedOpen[pod] = append(failedOpen[pod], e.failedOpen()...)
+		}
+	}
 	for pod := range evicted {
 		for _, uid := range h.podsByName[pod] {
 			if !hasRequest(h.lines[uid]) && declaresParticipants(h.pods[uid]) {
 				res.Checked++
-				res.violate("pod %s: evicted with no EvictionRequest although it declares participants", pod)
+				why := ""
+				if webhooks := failedOpen[pod]; len(webhooks) > 0 {
+					why = fmt.Sprintf(" (kube-apiserver's call of %s failed open)", strings.Join(webhooks, ", "))
+				}
+				res.violate("pod %s: evicted with no EvictionRequest although it declares participants%s", pod, why)
 			}
 		}
 	}
