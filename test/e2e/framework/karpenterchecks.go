@@ -53,7 +53,7 @@ func endedWithThePod(e RequestEnd) bool {
 // the node of a one-replica Deployment that surge opts in to the surge
 // interceptor without the Deployment ever losing its ready replica, in a
 // namespace opted in to the eviction API bridge. Karpenter launches one
-// node for the Deployment and a filler; once the filler is deleted, the
+// node for a filler, and the Deployment's pod joins it; once the filler is deleted, the
 // node is underutilized and Karpenter replaces it with a cheaper one. Its
 // evictions of the pod are refused with 429 until the surge's replacement
 // (ready 3 seconds after it starts) is Ready; then the old pod goes, the
@@ -65,24 +65,24 @@ func (f *Framework) CheckKarpenterConsolidation(t *testing.T, api evictionapi.AP
 	ns := f.NewNamespace(t)
 	f.OptInToTheBridge(t, ns)
 	f.KarpenterNodePool(t, ns, localcluster.KarpenterNodePoolOptions{ConsolidateAfter: "5s", Budget: "1"})
-	// Created together, the two pods are one batch of Karpenter's: it
-	// launches one node, a medium, for both.
-	for _, dep := range []*appsv1.Deployment{
-		NewDeployment(ns, "filler", 1, "", OnKarpenterPool("3", nil)),
-		NewDeployment(ns, "db", 1, "", OnKarpenterPool("500m", func(dep *appsv1.Deployment) {
-			surge(dep)
-			if dep.Spec.Template.Annotations == nil {
-				dep.Spec.Template.Annotations = map[string]string{}
-			}
-			dep.Spec.Template.Annotations[localcluster.ReadyAfterAnnotation] = "3s"
-		})),
-	} {
-		if _, err := f.Kube.AppsV1().Deployments(ns).Create(t.Context(), dep, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	// The filler first, alone: Karpenter launches a medium node for it.
+	// db, created once the filler runs, fits beside it, and kube-scheduler
+	// puts it there. Created together, the two Deployments' pods reached
+	// Karpenter 4 seconds apart on a loaded machine, in two batches, and
+	// got a node each. Both select the test's NodePool, so that neither
+	// lands on another test's node.
+	inPool := func(dep *appsv1.Deployment) {
+		dep.Spec.Template.Spec.NodeSelector = map[string]string{localcluster.NodePoolLabel: ns}
 	}
-	f.WaitForReplicas(t, ns, "filler", 1)
-	f.WaitForReplicas(t, ns, "db", 1)
+	f.CreateDeployment(t, ns, "filler", 1, "", OnKarpenterPool("3", inPool))
+	f.CreateDeployment(t, ns, "db", 1, "", OnKarpenterPool("500m", func(dep *appsv1.Deployment) {
+		inPool(dep)
+		surge(dep)
+		if dep.Spec.Template.Annotations == nil {
+			dep.Spec.Template.Annotations = map[string]string{}
+		}
+		dep.Spec.Template.Annotations[localcluster.ReadyAfterAnnotation] = "3s"
+	}))
 	original, filler := f.PodsOf(t, ns, "db")[0], f.PodsOf(t, ns, "filler")[0]
 	if original.Spec.NodeName != filler.Spec.NodeName {
 		t.Fatalf("Karpenter put db on %s and the filler on %s; the test needs one node of both", original.Spec.NodeName, filler.Spec.NodeName)
@@ -180,6 +180,14 @@ func (f *Framework) waitForRequestEnd(t *testing.T, end func() RequestEnd) Reque
 	return end()
 }
 
+// podGracePeriodBeforeTermination is the terminationGracePeriodSeconds of
+// the pod of CheckKarpenterWaitsForAParticipantThatNeverAnswers: Karpenter
+// deletes it that long before its node's terminationGracePeriod runs out.
+// With 1 second, a loaded machine's Karpenter reconciled the node after
+// the node's own deadline, deleted the node, and the pod went with it
+// (PodGC), never deleted by Karpenter's rule.
+const podGracePeriodBeforeTermination = 10
+
 // CheckKarpenterWaitsForAParticipantThatNeverAnswers checks, on api, that
 // Karpenter's drain of a node it disrupts (drift: the NodePool's template
 // changes) waits for an interceptor (responder) that never answers, holder,
@@ -187,7 +195,7 @@ func (f *Framework) waitForRequestEnd(t *testing.T, end func() RequestEnd) Reque
 // opted in to the eviction API bridge. Without a terminationGracePeriod
 // the pod and its node stay, Karpenter's evictions refused with 429, none
 // granted. With one, Karpenter's own rule deletes the pod when it runs
-// out (less the pod's own grace period, 1 second): the request ends
+// out, less the pod's own grace period (podGracePeriodBeforeTermination): the request ends
 // because the pod was deleted, at the holder's uncompleted turn, and no
 // eviction was ever granted.
 func (f *Framework) CheckKarpenterWaitsForAParticipantThatNeverAnswers(t *testing.T, api evictionapi.API, holder string, hold func(*appsv1.Deployment), terminationGracePeriod string) {
@@ -197,7 +205,7 @@ func (f *Framework) CheckKarpenterWaitsForAParticipantThatNeverAnswers(t *testin
 	f.KarpenterNodePool(t, ns, localcluster.KarpenterNodePoolOptions{TerminationGracePeriod: terminationGracePeriod})
 	f.CreateDeployment(t, ns, "db", 1, "", OnKarpenterPool("500m", func(dep *appsv1.Deployment) {
 		hold(dep)
-		dep.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1)
+		dep.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](podGracePeriodBeforeTermination)
 	}))
 	original := f.PodsOf(t, ns, "db")[0]
 	end := f.FollowRequest(t, api, &original)
@@ -217,10 +225,13 @@ func (f *Framework) CheckKarpenterWaitsForAParticipantThatNeverAnswers(t *testin
 		})
 	} else {
 		f.WaitForPodGone(t, ns, original.Name)
-		deleted := f.EventMessages(t, ns, "Pod", original.Name, "Disrupted")
-		if !strings.Contains(deleted, "Deleting the pod to accommodate the terminationTime") {
-			t.Errorf("Karpenter recorded no deletion of pod %s at its terminationGracePeriod: %q", original.Name, deleted)
-		}
+		// Karpenter's event may reach kube-apiserver after the deletion.
+		Eventually(t, DefaultTimeout, "Karpenter to record its deletion of pod "+original.Name, func(context.Context) error {
+			if deleted := f.EventMessages(t, ns, "Pod", original.Name, "Disrupted"); !strings.Contains(deleted, "Deleting the pod to accommodate the terminationTime") {
+				return fmt.Errorf("no deletion at its terminationGracePeriod among its Disrupted events: %q", deleted)
+			}
+			return nil
+		})
 		f.WaitForNodeGone(t, original.Spec.NodeName, KarpenterTimeout)
 	}
 	for _, e := range f.AuditedEvictionsOf(t, ns, original.Name) {
