@@ -179,12 +179,12 @@ test-phases: checks-and-tools test-e2e-and-faults
 # make test's first stage runs two lanes side by side: the checks, the unit
 # tests, the image and the release in turn (CHECKS_AND_UNITS), and the
 # builds of the tools the e2e stage needs (TOOLS_BESIDE) at the lowest CPU
-# priority. The checks and the tests leave part of a core idle (codegen's
-# generators type-check on one; the storage, integration and kubelet
-# tests wait on etcd and their servers): the builds take those cycles and
-# the tests keep theirs, and their timing. Karpenter and Kubernetes 1.38's
-# controllers build first: with Go 1.27 they share no package with the
-# tests, which compile the Kubernetes 1.37 libraries its build reuses.
+# priority. The checks and the tests leave part of a core idle (measured
+# cold: 1.6 to 1.8 of 2 cores, hack/phases.sh's cores column): the builds
+# take those cycles and the tests keep theirs, and their timing. Karpenter
+# and Kubernetes 1.38's controllers build first: with Go 1.27 they share
+# no package with the tests, which compile the Kubernetes 1.37 libraries
+# its build reuses.
 # Each lane runs its targets in turn (IN_TURN); --output-sync=line keeps
 # each line of the two whole.
 CHECKS_AND_UNITS := verify-but-lint test-unit test-image test-release
