@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/evictionrequest/apiserver/internal/faults/history"
+	"github.com/evictionrequest/apiserver/pkg/bridge"
 	"github.com/evictionrequest/apiserver/pkg/controller/nodedrain"
 	"github.com/evictionrequest/apiserver/pkg/drain"
 )
@@ -93,13 +94,15 @@ func (d *drainer) pluginAPI() string {
 
 // execUntilReached runs the drain command bin as exec does, and runs it
 // again, recording the attempt, when it failed because kube-apiserver
-// could not be reached (restarted by a fault): kubectl drain gives up on
-// any error but 429, and an admin's maintenance script runs it again. A
+// could not be reached (restarted by a fault), or kube-apiserver could not
+// reach the eviction API bridge, whose failurePolicy Fail then refuses the
+// eviction (a replica killed by a fault): kubectl drain gives up on any
+// error but 429, and an admin's maintenance script runs it again. A
 // failure of any other kind ends the drain.
 func (d *drainer) execUntilReached(ctx context.Context, id, kind, bin string, args ...string) error {
 	for {
 		err := d.exec(ctx, bin, args...)
-		if err == nil || ctx.Err() != nil || !unreachable(err.Error(), d.apiServer) {
+		if err == nil || ctx.Err() != nil || !(unreachable(err.Error(), d.apiServer) || bridgeUnreachable(err.Error())) {
 			return err
 		}
 		_ = d.record.Drain(history.Drain{ID: id, Kind: kind, Phase: history.PhaseRetry, Outcome: err.Error()})
@@ -124,6 +127,15 @@ func unreachable(out, server string) bool {
 		host = u.Host
 	}
 	return call.MatchString(out) || strings.Contains(out, "The connection to the server "+host+" was refused")
+}
+
+// bridgeUnreachable tells whether out, a drain command's error, says that
+// kube-apiserver failed to call the eviction API bridge's webhook (down,
+// cut short, too slow), as kube-apiserver answers it under failurePolicy
+// Fail: `failed calling webhook "<the bridge's>": failed to call webhook`.
+// What the bridge itself answered (a 429, a refusal) is not.
+func bridgeUnreachable(out string) bool {
+	return strings.Contains(out, `failed calling webhook "`+bridge.WebhookName+`": failed to call webhook`)
 }
 
 func (d *drainer) exec(ctx context.Context, bin string, args ...string) error {
