@@ -19,26 +19,69 @@ limitations under the License.
 package loopback
 
 import (
+	"errors"
+	"math/rand/v2"
 	"net"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 )
+
+// lowestPort is the lowest port FreePorts hands out: below it are the
+// well-known and commonly configured ports.
+const lowestPort = 10000
+
+// defaultEphemeralStart is where Linux's ephemeral range begins by default
+// (net.ipv4.ip_local_port_range), used when the range cannot be read.
+const defaultEphemeralStart = 32768
 
 // FreePorts returns n distinct TCP ports that were free on 127.0.0.1 a moment
 // ago and are not in taken, the ports the caller knows to be spoken for
-// without being bound yet. The kernel may hand a port just released to the
-// next caller, so a port chosen but not yet bound must be listed in taken.
+// without being bound yet. The ports lie below the kernel's ephemeral range,
+// from which it picks the local port of every outgoing connection: a
+// component restarted on its port (an etcd member killed by a test) found
+// it held by some process's connection made while it was down, and could
+// not bind it again.
 func FreePorts(n int, taken ...int) ([]int, error) {
+	high := ephemeralStart()
+	if high-lowestPort < 4*(n+len(taken)) {
+		return nil, errors.New("too few ports below the ephemeral range")
+	}
 	ports := make([]int, 0, n)
 	for len(ports) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
+		port := lowestPort + rand.IntN(high-lowestPort)
+		if slices.Contains(taken, port) || slices.Contains(ports, port) || !free(port) {
+			continue
 		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if !slices.Contains(taken, port) && !slices.Contains(ports, port) {
-			ports = append(ports, port)
-		}
+		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// free is true when port can be bound on 127.0.0.1 now.
+func free(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
+}
+
+// ephemeralStart is the first port of the kernel's ephemeral range.
+func ephemeralStart() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return defaultEphemeralStart
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != 2 {
+		return defaultEphemeralStart
+	}
+	start, err := strconv.Atoi(fields[0])
+	if err != nil || start <= lowestPort {
+		return defaultEphemeralStart
+	}
+	return start
 }
