@@ -102,7 +102,10 @@ func (d *drainer) pluginAPI() string {
 func (d *drainer) execUntilReached(ctx context.Context, id, kind, bin string, args ...string) error {
 	for {
 		err := d.exec(ctx, bin, args...)
-		if err == nil || ctx.Err() != nil || !(unreachable(err.Error(), d.apiServer) || bridgeUnreachable(err.Error())) {
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if out := err.Error(); !unreachable(out, d.apiServer) && !bridgeUnreachable(out) {
 			return err
 		}
 		_ = d.record.Drain(history.Drain{ID: id, Kind: kind, Phase: history.PhaseRetry, Outcome: err.Error()})
