@@ -19,7 +19,6 @@ package main
 import (
 	"fmt"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -94,12 +93,8 @@ func (f flavour) cluster(o options, dir string, logf func(string, ...any)) local
 		// a kubelet's node keeps, and the node lifecycle controller would
 		// mark every pod of theirs not ready, which is no drain's doing.
 		ControllerManagerArgs: []string{"--node-monitor-grace-period=2m"},
-		// The bridge as an admin who needs its protection runs it: with
-		// failurePolicy Ignore (the overlays' default) a call in flight
-		// to a replica the campaign kills fails open and lets the eviction
-		// through, as docs/eviction-bridge.md says; with Fail kube-apiserver
-		// refuses it (500) and kubectl drain tries again.
-		BridgeFailurePolicy: admissionregistrationv1.Fail,
+		// The bridge as an admin who needs its protection runs it.
+		BridgeFailurePolicy: bridgeFailurePolicy,
 	}
 	if !f.lifecycle() {
 		cfg.Overlay = "ha-bridge"

@@ -203,6 +203,9 @@ func campaign(ctx context.Context, o options, f flavour, dir string, faults int)
 		return nil, err
 	}
 	defer cluster.Stop()
+	if err := checkBridgePolicy(ctx, cluster.Client, bridgeFailurePolicy); err != nil {
+		return nil, err
+	}
 	clientset, err := versioned.NewForConfig(cluster.AdminConfig)
 	if err != nil {
 		return nil, err
