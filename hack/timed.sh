@@ -7,9 +7,9 @@
 # phase's name, its seconds, its exit status, the phase it ran within
 # (empty for none) and the CPU seconds (user and system) of the processes
 # it ran are appended to it, for hack/phases.sh to print at the end: a
-# phase that used fewer cores than the machine has left some idle. Without PHASES it only runs the command. The phases of what the
-# command runs in turn (a make that runs parts side by side) are recorded
-# within this one.
+# phase that used fewer cores than the machine has left some idle. Without
+# PHASES it only runs the command. The phases of what the command runs in
+# turn (a make that runs parts side by side) are recorded within this one.
 #
 # usage: hack/timed.sh PHASE COMMAND [ARG...]
 

@@ -53,8 +53,9 @@ func endedWithThePod(e RequestEnd) bool {
 // the node of a one-replica Deployment that surge opts in to the surge
 // interceptor without the Deployment ever losing its ready replica, in a
 // namespace opted in to the eviction API bridge. Karpenter launches one
-// node for a filler, and the Deployment's pod joins it; once the filler is deleted, the
-// node is underutilized and Karpenter replaces it with a cheaper one. Its
+// node for a filler, and the Deployment's pod joins it; once the filler is
+// deleted, the node is underutilized and Karpenter replaces it with a
+// cheaper one. Its
 // evictions of the pod are refused with 429 until the surge's replacement
 // (ready 3 seconds after it starts) is Ready; then the old pod goes, the
 // node is deleted, and the pod's request completes. Without the bridge,
@@ -195,9 +196,9 @@ const podGracePeriodBeforeTermination = 10
 // opted in to the eviction API bridge. Without a terminationGracePeriod
 // the pod and its node stay, Karpenter's evictions refused with 429, none
 // granted. With one, Karpenter's own rule deletes the pod when it runs
-// out, less the pod's own grace period (podGracePeriodBeforeTermination): the request ends
-// because the pod was deleted, at the holder's uncompleted turn, and no
-// eviction was ever granted.
+// out, less the pod's own grace period (podGracePeriodBeforeTermination):
+// the request ends because the pod was deleted, at the holder's
+// uncompleted turn, and no eviction was ever granted.
 func (f *Framework) CheckKarpenterWaitsForAParticipantThatNeverAnswers(t *testing.T, api evictionapi.API, holder string, hold func(*appsv1.Deployment), terminationGracePeriod string) {
 	t.Helper()
 	ns := f.NewNamespace(t)
