@@ -19,11 +19,11 @@ limitations under the License.
 // (internal/logind) on the node's private D-Bus system bus, runs the
 // node's kubelet (kubelet-node) as its child on that bus, in a user
 // namespace of its own, and powers the machine off when a graceful
-// shutdown is done: it kills the kubelet, as the power going does, and
-// exits. SIGTERM stops the kubelet and exits, as
+// shutdown is done: --power-off-delay later it kills the kubelet, as the
+// power going does, and exits. SIGTERM stops the kubelet and exits, as
 // the harness stops a cluster.
 //
-//	node-host --bus=unix:path=DIR/bus.sock --inhibit-delay-max=2m -- kubelet-node --node-name=NAME ...
+//	node-host --bus=unix:path=DIR/bus.sock --inhibit-delay-max=2m [--power-off-delay=5s] -- kubelet-node --node-name=NAME ...
 package main
 
 import (
@@ -45,20 +45,32 @@ import (
 // stopGracePeriod is how long the kubelet gets to exit after SIGTERM.
 const stopGracePeriod = 10 * time.Second
 
+// defaultPowerOffDelay is how long the machine runs on once the kubelet
+// released its delay lock. The kubelet releases it as soon as its last pod
+// stopped, while its status manager may not have written that pod's
+// terminal phase yet (kubernetes/kubernetes#110755): a machine that went
+// at once would leave the pod Running in the API, on a node that is gone.
+// A real machine takes what its services take to stop; the local ones
+// give the kubelet's last writes this long, so that a loaded test machine
+// does not lose them.
+const defaultPowerOffDelay = 5 * time.Second
+
 func main() {
 	bus := flag.String("bus", "", "Address of the node's D-Bus system bus (unix:path=...), where logind is served and the kubelet connects.")
 	delayMax := flag.Duration("inhibit-delay-max", 5*time.Minute,
 		"logind's InhibitDelayMaxSec: the longest the kubelet's delay lock holds a shutdown back; at least the kubelet's shutdownGracePeriod.")
+	powerOffDelay := flag.Duration("power-off-delay", defaultPowerOffDelay,
+		"How long the machine runs on after a graceful shutdown is done (the kubelet released its delay lock) before the power goes: the time the kubelet has left to write its last pod statuses.")
 	klog.InitFlags(nil)
 	flag.Parse()
-	if *bus == "" || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: node-host --bus=ADDRESS [--inhibit-delay-max=D] -- KUBELET [ARGS...]")
+	if *bus == "" || flag.NArg() == 0 || *powerOffDelay < 0 {
+		fmt.Fprintln(os.Stderr, "usage: node-host --bus=ADDRESS [--inhibit-delay-max=D] [--power-off-delay=D>=0] -- KUBELET [ARGS...]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	ctx = klog.NewContext(ctx, klog.Background().WithName("node-host"))
-	code, err := run(ctx, *bus, *delayMax, flag.Args())
+	code, err := run(ctx, *bus, *delayMax, *powerOffDelay, flag.Args())
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "node-host failed")
 	}
@@ -66,9 +78,9 @@ func main() {
 }
 
 // run serves logind, runs the kubelet and returns the exit code: the
-// kubelet's when it exits on its own, 0 when the machine powered off or
-// was stopped.
-func run(ctx context.Context, bus string, delayMax time.Duration, kubelet []string) (int, error) {
+// kubelet's when it exits on its own, 0 when the machine powered off (at
+// powerOffDelay after a graceful shutdown) or was stopped.
+func run(ctx context.Context, bus string, delayMax, powerOffDelay time.Duration, kubelet []string) (int, error) {
 	poweredOff := make(chan struct{})
 	manager, err := logind.Serve(ctx, bus, logind.Config{InhibitDelayMax: delayMax, PowerOff: func() { close(poweredOff) }})
 	if err != nil {
@@ -80,6 +92,14 @@ func run(ctx context.Context, bus string, delayMax time.Duration, kubelet []stri
 	if err := cmd.Start(); err != nil {
 		return 1, fmt.Errorf("starting the kubelet in a user namespace of its own (the host must allow user namespaces): %w", err)
 	}
+	return supervise(ctx, cmd, poweredOff, powerOffDelay, time.After)
+}
+
+// supervise waits for the kubelet (cmd, started) to exit and returns its
+// exit code; or, once poweredOff is closed, kills it after powerOffDelay
+// (after is time.After, or a test's clock) and returns 0; or, once ctx is
+// done, stops it and returns 0.
+func supervise(ctx context.Context, cmd *exec.Cmd, poweredOff <-chan struct{}, powerOffDelay time.Duration, after func(time.Duration) <-chan time.Time) (int, error) {
 	var waitErr error
 	exited := make(chan struct{})
 	go func() {
@@ -95,19 +115,32 @@ func run(ctx context.Context, bus string, delayMax time.Duration, kubelet []stri
 		}
 		return 1, err
 	case <-poweredOff:
-		klog.FromContext(ctx).Info("The graceful shutdown is done: powering off")
+		klog.FromContext(ctx).Info("The graceful shutdown is done: powering off", "after", powerOffDelay)
+		select {
+		case <-exited:
+		case <-after(powerOffDelay):
+		case <-ctx.Done():
+			stopKubelet(cmd, exited)
+			return 0, nil
+		}
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
 		return 0, nil
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(stopGracePeriod):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
+		stopKubelet(cmd, exited)
 		return 0, nil
+	}
+}
+
+// stopKubelet sends the kubelet SIGTERM, and SIGKILL if it has not exited
+// (exited closed) stopGracePeriod later.
+func stopKubelet(cmd *exec.Cmd, exited <-chan struct{}) {
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(stopGracePeriod):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
 	}
 }
 

@@ -17,10 +17,13 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The kubelet runs in a user namespace of its own, as the same user, on
@@ -44,5 +47,82 @@ func TestTheKubeletRunsInAUserNamespaceOfItsOwn(t *testing.T) {
 	}
 	if lines[2] != bus {
 		t.Errorf("DBUS_SYSTEM_BUS_ADDRESS=%q, want %q", lines[2], bus)
+	}
+}
+
+// Once a graceful shutdown is done, the machine runs on for the power-off
+// delay, the kubelet with it (its last pod statuses still go out), and
+// then kills the kubelet and powers off.
+func TestTheKubeletRunsOnUntilThePowerGoes(t *testing.T) {
+	cmd := kubeletCommand("unix:path=/run/node-0/bus.sock", []string{"sleep", "3600"})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	poweredOff := make(chan struct{})
+	waiting, powerGoes := make(chan time.Duration, 1), make(chan time.Time)
+	after := func(d time.Duration) <-chan time.Time {
+		waiting <- d
+		return powerGoes
+	}
+	done := make(chan int, 1)
+	go func() {
+		code, _ := supervise(t.Context(), cmd, poweredOff, 5*time.Second, after)
+		done <- code
+	}()
+
+	close(poweredOff)
+	select {
+	case d := <-waiting:
+		if d != 5*time.Second {
+			t.Errorf("the machine waits %s before the power goes, want the power-off delay, 5s", d)
+		}
+	case <-done:
+		t.Fatal("the machine powered off at once, without the power-off delay")
+	}
+	if err := syscall.Kill(cmd.Process.Pid, 0); err != nil {
+		t.Fatalf("the kubelet is gone before the power went: %v", err)
+	}
+	powerGoes <- time.Now()
+	if code := <-done; code != 0 {
+		t.Errorf("node-host exited %d after powering off, want 0", code)
+	}
+	if state := cmd.ProcessState; state == nil || state.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("the kubelet ended %v, want killed (SIGKILL) as the power went", state)
+	}
+}
+
+// Stopped during the power-off delay, the machine stops the kubelet with
+// SIGTERM at once rather than waiting for the power to go.
+func TestAStopDuringThePowerOffDelayStopsTheKubelet(t *testing.T) {
+	cmd := kubeletCommand("unix:path=/run/node-0/bus.sock", []string{"sleep", "3600"})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	poweredOff := make(chan struct{})
+	close(poweredOff)
+	ctx, stop := context.WithCancel(t.Context())
+	waiting := make(chan struct{})
+	after := func(time.Duration) <-chan time.Time {
+		close(waiting)
+		return nil // the power never goes by itself
+	}
+	done := make(chan int, 1)
+	go func() {
+		code, _ := supervise(ctx, cmd, poweredOff, time.Hour, after)
+		done <- code
+	}()
+	select {
+	case <-waiting:
+	case <-done:
+		t.Fatal("the machine powered off at once, without the power-off delay")
+	}
+	stop()
+	if code := <-done; code != 0 {
+		t.Errorf("node-host exited %d when stopped, want 0", code)
+	}
+	if state := cmd.ProcessState; state == nil || state.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Errorf("the kubelet ended %v, want stopped with SIGTERM", state)
 	}
 }
