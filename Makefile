@@ -167,7 +167,7 @@ run: build tools ## Run the local control plane in the foreground: our API with 
 
 .PHONY: test
 test: ## Everything CI runs: verify, unit and storage tests, the image, the release, e2e, a short fault campaign; then the time of each phase (also in _output/phases.tsv).
-	@mkdir -p _output && rm -f $(PHASES_FILE)
+	@mkdir -p _output && rm -rf $(PHASES_FILE) $(PHASES_FILE:.tsv=-logs)
 	@start=$$(date +%s); status=0; \
 		GOGC=$(TEST_GOGC) GOMEMLIMIT=$(TEST_GOMEMLIMIT) PHASES=$(PHASES_FILE) $(MAKE) --no-print-directory test-phases || status=$$?; \
 		hack/phases.sh $(PHASES_FILE) $$(($$(date +%s) - start)); exit $$status
