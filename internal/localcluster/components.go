@@ -337,6 +337,10 @@ func (c *Cluster) startScheduler(ctx context.Context) error {
 	})
 }
 
+// kwokNodeLeaseSeconds is the duration of the kwok nodes' Leases: the
+// kubelet's default (nodeLeaseDurationSeconds).
+const kwokNodeLeaseSeconds = 40
+
 func (c *Cluster) startKwok(ctx context.Context) error {
 	kubeconfig, err := c.writeKubeconfig("kwok", loopbackURL("https", c.apiPort), c.pki.kwok)
 	if err != nil {
@@ -362,6 +366,14 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 		"--kubeconfig="+kubeconfig,
 		"--config="+stagesFile,
 		"--manage-nodes-with-label-selector="+KwokNodeLabel+"=fake",
+		// Each node's Lease in kube-node-lease, renewed every quarter of
+		// its duration, as a kubelet's: kube-controller-manager reads a
+		// node's health from it. kwok's flag defaults to none, and then
+		// only the node-heartbeat stage keeps a node Ready, whose delay
+		// starts again at each change of the Node: a node Karpenter
+		// changed three times went 50 s without a heartbeat and was
+		// marked unreachable.
+		fmt.Sprintf("--node-lease-duration-seconds=%d", kwokNodeLeaseSeconds),
 		fmt.Sprintf("--server-address=127.0.0.1:%d", ports[0]),
 		"--cidr=10.244.0.0/16",
 	)

@@ -192,10 +192,7 @@ func TestControllerBacksOffWhileAPodDisruptionBudgetBlocks(t *testing.T) {
 	f.WaitForEvents(t, ns, "", er.Name, coordinationcontroller.EventEvictionFailed)
 
 	// The budget is relaxed: the next attempt succeeds.
-	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
-	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f.RelaxPDB(t, ns, pdb.Name)
 	f.WaitForPodGone(t, ns, pod.Name)
 	done := f.WaitForCompletion(t, ns, er.Name, v1alpha1.CompleteReasonPodDeleted)
 	if done.Status.PodEvictionStatus.FailedAPIEvictionCounter < 3 {

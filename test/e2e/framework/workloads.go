@@ -275,6 +275,17 @@ func (f *Framework) CreatePDB(t testing.TB, ns, name string, minAvailable int32,
 	return pdb
 }
 
+// RelaxPDB lets the budget ns/name keep no pod (minAvailable 0). It
+// patches the spec, as an admin's kubectl does: an update of a copy read
+// earlier conflicts with kube-controller-manager's writes of its status.
+func (f *Framework) RelaxPDB(t testing.TB, ns, name string) {
+	t.Helper()
+	patch := []byte(`{"spec":{"minAvailable":0}}`)
+	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(ns).Patch(t.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // SkippedPods creates a DaemonSet pod and a mirror pod on node, which a
 // drain leaves alone and the controller never evicts through the API.
 func (f *Framework) SkippedPods(t testing.TB, ns, node string) (daemonPod, mirrorPod *corev1.Pod) {

@@ -32,7 +32,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	lifecyclecontroller "github.com/evictionrequest/apiserver/cmd/evictionrequest-controller/app"
@@ -68,15 +67,6 @@ func budgetedPod(t *testing.T, ns string) (*corev1.Pod, *policyv1.PodDisruptionB
 	t.Helper()
 	pod := f.CreatePod(t, ns, "db-0", framework.PodOptions{Labels: map[string]string{"app": "db"}})
 	return pod, f.CreatePDB(t, ns, "db", 1, 1)
-}
-
-// relaxBudget lets pdb allow every eviction.
-func relaxBudget(t *testing.T, pdb *policyv1.PodDisruptionBudget) {
-	t.Helper()
-	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(0))
-	if _, err := f.Kube.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Update(t.Context(), pdb, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // refusedAttempt matches the evictor's message after its attempts-th
@@ -121,7 +111,7 @@ func TestBudgetRefusesThenRelaxed(t *testing.T) {
 		}
 	}
 
-	relaxBudget(t, pdb)
+	f.RelaxPDB(t, pdb.Namespace, pdb.Name)
 	ev := evicted(t, pod, er)
 	evictedOnce(t, pod)
 	status := lifecycleutil.ResponderStatus(ev, lifecycleutil.Evictor)
@@ -150,7 +140,7 @@ func TestABudgetStalledEvictionThatIsCanceledIsNotRetried(t *testing.T) {
 		framework.ConditionIs(lifecyclev1alpha1.EvictionConditionFailed, lifecyclev1alpha1.EvictionConditionReasonCanceledDueToNoRequesters),
 		framework.ResponderIs(lifecycleutil.Evictor, lifecyclev1alpha1.ResponderStateCanceled)))
 	stalled := lifecycleutil.ResponderStatus(ev, lifecycleutil.Evictor)
-	relaxBudget(t, pdb)
+	f.RelaxPDB(t, pdb.Namespace, pdb.Name)
 	// The evictor's next attempt was due BackoffBase after the first; two
 	// of them pass with the budget relaxed.
 	framework.Consistently(t, 2*evictor.BackoffBase, "the canceled evictor left the pod and its entry alone", func(ctx context.Context) error {
