@@ -45,22 +45,13 @@ import (
 // stopGracePeriod is how long the kubelet gets to exit after SIGTERM.
 const stopGracePeriod = 10 * time.Second
 
-// defaultPowerOffDelay is how long the machine runs on once the kubelet
-// released its delay lock. The kubelet releases it as soon as its last pod
-// stopped, while its status manager may not have written that pod's
-// terminal phase yet (kubernetes/kubernetes#110755): a machine that went
-// at once would leave the pod Running in the API, on a node that is gone.
-// A real machine takes what its services take to stop; the local ones
-// give the kubelet's last writes this long, so that a loaded test machine
-// does not lose them.
-const defaultPowerOffDelay = 5 * time.Second
 
 func main() {
 	bus := flag.String("bus", "", "Address of the node's D-Bus system bus (unix:path=...), where logind is served and the kubelet connects.")
 	delayMax := flag.Duration("inhibit-delay-max", 5*time.Minute,
 		"logind's InhibitDelayMaxSec: the longest the kubelet's delay lock holds a shutdown back; at least the kubelet's shutdownGracePeriod.")
-	powerOffDelay := flag.Duration("power-off-delay", defaultPowerOffDelay,
-		"How long the machine runs on after a graceful shutdown is done (the kubelet released its delay lock) before the power goes: the time the kubelet has left to write its last pod statuses.")
+	powerOffDelay := flag.Duration("power-off-delay", 0,
+		"How long the machine runs on after a graceful shutdown is done (the kubelet released its delay lock) before the power goes: the time the kubelet has left to write its last pod statuses. 0 powers off at once.")
 	klog.InitFlags(nil)
 	flag.Parse()
 	if *bus == "" || flag.NArg() == 0 || *powerOffDelay < 0 {

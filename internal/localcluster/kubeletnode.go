@@ -68,6 +68,16 @@ type KubeletNodeOptions struct {
 	NodeStatusUpdateFrequency time.Duration
 }
 
+// KubeletNodePowerOffDelay is how long a real node's machine (node-host)
+// runs on once the kubelet released its delay lock. The kubelet releases
+// it as soon as its last pod stopped, while its status manager may not
+// have written that pod's terminal phase yet
+// (kubernetes/kubernetes#110755): a machine that went at once left the
+// pod Running in the API, on a node that is gone, whenever the test
+// machine was loaded. A real machine takes what its services take to
+// stop; these give the kubelet's last writes this long.
+const KubeletNodePowerOffDelay = 5 * time.Second
+
 // DefaultKubeletNodeOptions are the options of the nodes of
 // Config.KubeletNodes: graceful node shutdown on, with a grace period
 // long enough for a surge to bring a replacement up.
@@ -172,7 +182,8 @@ func (n *KubeletNode) startHost(ctx context.Context, opts KubeletNodeOptions) er
 	// logind's longest delay covers the kubelet's grace period: a shorter
 	// one would make the kubelet rewrite logind's configuration.
 	delayMax := opts.ShutdownGracePeriod + time.Minute
-	n.host, err = c.runNodeProcess(n.Name, nil, c.bin("node-host"), "--bus="+n.BusAddress, "--inhibit-delay-max="+delayMax.String(), "--",
+	n.host, err = c.runNodeProcess(n.Name, nil, c.bin("node-host"), "--bus="+n.BusAddress, "--inhibit-delay-max="+delayMax.String(),
+		"--power-off-delay="+KubeletNodePowerOffDelay.String(), "--",
 		c.bin("kubelet-node"), "--kubeconfig="+kubeconfig, "--node-name="+n.Name, "--dir="+n.Dir,
 		"--shutdown-grace-period="+opts.ShutdownGracePeriod.String(), "--shutdown-grace-period-critical-pods="+opts.ShutdownGracePeriodCriticalPods.String(),
 		"--node-status-update-frequency="+status.String(),

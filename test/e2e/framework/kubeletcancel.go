@@ -57,10 +57,12 @@ func (f *Framework) CheckKubeletShutdownCalledOff(t *testing.T, held PodOptions,
 	if err != nil || (status.Requested && !status.Complete) {
 		t.Errorf("the node drain's request after the cancellation: %+v, %v; want it withdrawn or complete", status, err)
 	}
+	// A machine that powers off does so KubeletNodePowerOffDelay after
+	// the kubelet released its delay lock, which it had by now.
 	select {
 	case <-node.PoweredOff():
 		t.Error("the machine powered off after its shutdown was called off")
-	case <-time.After(time.Second):
+	case <-time.After(localcluster.KubeletNodePowerOffDelay + time.Second):
 	}
 	if attempts, _ := f.AuditedEvictions(t, ns, pod.Name); attempts != 0 {
 		t.Errorf("the pod was evicted %d times", attempts)
