@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,15 +51,23 @@ func TestTheKubeletRunsInAUserNamespaceOfItsOwn(t *testing.T) {
 	}
 }
 
-// Once a graceful shutdown is done, the machine runs on for the power-off
-// delay, the kubelet with it (its last pod statuses still go out), and
-// then kills the kubelet and powers off.
-func TestTheKubeletRunsOnUntilThePowerGoes(t *testing.T) {
+// startSleepingKubelet starts, as node-host starts the kubelet, a process
+// that sleeps for an hour; it is killed when the test ends.
+func startSleepingKubelet(t *testing.T) *exec.Cmd {
+	t.Helper()
 	cmd := kubeletCommand("unix:path=/run/node-0/bus.sock", []string{"sleep", "3600"})
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	return cmd
+}
+
+// Once a graceful shutdown is done, the machine runs on for the power-off
+// delay, the kubelet with it (its last pod statuses still go out), and
+// then kills the kubelet and powers off.
+func TestTheKubeletRunsOnUntilThePowerGoes(t *testing.T) {
+	cmd := startSleepingKubelet(t)
 	poweredOff := make(chan struct{})
 	waiting, powerGoes := make(chan time.Duration, 1), make(chan time.Time)
 	after := func(d time.Duration) <-chan time.Time {
@@ -95,11 +104,7 @@ func TestTheKubeletRunsOnUntilThePowerGoes(t *testing.T) {
 // Stopped during the power-off delay, the machine stops the kubelet with
 // SIGTERM at once rather than waiting for the power to go.
 func TestAStopDuringThePowerOffDelayStopsTheKubelet(t *testing.T) {
-	cmd := kubeletCommand("unix:path=/run/node-0/bus.sock", []string{"sleep", "3600"})
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	cmd := startSleepingKubelet(t)
 	poweredOff := make(chan struct{})
 	close(poweredOff)
 	ctx, stop := context.WithCancel(t.Context())
