@@ -45,7 +45,6 @@ import (
 // stopGracePeriod is how long the kubelet gets to exit after SIGTERM.
 const stopGracePeriod = 10 * time.Second
 
-
 func main() {
 	bus := flag.String("bus", "", "Address of the node's D-Bus system bus (unix:path=...), where logind is served and the kubelet connects.")
 	delayMax := flag.Duration("inhibit-delay-max", 5*time.Minute,
