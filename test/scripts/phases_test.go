@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ import (
 func timed(t *testing.T, phases string, env []string, phase string, command ...string) int {
 	t.Helper()
 	cmd := exec.Command(script(t, "timed.sh"), append([]string{phase}, command...)...)
-	cmd.Env = append(append(os.Environ(), "PHASES="+phases), env...)
+	cmd.Env = append(append(environ(), "PHASES="+phases), env...)
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
@@ -42,6 +43,12 @@ func timed(t *testing.T, phases string, env []string, phase string, command ...s
 		t.Fatal(err)
 	}
 	return 0
+}
+
+// environ is the test's environment without the phase it runs within: make
+// test runs it within one (PHASES_PARENT), which its phases are not.
+func environ() []string {
+	return slices.DeleteFunc(os.Environ(), func(v string) bool { return strings.HasPrefix(v, "PHASES_PARENT=") || strings.HasPrefix(v, "PHASES=") })
 }
 
 // script is the path of hack/NAME.
@@ -137,7 +144,7 @@ func TestPhasesPrintsTheLastLinesOfAPhaseThatFailed(t *testing.T) {
 	inner := script(t, "timed.sh") + ` bad sh -c 'echo one; echo two; echo three; exit 1'`
 	timed(t, phases, nil, "outer", "sh", "-c", script(t, "timed.sh")+" good true; "+inner)
 	cmd := exec.Command(script(t, "phases.sh"), phases)
-	cmd.Env = append(os.Environ(), "PHASES_TAIL_LINES=2")
+	cmd.Env = append(environ(), "PHASES_TAIL_LINES=2")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("phases.sh: %v\n%s", err, out)
