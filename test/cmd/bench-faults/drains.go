@@ -121,15 +121,18 @@ func (d *drainer) execUntilReached(ctx context.Context, id, kind, bin string, ar
 // kube-apiserver at server could not be reached: a call to its URL, as Go's
 // client reports it (`Post "URL": error`), refused, reset or cut short, or
 // kubectl's own words for a refused connection (its StandardErrorMessage,
-// which names the server's host:port). An error kube-apiserver answered (a
-// webhook's failure, a refusal) names no URL of kube-apiserver's and is not.
+// which names the server's host:port) or for a TLS handshake that timed out
+// (which names none: a drain talks to one server), as a kube-apiserver
+// restarting gives. An error kube-apiserver answered (a webhook's failure,
+// a refusal) names no URL of kube-apiserver's and is not.
 func unreachable(out, server string) bool {
 	call := regexp.MustCompile(`"` + regexp.QuoteMeta(server) + `/[^"]*": (dial tcp [^ ]+: connect: connection refused|read tcp [^ ]+: read: connection reset by peer|(unexpected )?EOF|http2: client connection lost)`)
 	host := server
 	if u, err := url.Parse(server); err == nil && u.Host != "" {
 		host = u.Host
 	}
-	return call.MatchString(out) || strings.Contains(out, "The connection to the server "+host+" was refused")
+	return call.MatchString(out) || strings.Contains(out, "The connection to the server "+host+" was refused") ||
+		strings.Contains(out, "Unable to connect to the server: net/http: TLS handshake timeout")
 }
 
 // bridgeUnreachable tells whether out, a drain command's error, says that

@@ -49,6 +49,7 @@ func TestACommandDrainIsRunAgainOnlyAfterKubeAPIServerOrTheBridgeWasUnreachable(
 		drained   bool
 	}{
 		{"unreachable", `error when evicting pods/"db-0" -n "faults": Post "` + server + `/api/v1/namespaces/faults/pods/db-0/eviction": dial tcp 127.0.0.1:40043: connect: connection refused`, 2, true},
+		{"a TLS handshake timed out", `Unable to connect to the server: net/http: TLS handshake timeout`, 2, true},
 		{"answered", `error when evicting pods/"db-0" -n "faults": pods "db-0" is forbidden`, 1, false},
 		{"the bridge unreachable, refused under failurePolicy Fail", `error when evicting pods/"solo-2-74647bc5fd-2mnd9" -n "faults": Internal error occurred: failed calling webhook "eviction-bridge.evictionrequest.coordination.k8s.io": failed to call webhook: Post "https://evictionrequest-apiserver-local.evictionrequest-system.svc:45309/eviction-bridge?timeout=5s": context deadline exceeded`, 2, true},
 		{"another webhook unreachable", `error when evicting pods/"db-0" -n "faults": Internal error occurred: failed calling webhook "other.example.com": failed to call webhook: Post "https://other.example.com/validate?timeout=5s": context deadline exceeded`, 1, false},
