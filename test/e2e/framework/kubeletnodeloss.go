@@ -47,7 +47,18 @@ func (f *Framework) CheckKubeletShutdownOfAHeldPod(t *testing.T, held PodOptions
 	if n.Spec.Unschedulable {
 		t.Error("the drain cordoned a node that shuts down")
 	}
-	ended := f.WaitForPod(t, ns, pod.Name, "the kubelet to kill the pod", podFailedByShutdown)
+	// The kubelet may write Failed before its container's terminated
+	// state (a cold run on the 1.38 controllers read no exit code): wait
+	// for the version that has both.
+	ended := f.WaitForPod(t, ns, pod.Name, "the kubelet to kill the pod", func(pod *corev1.Pod) error {
+		if err := podFailedByShutdown(pod); err != nil {
+			return err
+		}
+		if exitCode(pod) == -1 {
+			return fmt.Errorf("no container terminated yet: %v", pod.Status.ContainerStatuses)
+		}
+		return nil
+	})
 	if code := exitCode(ended); code != 137 {
 		t.Errorf("the container exited %d, want 137: killed at the end of its grace period", code)
 	}
