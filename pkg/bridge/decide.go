@@ -28,7 +28,8 @@ import (
 type policy struct {
 	api evictionapi.API
 	// inactivity is how long the bridge keeps a request no eviction
-	// reaches; it records a call at most every quarter of it.
+	// reaches (withdrawalAge); it records a call at most every
+	// unrecordedCalls.
 	inactivity time.Duration
 	retryAfter time.Duration
 }
@@ -122,12 +123,28 @@ func allow(outcome string) plan {
 }
 
 // callToRecord is true when the call of e at now is news to the request
-// the bridge already holds: its last recorded call is a quarter of the
-// inactivity time-out old, or e's caller is not among the callers. A
-// client retrying every few seconds costs one write a minute or so.
+// the bridge already holds: its last recorded call is unrecordedCalls old,
+// or e's caller is not among the callers. A client retrying every few
+// seconds costs one write a minute or so.
 func callToRecord(s participant.Status, e Eviction, now time.Time, inactivity time.Duration) bool {
 	last, err := time.Parse(time.RFC3339, s.Annotations[LastCallAnnotation])
-	return err != nil || now.Sub(last) >= inactivity/4 || addCaller(s.Annotations, e.Caller()) != s.Annotations[CallersAnnotation]
+	return err != nil || now.Sub(last) >= unrecordedCalls(inactivity) || addCaller(s.Annotations, e.Caller()) != s.Annotations[CallersAnnotation]
+}
+
+// unrecordedCalls is how long after the last call the bridge recorded
+// (to the second, rounded down) calls it did not record may have reached
+// it: a quarter of the inactivity time-out (callToRecord).
+func unrecordedCalls(inactivity time.Duration) time.Duration {
+	return inactivity / 4
+}
+
+// withdrawalAge is how old the recorded last call is when the bridge
+// withdraws: the inactivity time-out counted from the last call it may
+// not have recorded, so that no caller that asked within the time-out
+// loses its request. A request is withdrawn between the time-out and a
+// quarter more after the last call.
+func withdrawalAge(inactivity time.Duration) time.Duration {
+	return inactivity + unrecordedCalls(inactivity)
 }
 
 // callAnnotations are the bridge's annotations of its request once the

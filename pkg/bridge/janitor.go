@@ -92,7 +92,7 @@ func (j *Janitor) enqueue(obj any) {
 }
 
 // sync withdraws the bridge from the request of the pod key when its last
-// call is older than the inactivity time-out, and looks again when it will
+// recorded call is older than withdrawalAge, and looks again when it will
 // be; once the bridge no longer requests the eviction of a pod that stays,
 // it removes the descheduler's mark.
 func (j *Janitor) sync(ctx context.Context, key string) (time.Duration, error) {
@@ -123,8 +123,8 @@ func (j *Janitor) sync(ctx context.Context, key string) (time.Duration, error) {
 		return 0, nil
 	}
 	last := lastCall(status)
-	if idle := j.b.cfg.Clock.Now().Sub(last); idle < j.b.cfg.Inactivity {
-		return j.b.cfg.Inactivity - idle, nil
+	if idle, age := j.b.cfg.Clock.Now().Sub(last), withdrawalAge(j.b.cfg.Inactivity); idle < age {
+		return age - idle, nil
 	}
 	switch w, err := j.b.cfg.Participant.Withdraw(ctx, namespace, uid); {
 	case w == participant.WithdrawalForbidden:

@@ -66,9 +66,38 @@ func TestTheJanitorWithdrawsWhenNobodyAsksAnyMore(t *testing.T) {
 		if s := f.status(pod); !s.Requested {
 			t.Fatalf("withdrawn %s after the last call, within the inactivity time-out", DefaultInactivity-time.Minute)
 		}
-		time.Sleep(2 * time.Minute)
+		time.Sleep(withdrawalAge(DefaultInactivity) - DefaultInactivity + 2*time.Minute)
 		if s := f.status(pod); s.Requested {
-			t.Errorf("still a requester %s after the last call: %+v", DefaultInactivity+time.Minute, s)
+			t.Errorf("still a requester %s after the last call: %+v", withdrawalAge(DefaultInactivity)+time.Minute, s)
+		}
+	})
+}
+
+// A call the bridge did not record (it records one at most every
+// unrecordedCalls) keeps the request for the whole inactivity time-out
+// too: Karpenter, whose retries came a few seconds apart, lost its
+// request 13 seconds after its last call with a time-out of 15.
+func TestTheJanitorCountsFromACallItDidNotRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pod := interceptedPod("db-0").Obj()
+		f := newFixture(t, evictionapi.Coordination, pod)
+		f.runJanitor()
+		f.decide(pod, drainer, false)
+		f.setActive(pod, "surge.example.com")
+		recorded := f.status(pod).Annotations[LastCallAnnotation]
+
+		time.Sleep(unrecordedCalls(DefaultInactivity) - time.Second)
+		f.decide(pod, drainer, false) // the caller asks again, too soon to be recorded
+		if s := f.status(pod); s.Annotations[LastCallAnnotation] != recorded {
+			t.Fatalf("the bridge recorded a call %v after the last one it recorded, %s: %+v", unrecordedCalls(DefaultInactivity)-time.Second, recorded, s)
+		}
+		time.Sleep(DefaultInactivity - time.Second)
+		if s := f.status(pod); !s.Requested {
+			t.Fatalf("withdrawn %v after a call it did not record, within the inactivity time-out", DefaultInactivity-time.Second)
+		}
+		time.Sleep(2 * time.Second)
+		if s := f.status(pod); s.Requested {
+			t.Errorf("still a requester %v after the last call: %+v", DefaultInactivity+time.Second, s)
 		}
 	})
 }
@@ -147,9 +176,9 @@ func TestTheJanitorCountsFromWhatTheServerRecorded(t *testing.T) {
 				if s := f.status(pod.Obj()); !s.Requested {
 					t.Fatalf("withdrawn %v after the bridge's last write, within the inactivity time-out", DefaultInactivity-time.Minute)
 				}
-				time.Sleep(2 * time.Minute)
+				time.Sleep(withdrawalAge(DefaultInactivity) - DefaultInactivity + 2*time.Minute)
 				if s := f.status(pod.Obj()); s.Requested {
-					t.Errorf("still requested %v after the bridge's last write: %+v", DefaultInactivity+time.Minute, s)
+					t.Errorf("still requested %v after the bridge's last write: %+v", withdrawalAge(DefaultInactivity)+time.Minute, s)
 				}
 			})
 		})
