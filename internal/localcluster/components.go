@@ -337,9 +337,9 @@ func (c *Cluster) startScheduler(ctx context.Context) error {
 	})
 }
 
-// kwokNodeLeaseSeconds is the duration of the kwok nodes' Leases: the
+// KwokNodeLeaseSeconds is the duration of the kwok nodes' Leases: the
 // kubelet's default (nodeLeaseDurationSeconds).
-const kwokNodeLeaseSeconds = 40
+const KwokNodeLeaseSeconds = 40
 
 func (c *Cluster) startKwok(ctx context.Context) error {
 	kubeconfig, err := c.writeKubeconfig("kwok", loopbackURL("https", c.apiPort), c.pki.kwok)
@@ -373,7 +373,7 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 		// starts again at each change of the Node: a node Karpenter
 		// changed three times went 50 s without a heartbeat and was
 		// marked unreachable.
-		fmt.Sprintf("--node-lease-duration-seconds=%d", kwokNodeLeaseSeconds),
+		fmt.Sprintf("--node-lease-duration-seconds=%d", KwokNodeLeaseSeconds),
 		fmt.Sprintf("--server-address=127.0.0.1:%d", ports[0]),
 		"--cidr=10.244.0.0/16",
 	)

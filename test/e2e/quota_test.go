@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
@@ -46,35 +45,41 @@ func TestAResourceQuotaLimitsRequestsAndCompletedOnesExpire(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	ns := f.NewNamespace(t)
+	first, second := parkedPod(t, ns, "web-0"), parkedPod(t, ns, "web-1")
+	// The first request is made before the quota, whose usage the test
+	// then waits for kube-controller-manager's resourcequota controller to
+	// count: its full syncs (every 15 s in the harness) count from an
+	// informer's cache, which may not yet hold a request quota admission
+	// counted a moment before, and would write the usage back to 0.
+	done, err := f.EvictionRequests(ns).Create(ctx, framework.NewEvictionRequest(first, "descheduler.example.com"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "one-request"},
 		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{countRequests: resource.MustParse("1")}}}
 	if _, err := f.Kube.CoreV1().ResourceQuotas(ns).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// kube-controller-manager's resourcequota controller fills its status,
-	// which quota admission waits for: the usage of our API once it has
-	// discovered it.
-	framework.Eventually(t, 2*time.Minute, "the quota's status", func(ctx context.Context) error {
+	framework.Eventually(t, 2*time.Minute, "kube-controller-manager to count the first request in the quota", func(ctx context.Context) error {
 		q, err := f.Kube.CoreV1().ResourceQuotas(ns).Get(ctx, quota.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if _, ok := q.Status.Used[countRequests]; !ok {
-			return fmt.Errorf("status %+v", q.Status)
+		if used, ok := q.Status.Used[countRequests]; !ok || used.Value() != 1 {
+			return fmt.Errorf("usage %v", q.Status.Used)
 		}
 		return nil
 	})
-	first, second := parkedPod(t, ns, "web-0"), parkedPod(t, ns, "web-1")
 	// The server's cache of quotas sees the status a moment later, as
 	// kube-apiserver's does: until then a create is refused ("status
 	// unknown for quota").
-	var done *v1alpha1.EvictionRequest
-	framework.Eventually(t, time.Minute, "the first request of the namespace", func(ctx context.Context) error {
-		var err error
-		done, err = f.EvictionRequests(ns).Create(ctx, framework.NewEvictionRequest(first, "descheduler.example.com"), metav1.CreateOptions{})
-		return err
+	framework.Eventually(t, time.Minute, "the server to know the quota's status", func(ctx context.Context) error {
+		_, err = f.EvictionRequests(ns).Create(ctx, framework.NewEvictionRequest(second, "descheduler.example.com"), metav1.CreateOptions{})
+		if err != nil && strings.Contains(err.Error(), "status unknown") {
+			return err
+		}
+		return nil
 	})
-	_, err := f.EvictionRequests(ns).Create(ctx, framework.NewEvictionRequest(second, "descheduler.example.com"), metav1.CreateOptions{})
 	if want := "exceeded quota: one-request, requested: count/evictionrequests.coordination.k8s.io=1, used: count/evictionrequests.coordination.k8s.io=1, limited: count/evictionrequests.coordination.k8s.io=1"; !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("the second request of a namespace with a quota of one: %v, want 403 %q", err, want)
 	}

@@ -57,27 +57,40 @@ func (f *Framework) CheckAFullQuotaKeepsAProtectedPod(t *testing.T, api eviction
 	ctx := t.Context()
 	ns := f.NewNamespace(t)
 	f.MustKubectl(t, "label", "namespace", ns, bridge.NamespaceLabel+"="+bridge.NamespaceOptIn)
+	held.Node = f.NewNode(t)
+	first, second := f.CreatePod(t, ns, "db-0", held), f.CreatePod(t, ns, "db-1", held)
+	const failed = `evictionrequest_eviction_bridge_decisions_total{outcome="` + "failed" + `"}`
+	before, _ := bridgeMetrics().Value(failed)
+
+	// Another requester's request of the first pod fills the quota. It is
+	// made before the quota, whose usage the test then waits for
+	// kube-controller-manager to count: a request made after it is counted
+	// by quota admission at once, but the quota controller's next full
+	// sync (every 15 s in the harness) counts from its informer's cache,
+	// which may not hold the request yet, and wrote the usage back to 0
+	// (the bridge's request was then admitted beside the filler's).
+	filler, err := participant.New(api, fillerRequester(api), f.Kube, f.Clientset, requester.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := filler.Request(ctx, first, nil); err != nil {
+		t.Fatal(err)
+	}
 	count := corev1.ResourceName("count/evictionrequests." + api.Group())
 	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "one-request"},
 		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{count: resource.MustParse("1")}}}
 	if _, err := f.Kube.CoreV1().ResourceQuotas(ns).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	held.Node = f.NewNode(t)
-	first, second := f.CreatePod(t, ns, "db-0", held), f.CreatePod(t, ns, "db-1", held)
-	const failed = `evictionrequest_eviction_bridge_decisions_total{outcome="` + "failed" + `"}`
-	before, _ := bridgeMetrics().Value(failed)
-
-	// Another requester's request of the first pod fills the quota, once
-	// quota admission knows its status (until then it refuses every
-	// create).
-	filler, err := participant.New(api, fillerRequester(api), f.Kube, f.Clientset, requester.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	Eventually(t, 2*time.Minute, "a request filling the quota", func(ctx context.Context) error {
-		_, err := filler.Request(ctx, first, nil)
-		return err
+	Eventually(t, 2*time.Minute, "kube-controller-manager to count the request in the quota", func(ctx context.Context) error {
+		q, err := f.Kube.CoreV1().ResourceQuotas(ns).Get(ctx, quota.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if used, ok := q.Status.Used[count]; !ok || used.Value() != 1 {
+			return fmt.Errorf("usage %v", q.Status.Used)
+		}
+		return nil
 	})
 	// The quota is full: the second pod stays.
 	err = f.evictUntilRefused(t, second, "exceeded quota: one-request")

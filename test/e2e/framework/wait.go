@@ -41,8 +41,9 @@ func Eventually(t testing.TB, timeout time.Duration, what string, condition func
 	var last error
 	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		err := condition(ctx)
-		if err != nil && ctx.Err() != nil && last != nil {
-			// A call cut short by the deadline says nothing of the
+		if err != nil && last != nil && nearDeadline(ctx) {
+			// A call cut short by the deadline, or refused by client-go's
+			// rate limiter because it would be, says nothing of the
 			// condition: keep what the one before said.
 			return false, nil
 		}
@@ -52,6 +53,12 @@ func Eventually(t testing.TB, timeout time.Duration, what string, condition func
 	if err != nil {
 		t.Fatalf("waiting for %s: %v (last: %v)", what, err, last)
 	}
+}
+
+// nearDeadline is true when ctx ended or ends within a second.
+func nearDeadline(ctx context.Context) bool {
+	deadline, ok := ctx.Deadline()
+	return ctx.Err() != nil || (ok && time.Until(deadline) < time.Second)
 }
 
 // Consistently polls condition every 250ms for d and fails the test the
