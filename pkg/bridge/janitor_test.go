@@ -22,6 +22,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
@@ -49,16 +50,24 @@ func (f *fixture) runJanitor() {
 	})
 }
 
+// heldForADrainer is a fixture whose janitor runs, and its pod, which a
+// drainer's eviction asked the bridge to request and an interceptor holds.
+func heldForADrainer(t *testing.T) (*fixture, *corev1.Pod) {
+	t.Helper()
+	pod := interceptedPod("db-0").Obj()
+	f := newFixture(t, evictionapi.Coordination, pod)
+	f.runJanitor()
+	f.decide(pod, drainer, false)
+	f.setActive(pod, "surge.example.com")
+	return f, pod
+}
+
 // A caller that stops asking does not leave the pod to be evicted later:
 // once no eviction reached the bridge for the inactivity time-out, it
 // withdraws; a call before that keeps the request.
 func TestTheJanitorWithdrawsWhenNobodyAsksAnyMore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pod := interceptedPod("db-0").Obj()
-		f := newFixture(t, evictionapi.Coordination, pod)
-		f.runJanitor()
-		f.decide(pod, drainer, false)
-		f.setActive(pod, "surge.example.com")
+		f, pod := heldForADrainer(t)
 
 		time.Sleep(DefaultInactivity - time.Minute)
 		f.decide(pod, drainer, false) // the caller asks again: the request stays
@@ -79,11 +88,7 @@ func TestTheJanitorWithdrawsWhenNobodyAsksAnyMore(t *testing.T) {
 // request 13 seconds after its last call with a time-out of 15.
 func TestTheJanitorCountsFromACallItDidNotRecord(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pod := interceptedPod("db-0").Obj()
-		f := newFixture(t, evictionapi.Coordination, pod)
-		f.runJanitor()
-		f.decide(pod, drainer, false)
-		f.setActive(pod, "surge.example.com")
+		f, pod := heldForADrainer(t)
 		recorded := f.status(pod).Annotations[LastCallAnnotation]
 
 		time.Sleep(unrecordedCalls(DefaultInactivity) - time.Second)
