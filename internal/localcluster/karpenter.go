@@ -86,8 +86,8 @@ const karpenterInstanceTypes = `[
 `
 
 // startKarpenter installs Karpenter's CRDs and a KWOKNodeClass, and runs
-// Karpenter's KWOK provider as a process of the cluster: leader-elected
-// in kube-system, its metrics and health on free ports, with the settings
+// Karpenter's KWOK provider as a process of the cluster: not
+// leader-elected, its metrics and health on free ports, with the settings
 // of Config.KarpenterEnv. Its nodes carry kwok's label, so the kwok
 // process runs them as it runs the others.
 func (c *Cluster) startKarpenter(ctx context.Context) error {
@@ -112,8 +112,12 @@ func (c *Cluster) startKarpenter(ctx context.Context) error {
 	env := append([]string{
 		"KUBECONFIG=" + kubeconfig,
 		"INSTANCE_TYPES_FILE_PATH=" + instanceTypes,
-		// Outside a cluster, Karpenter cannot find its own namespace.
-		"LEADER_ELECTION_NAMESPACE=" + metav1.NamespaceSystem,
+		// One process, as kube-controller-manager and kube-scheduler here:
+		// a leader-elected Karpenter exits when a renewal of its Lease
+		// times out (it did, on a loaded machine, and the tests after it
+		// waited for a Karpenter that was gone), and nothing here
+		// restarts it as a Deployment's kubelet would.
+		"DISABLE_LEADER_ELECTION=true",
 		// Karpenter binds these on every address, not on loopback alone.
 		"METRICS_PORT=" + strconv.Itoa(ports[0]),
 		"HEALTH_PROBE_PORT=" + strconv.Itoa(ports[1]),

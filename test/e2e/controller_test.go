@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -295,7 +296,9 @@ func TestControllerSaysItsEvictionStartedATerminatingPod(t *testing.T) {
 // A pod evicted and gone within a second costs its request one status
 // write, the completion: the controller says a pod is terminating only
 // once it has been for a second. The test removes the pod as soon as its
-// termination shows, as a kubelet ends a pod with nothing to stop.
+// termination shows, as a kubelet ends a pod with nothing to stop; when a
+// loaded machine made it later than the second, the two writes are
+// logged, not failed.
 func TestControllerCompletesARequestWhosePodWentAtOnceInOneStatusWrite(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -311,6 +314,7 @@ func TestControllerCompletesARequestWhosePodWentAtOnceInOneStatusWrite(t *testin
 		}
 		return nil
 	})
+	deleted := time.Now()
 	if err := f.Kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
@@ -319,10 +323,33 @@ func TestControllerCompletesARequestWhosePodWentAtOnceInOneStatusWrite(t *testin
 	for _, status := range statuses {
 		messages = append(messages, status.Message)
 	}
-	if len(statuses) != 1 || coordinationutil.CompletionReason(&v1alpha1.EvictionRequest{Status: statuses[0]}) != v1alpha1.CompleteReasonPodDeleted {
+	completed := coordinationutil.CompletionReason(&v1alpha1.EvictionRequest{Status: statuses[len(statuses)-1]}) == v1alpha1.CompleteReasonPodDeleted
+	// On a loaded machine the test's own delete can come later than the
+	// controller's second: then the pod did not go at once, and the
+	// controller rightly said first that it was terminating.
+	after := deleted.Sub(grantedEviction(t, ns, pod.Name))
+	switch {
+	case completed && len(statuses) == 1:
+	case completed && after >= coordinationcontroller.EvictedMessageDelay && len(statuses) == 2 && strings.Contains(messages[0], "waiting for it to terminate"):
+		t.Logf("the test deleted the pod %v after its eviction, past the controller's %v: two status writes (%q)",
+			after, coordinationcontroller.EvictedMessageDelay, messages)
+	default:
 		t.Errorf("the request's status was written %d times (messages %q), want once: complete, PodDeleted", len(statuses), messages)
 	}
 	f.WaitForEvents(t, ns, "", string(pod.UID), coordinationcontroller.EventEvicted, coordinationcontroller.EventCompleted)
+}
+
+// grantedEviction is when kube-apiserver granted the eviction of pod
+// ns/name, as its audit log says.
+func grantedEviction(t *testing.T, ns, name string) time.Time {
+	t.Helper()
+	for _, e := range f.AuditedEvictionsOf(t, ns, name) {
+		if e.Code == http.StatusCreated {
+			return e.Time
+		}
+	}
+	t.Fatalf("kube-apiserver's audit log has no granted eviction of pod %s/%s", ns, name)
+	return time.Time{}
 }
 
 // podWithoutKubelet creates a pod bound to a node no kubelet runs: deleted

@@ -50,7 +50,7 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 	outcome := attempt.Outcome(pod.Name, coordinationutil.FailedEvictions(er), wording)
 	c.count(ctx, outcome)
 	if attempt.Result == eviction.Evicted {
-		// The pod's termination says it (evictedMessageDelay).
+		// The pod's termination says it (EvictedMessageDelay).
 		c.event(er, outcome)
 		return attempt.RetryIn, nil
 	}
@@ -68,12 +68,12 @@ func (c *Controller) evict(ctx context.Context, key string, er *v1alpha1.Evictio
 	return attempt.RetryIn, nil
 }
 
-// evictedMessageDelay is how long a pod the controller evicted may take to
+// EvictedMessageDelay is how long a pod the controller evicted may take to
 // go before its request says that it is terminating. A pod gone sooner
 // completes its request in one status write instead of two, as kcm's Job
 // controller batches the pod updates of a second into one status write
 // (its syncJobBatchPeriod); the Evicted event is recorded at once.
-const evictedMessageDelay = time.Second
+const EvictedMessageDelay = time.Second
 
 // untilEvictedMessage is how long the request of a pod an eviction started
 // terminating waits before it says so, zero for any other attempt: timed on
@@ -84,7 +84,7 @@ func untilEvictedMessage(attempt eviction.Attempt) time.Duration {
 	if attempt.Result != eviction.Terminating || !attempt.Granted {
 		return 0
 	}
-	return max(evictedMessageDelay-attempt.TerminatingFor, 0)
+	return max(EvictedMessageDelay-attempt.TerminatingFor, 0)
 }
 
 // refused counts a refused eviction on the request and says when it is
