@@ -19,7 +19,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -60,16 +59,7 @@ func TestAResourceQuotaLimitsRequestsAndCompletedOnesExpire(t *testing.T) {
 	if _, err := f.Kube.CoreV1().ResourceQuotas(ns).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 2*time.Minute, "kube-controller-manager to count the first request in the quota", func(ctx context.Context) error {
-		q, err := f.Kube.CoreV1().ResourceQuotas(ns).Get(ctx, quota.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if used, ok := q.Status.Used[countRequests]; !ok || used.Value() != 1 {
-			return fmt.Errorf("usage %v", q.Status.Used)
-		}
-		return nil
-	})
+	f.WaitForQuotaUsage(t, ns, quota.Name, countRequests, 1)
 	// The server's cache of quotas sees the status a moment later, as
 	// kube-apiserver's does: until then a create is refused ("status
 	// unknown for quota").

@@ -39,6 +39,24 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/sdk/requester"
 )
 
+// WaitForQuotaUsage waits until the status of the ResourceQuota ns/name
+// says that used of resource are in use: for a quota made after the
+// objects it counts, kube-controller-manager's count from its informers,
+// which every full sync of the quota then repeats.
+func (f *Framework) WaitForQuotaUsage(t testing.TB, ns, name string, resource corev1.ResourceName, used int64) {
+	t.Helper()
+	Eventually(t, 2*time.Minute, fmt.Sprintf("quota %s to count %d %s", name, used, resource), func(ctx context.Context) error {
+		q, err := f.Kube.CoreV1().ResourceQuotas(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got, ok := q.Status.Used[resource]; !ok || got.Value() != used {
+			return fmt.Errorf("usage %v", q.Status.Used)
+		}
+		return nil
+	})
+}
+
 // CheckAFullQuotaKeepsAProtectedPod is what a full ResourceQuota of
 // EvictionRequests does to the eviction API bridge on api, through
 // kube-apiserver: in an opted-in namespace whose quota (count/evictionrequests
@@ -82,16 +100,7 @@ func (f *Framework) CheckAFullQuotaKeepsAProtectedPod(t *testing.T, api eviction
 	if _, err := f.Kube.CoreV1().ResourceQuotas(ns).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	Eventually(t, 2*time.Minute, "kube-controller-manager to count the request in the quota", func(ctx context.Context) error {
-		q, err := f.Kube.CoreV1().ResourceQuotas(ns).Get(ctx, quota.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if used, ok := q.Status.Used[count]; !ok || used.Value() != 1 {
-			return fmt.Errorf("usage %v", q.Status.Used)
-		}
-		return nil
-	})
+	f.WaitForQuotaUsage(t, ns, quota.Name, count, 1)
 	// The quota is full: the second pod stays.
 	err = f.evictUntilRefused(t, second, "exceeded quota: one-request")
 	for _, want := range []string{"the EvictionRequest for pod " + ns + "/" + second.Name, "could not be created", string(count) + "=1",
