@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -30,19 +31,18 @@ import (
 )
 
 // The harness's kwok nodes have a Lease in kube-node-lease, which kwok
-// renews as kubelets renew theirs: kube-controller-manager reads a node's health from its
-// Lease, and without one a node that Karpenter changed three times went
-// 50 s without a heartbeat and was marked unreachable.
+// renews as kubelets renew theirs: kube-controller-manager reads a node's
+// health from its Lease, and without one a node that Karpenter changed
+// three times went 50 s without a heartbeat and was marked unreachable.
 func TestKwokNodesRenewTheirLeases(t *testing.T) {
 	t.Parallel()
 	node := f.NewNode(t)
 	var first time.Time
 	framework.Eventually(t, time.Minute, "kwok to hold the Lease of node "+node, func(ctx context.Context) error {
-		lease, err := f.Kube.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node, metav1.GetOptions{})
+		spec, err := nodeLease(ctx, node)
 		if err != nil {
 			return err
 		}
-		spec := lease.Spec
 		// kwok holds it under its own identity, not the node's name.
 		if spec.HolderIdentity == nil || *spec.HolderIdentity == "" || spec.RenewTime == nil ||
 			spec.LeaseDurationSeconds == nil || *spec.LeaseDurationSeconds != localcluster.KwokNodeLeaseSeconds {
@@ -53,13 +53,19 @@ func TestKwokNodesRenewTheirLeases(t *testing.T) {
 	})
 	// kwok renews a Lease every quarter of its duration, as the kubelet.
 	framework.Eventually(t, time.Minute, "kwok to renew the Lease of node "+node, func(ctx context.Context) error {
-		lease, err := f.Kube.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return err
+		spec, err := nodeLease(ctx, node)
+		if err == nil && (spec.RenewTime == nil || !spec.RenewTime.After(first)) {
+			err = fmt.Errorf("renewed last at %s", spec.RenewTime)
 		}
-		if !lease.Spec.RenewTime.After(first) {
-			return fmt.Errorf("renewed last at %s", lease.Spec.RenewTime)
-		}
-		return nil
+		return err
 	})
+}
+
+// nodeLease is the spec of node's Lease in kube-node-lease.
+func nodeLease(ctx context.Context, node string) (coordinationv1.LeaseSpec, error) {
+	lease, err := f.Kube.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return coordinationv1.LeaseSpec{}, err
+	}
+	return lease.Spec, nil
 }
