@@ -17,6 +17,9 @@ limitations under the License.
 package apiserver
 
 import (
+	"context"
+	"time"
+
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -29,8 +32,9 @@ import (
 const controllersHookName = "start-evictionrequest-controllers"
 
 // installControllers runs the controller manager from a post-start hook,
-// where the server's privileged loopback client reaches our own API, and
-// adds its leader check to /healthz.
+// where the server's privileged loopback client reaches our own API, stops
+// it from a pre-shutdown hook (controllersRun), and adds its leader check
+// to /healthz.
 func (s *EvictionRequestServer) installControllers(c completedConfig) error {
 	m := c.ExtraConfig.Controllers
 	if m.Clock == nil {
@@ -39,7 +43,8 @@ func (s *EvictionRequestServer) installControllers(c completedConfig) error {
 	if err := s.GenericAPIServer.AddHealthChecks(m.HealthChecks()...); err != nil {
 		return err
 	}
-	return s.GenericAPIServer.AddPostStartHook(controllersHookName, func(hookCtx genericapiserver.PostStartHookContext) error {
+	run := &controllersRun{}
+	if err := s.GenericAPIServer.AddPostStartHook(controllersHookName, func(hookCtx genericapiserver.PostStartHookContext) error {
 		config := rest.AddUserAgent(rest.CopyConfig(hookCtx.LoopbackClientConfig), m.Name)
 		// A leader resumed after a freeze past its Lease writes nothing.
 		config.Wrap(leaderelect.FenceWrites)
@@ -48,11 +53,29 @@ func (s *EvictionRequestServer) installControllers(c completedConfig) error {
 			return err
 		}
 		m.EvictionRequests = loopback
-		go func() {
-			if err := m.Run(hookCtx); err != nil {
-				klog.FromContext(hookCtx).Error(err, "Controllers stopped")
+		run.start(hookCtx, func(ctx context.Context) {
+			if err := m.Run(ctx); err != nil {
+				klog.FromContext(ctx).Error(err, "Controllers stopped")
 			}
-		}()
+		})
+		return nil
+	}); err != nil {
+		return err
+	}
+	return s.GenericAPIServer.AddPreShutdownHook(controllersHookName, func() error {
+		// Slow controllers must not turn a clean shutdown into a failed
+		// one: stop logs them, the shutdown goes on.
+		_ = run.stop(stopTimeout(m.LeaderElection.LeaseDuration.Duration))
 		return nil
 	})
+}
+
+// stopTimeout is how long a shutdown waits for the controllers to stop and
+// give their Lease up: the Lease's duration, after which it has expired
+// anyway, or 15 s (client-go's) without one.
+func stopTimeout(leaseDuration time.Duration) time.Duration {
+	if leaseDuration <= 0 {
+		return 15 * time.Second
+	}
+	return leaseDuration
 }
