@@ -28,7 +28,8 @@ import (
 	"github.com/evictionrequest/apiserver/pkg/util/leaderelect"
 )
 
-// controllersHookName names the post-start hook that starts the controllers.
+// controllersHookName names the post-start hook that starts the controllers
+// and the pre-shutdown hook that stops them.
 const controllersHookName = "start-evictionrequest-controllers"
 
 // installControllers runs the controller manager from a post-start hook,
@@ -65,17 +66,20 @@ func (s *EvictionRequestServer) installControllers(c completedConfig) error {
 	return s.GenericAPIServer.AddPreShutdownHook(controllersHookName, func() error {
 		// Slow controllers must not turn a clean shutdown into a failed
 		// one: stop logs them, the shutdown goes on.
-		_ = run.stop(stopTimeout(m.LeaderElection.LeaseDuration.Duration))
+		_ = run.stop(stopTimeout(m.LeaderElection.RenewDeadline.Duration))
 		return nil
 	})
 }
 
 // stopTimeout is how long a shutdown waits for the controllers to stop and
-// give their Lease up: the Lease's duration, after which it has expired
-// anyway, or 15 s (client-go's) without one.
-func stopTimeout(leaseDuration time.Duration) time.Duration {
-	if leaseDuration <= 0 {
-		return 15 * time.Second
+// give their Lease up: the renew deadline, which also bounds client-go's
+// release of the Lease (a controller still stopping after it can write
+// nothing: its writes are fenced), or 10 s, the flag's default, without
+// one. With the HTTP server's shutdown after it, the process exits well
+// within a pod's default grace period of 30 s.
+func stopTimeout(renewDeadline time.Duration) time.Duration {
+	if renewDeadline <= 0 {
+		return 10 * time.Second
 	}
-	return leaseDuration
+	return renewDeadline
 }

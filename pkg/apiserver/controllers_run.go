@@ -62,10 +62,9 @@ func (r *controllersRun) start(ctx context.Context, run func(context.Context)) {
 	}(r.done)
 }
 
-// stop ends the run and waits for it to return, at most timeout: a run
-// slower than that holds nothing worth waiting for (its Lease expires by
-// then), so the process shuts down on time. The error says so; the
-// shutdown goes on all the same.
+// stop ends the run and waits for it to return, at most timeout, so that
+// the process shuts down on time whatever its controllers do. The error
+// says they were still running; the shutdown goes on all the same.
 func (r *controllersRun) stop(timeout time.Duration) error {
 	r.mu.Lock()
 	r.stopped = true

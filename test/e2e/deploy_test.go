@@ -241,7 +241,7 @@ func serverVerdict(annotation string) field.ErrorList {
 func TestServerCallsRunAtWorkloadHighPriority(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	const namespace, name = "evictionrequest-system", "evictionrequest-apiserver"
+	const namespace, name = serverNamespace, serverName
 	config := f.ImpersonatingConfig(serviceaccount.MakeUsername(namespace, name), serviceaccount.MakeGroupNames(namespace)...)
 	client, err := rest.HTTPClientFor(config)
 	if err != nil {

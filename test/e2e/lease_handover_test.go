@@ -19,19 +19,25 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
-// The Lease of the server's in-process controllers.
-const serverLeaseNamespace, serverLease = "evictionrequest-system", "evictionrequest-apiserver"
+// serverNamespace and serverName name the server's service account and the
+// Lease of its controllers.
+const serverNamespace, serverName = "evictionrequest-system", "evictionrequest-apiserver"
 
 // A server stopped with SIGTERM gives the Lease of its controllers up
 // before it exits (a watch of the Lease sees it held by no one between
@@ -39,23 +45,17 @@ const serverLeaseNamespace, serverLease = "evictionrequest-system", "evictionreq
 // the server restarted, runs the controllers at once rather than a Lease
 // duration later. Not in parallel: the server goes away.
 func TestAStoppedServerGivesItsLeaseUpBeforeItExits(t *testing.T) {
+	if n := len(f.Replicas()); n != 1 {
+		t.Fatalf("the suite runs %d replicas of the server; this test restarts the one that leads, with one replica", n)
+	}
 	ctx := t.Context()
-	leases := f.Kube.CoordinationV1().Leases(serverLeaseNamespace)
-	var held *coordinationv1.Lease
-	framework.Eventually(t, time.Minute, "the server to hold its Lease", func(ctx context.Context) error {
-		lease, err := leases.Get(ctx, serverLease, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if ptr.Deref(lease.Spec.HolderIdentity, "") == "" {
-			return errors.New("held by no one")
-		}
-		held = lease
-		return nil
-	})
-	w, err := leases.Watch(ctx, metav1.ListOptions{
-		FieldSelector:   fields.OneTermEqualSelector("metadata.name", serverLease).String(),
-		ResourceVersion: held.ResourceVersion,
+	leases := f.Kube.CoordinationV1().Leases(serverNamespace)
+	held := liveHolder(t)
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, held.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+			options.FieldSelector = fields.OneTermEqualSelector("metadata.name", serverName).String()
+			return leases.Watch(ctx, options)
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -75,9 +75,12 @@ func TestAStoppedServerGivesItsLeaseUpBeforeItExits(t *testing.T) {
 			if !ok {
 				t.Fatal("the watch of the Lease ended before a new process held it")
 			}
+			if ev.Type == watch.Error {
+				t.Fatalf("watching the Lease: %v", apierrors.FromObject(ev.Object))
+			}
 			lease, isLease := ev.Object.(*coordinationv1.Lease)
-			if !isLease {
-				t.Fatalf("watching the Lease: %v", ev.Object)
+			if !isLease || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+				continue
 			}
 			switch holder := ptr.Deref(lease.Spec.HolderIdentity, ""); holder {
 			case old:
@@ -93,4 +96,32 @@ func TestAStoppedServerGivesItsLeaseUpBeforeItExits(t *testing.T) {
 			t.Fatalf("the restarted server did not take the Lease within a minute (given up: %t)", released)
 		}
 	}
+}
+
+// liveHolder is the server's Lease once its holder renewed it, so that the
+// holder is the server running now, not one an earlier test stopped.
+func liveHolder(t *testing.T) *coordinationv1.Lease {
+	t.Helper()
+	leases := f.Kube.CoordinationV1().Leases(serverNamespace)
+	var first, renewed *coordinationv1.Lease
+	framework.Eventually(t, time.Minute, "the server to renew its Lease", func(ctx context.Context) error {
+		lease, err := leases.Get(ctx, serverName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+		switch {
+		case holder == "":
+			first = nil
+			return errors.New("held by no one")
+		case first == nil || ptr.Deref(first.Spec.HolderIdentity, "") != holder:
+			first = lease
+			return fmt.Errorf("held by %q, not renewed yet", holder)
+		case lease.Spec.RenewTime.Equal(first.Spec.RenewTime):
+			return fmt.Errorf("held by %q, not renewed yet", holder)
+		}
+		renewed = lease
+		return nil
+	})
+	return renewed
 }

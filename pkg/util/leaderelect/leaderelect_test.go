@@ -22,12 +22,14 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 )
 
 func config(identity string) Config {
@@ -77,7 +79,7 @@ func TestATermThatEndsGivesTheLeaseUp(t *testing.T) {
 	<-bDone
 }
 
-func TestRunReturnsOnlyAfterTheTermEnded(t *testing.T) {
+func TestRunReturnsOnlyAfterTheTermEndedAndTheLeaseWasGivenUp(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	client := k8sfake.NewClientset()
@@ -100,6 +102,14 @@ func TestRunReturnsOnlyAfterTheTermEnded(t *testing.T) {
 	<-done
 	if n := running.Load(); n != 0 {
 		t.Errorf("Run returned while %d terms still ran", n)
+	}
+	// The next leader need not wait for the Lease to expire.
+	lease, err := client.CoordinationV1().Leases("kube-system").Get(context.Background(), "test", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if holder := ptr.Deref(lease.Spec.HolderIdentity, ""); holder != "" {
+		t.Errorf("Run returned with the Lease still held by %q", holder)
 	}
 }
 
