@@ -180,6 +180,10 @@ type Bridge struct {
 
 	mu     sync.RWMutex
 	exempt map[string]bool
+
+	// recording holds the UIDs of the pods whose caller's call is being
+	// written down (recordCall).
+	recording sync.Map
 }
 
 // New returns a Bridge of cfg.

@@ -24,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/evictionrequest/apiserver/internal/wrappers"
 	"github.com/evictionrequest/apiserver/pkg/apis/coordination/v1alpha1"
@@ -103,6 +104,33 @@ func TestTheJanitorCountsFromACallItDidNotRecord(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		if s := f.status(pod); s.Requested {
 			t.Errorf("still a requester %v after the last call: %+v", DefaultInactivity+time.Second, s)
+		}
+	})
+}
+
+// The refusal of a known caller's call does not wait for the bridge to
+// write the call down: on a loaded control plane that write outlasted
+// kube-apiserver's webhook timeout, the webhook failed open and the pod was
+// evicted. The call is written down all the same.
+func TestARefusalDoesNotWaitForTheCallToBeWrittenDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, pod := heldForADrainer(t)
+		recorded := f.status(pod).Annotations[LastCallAnnotation]
+		time.Sleep(unrecordedCalls(DefaultInactivity) + time.Second)
+		f.evr.PrependReactor("patch", "evictionrequests", func(clienttesting.Action) (bool, runtime.Object, error) {
+			time.Sleep(time.Minute) // a write kube-apiserver answers late
+			return false, nil, nil
+		})
+		asked := time.Now()
+		if d := f.decide(pod, drainer, false); d.Allowed {
+			t.Fatalf("the eviction of a held pod was allowed: %+v", d)
+		}
+		if waited := time.Since(asked); waited > 0 {
+			t.Errorf("the refusal waited %s for the call to be written down", waited)
+		}
+		time.Sleep(time.Minute)
+		if s := f.status(pod); s.Annotations[LastCallAnnotation] == recorded {
+			t.Errorf("the call was not written down once the write went through: %+v", s)
 		}
 	})
 }

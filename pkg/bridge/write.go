@@ -47,11 +47,7 @@ func (b *Bridge) write(ctx context.Context, o observation, pl plan) Decision {
 		b.cfg.Recorder.Event(p.api.RequestReference(pod.Namespace, status.Request), corev1.EventTypeNormal,
 			EventRequestedThroughEvictionAPI, RequestedMessage(o.eviction))
 	case pl.recordCall:
-		if _, err := b.cfg.Participant.Request(ctx, pod, pl.annotations); err != nil {
-			// The request exists and the refusal stands; the next call
-			// records it.
-			logger.Error(err, "Recording an eviction call", "pod", klog.KObj(pod))
-		}
+		b.recordCall(ctx, pod, pl.annotations)
 	}
 	if pl.markPod {
 		if err := b.markInProgress(ctx, pod, ptr.To("")); err != nil {
@@ -97,4 +93,23 @@ func jsonString(s *string) string {
 		return "null"
 	}
 	return fmt.Sprintf("%q", *s)
+}
+
+// recordCall writes down a known caller's call in the background, one
+// write per pod at a time, each bounded by the participant's call timeout.
+// The refusal does not depend on it (the request exists; a write that
+// fails is made by a later call), and an answer that waited for the write
+// on a loaded control plane came after kube-apiserver's webhook timeout:
+// the webhook failed open and the protected pod was evicted.
+func (b *Bridge) recordCall(ctx context.Context, pod *corev1.Pod, annotations map[string]string) {
+	if _, busy := b.recording.LoadOrStore(pod.UID, struct{}{}); busy {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer b.recording.Delete(pod.UID)
+		if _, err := b.cfg.Participant.Request(ctx, pod, annotations); err != nil {
+			klog.FromContext(ctx).Error(err, "Recording an eviction call", "pod", klog.KObj(pod))
+		}
+	}()
 }
