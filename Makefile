@@ -13,8 +13,16 @@ BIN_DIR := $(CURDIR)/_output/bin
 # build cache compiles each package once for the binaries, the image, the
 # release, golangci-lint's package loading and the unit tests. The race
 # detector needs cgo: make test-unit turns it back on for those tests.
+# GO_GCFLAGS compile every package without DWARF: the image, the release,
+# the tools and the test binaries are all linked without it (-w), and a
+# cold compile takes a tenth less CPU (measured on 2 cores: 273 against 303
+# CPU seconds for the controllers and the SDK with their dependencies).
+# To debug a binary of make build with dlv: make build GO_GCFLAGS=.
 export CGO_ENABLED ?= 0
-export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
+GO_GCFLAGS ?= all=-dwarf=false
+# A sub-make inherits GOFLAGS: it adds these once, after the caller's own.
+OUR_GOFLAGS := -trimpath $(if $(GO_GCFLAGS),-gcflags=$(GO_GCFLAGS))
+export GOFLAGS := $(strip $(filter-out $(OUR_GOFLAGS),$(GOFLAGS)) $(OUR_GOFLAGS))
 
 # The Kubernetes release the local control plane runs, pinned by
 # hack/tools/kubernetes/go.mod.
@@ -250,9 +258,9 @@ test-e2e-and-faults: build tools $(HELM_BINS) ## The e2e suites and the short fa
 # above, which build what they need first.
 .PHONY: e2e-suites e2e-upstream
 e2e-suites:
-	$(TIMED) "e2e: the suites" $(GO) test -ldflags=$(TEST_LDFLAGS) -p $(E2E_PACKAGES) -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
+	$(TIMED) "e2e: the suites" $(GO) test -vet=off -ldflags=$(TEST_LDFLAGS) -p $(E2E_PACKAGES) -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/... -args -bin-dir=$(BIN_DIR)
 e2e-upstream:
-	$(TIMED) "e2e: lifecycle.k8s.io on Kubernetes 1.38's controllers" $(GO) test -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/lifecycle/ -args -bin-dir=$(BIN_DIR) -lifecycle-controllers=upstream
+	$(TIMED) "e2e: lifecycle.k8s.io on Kubernetes 1.38's controllers" $(GO) test -vet=off -ldflags=$(TEST_LDFLAGS) -p 1 -parallel=$(E2E_PARALLEL) -count=1 -timeout=$(E2E_TIMEOUT) -run='$(E2E_RUN)' ./test/e2e/lifecycle/ -args -bin-dir=$(BIN_DIR) -lifecycle-controllers=upstream
 
 .PHONY: test-long
 test-long: build tools ## Tests too long for make test (more than 20 minutes each): a lifecycle.k8s.io responder that never heartbeats is interrupted after kube-apiserver's 20-minute deadline and the next one takes over, end to end.
@@ -513,12 +521,12 @@ test-release: ## Cut the release the tree pins again, for this platform only, in
 	$(TIMED) "release: cut" $(MAKE) --no-print-directory release VERSION=$(PINNED_VERSION) RELEASE_PLATFORMS=$(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH) \
 		RELEASE_IMAGE_PLATFORMS=linux/$(shell $(GO) env GOARCH) RELEASE_DIR=_output/release-test RELEASE_BIN_DIR=_output/release-test-bin
 	@git diff --quiet -- charts/evictionrequest artifacts/overlays || { echo "make release changed the chart or the overlays: the tree pins another version or image than it releases" >&2; exit 1; }
-	$(TIMED) "release: its tests" $(GO) test -count=1 -ldflags=$(TEST_LDFLAGS) ./test/release/... -args -dir=$(CURDIR)/_output/release-test -version=$(PINNED_VERSION) -helm=$(BIN_DIR)/helm
+	$(TIMED) "release: its tests" $(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) ./test/release/... -args -dir=$(CURDIR)/_output/release-test -version=$(PINNED_VERSION) -helm=$(BIN_DIR)/helm
 
 .PHONY: test-image
 test-image: ## Build the image and open it: its config, its layer, and the binary in it running --version.
 	$(TIMED) "image: build" $(MAKE) --no-print-directory image
-	$(TIMED) "image: its tests" $(GO) test -count=1 -ldflags=$(TEST_LDFLAGS) ./test/image/... -args -layout=$(CURDIR)/_output/image -version=$(VERSION) -revision=$(GIT_COMMIT)
+	$(TIMED) "image: its tests" $(GO) test -vet=off -count=1 -ldflags=$(TEST_LDFLAGS) ./test/image/... -args -layout=$(CURDIR)/_output/image -version=$(VERSION) -revision=$(GIT_COMMIT)
 
 .PHONY: clean
 clean: ## Remove _output.
