@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/evictionrequest/apiserver/internal/localcluster"
+	"github.com/evictionrequest/apiserver/pkg/drain"
 	"github.com/evictionrequest/apiserver/test/e2e/framework"
 )
 
@@ -59,6 +60,37 @@ func TestKwokNodesRenewTheirLeases(t *testing.T) {
 		}
 		return err
 	})
+}
+
+// kwok's status heartbeat renews the conditions of the kubelet it stands
+// for, and no other writer's: it renders its patch from the Node as it saw
+// it when it queued the heartbeat, so renewing a drain's DrainInProgress
+// wrote it back as it had been, over the drain's last word (seen on a
+// loaded machine: kubectl evictionrequest drain's DrainInProgress=False put
+// back to True two minutes after it exited).
+func TestKwokNodesRenewOnlyTheirOwnConditions(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	node := f.NewNode(t) // Ready: kwok renews its conditions from now on
+	// A drain's condition, stamped an hour ago: a heartbeat that renewed it
+	// would stamp it now.
+	stamp := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
+	drained := corev1.NodeCondition{Type: corev1.NodeDrainInProgress, Status: corev1.ConditionFalse, Reason: "E2EDrainFailed", Message: "a drain of the e2e suite failed"}
+	if _, err := drain.SetNodeConditions(ctx, f.Kube.CoreV1(), node, nil, stamp.Time, "e2e", drained); err != nil {
+		t.Fatal(err)
+	}
+	written := time.Now()
+	n := f.WaitForNode(t, node, "kwok's next heartbeat of node "+node, func(n *corev1.Node) error {
+		if ready := drain.FindNodeCondition(n, corev1.NodeReady); ready == nil || !ready.LastHeartbeatTime.After(written) {
+			return fmt.Errorf("Ready last renewed at %v, before %s", ready, written.Format(time.RFC3339))
+		}
+		return nil
+	})
+	got := drain.FindNodeCondition(n, corev1.NodeDrainInProgress)
+	if got == nil || got.Status != drained.Status || got.Reason != drained.Reason ||
+		!got.LastHeartbeatTime.Equal(&stamp) || !got.LastTransitionTime.Equal(&stamp) {
+		t.Errorf("after kwok's heartbeat, DrainInProgress = %+v, want it as the drain wrote it at %s", got, stamp.Format(time.RFC3339))
+	}
 }
 
 // nodeLease is the spec of node's Lease in kube-node-lease.
